@@ -1,0 +1,22 @@
+# syntax=docker/dockerfile:1
+# One image for every sub-command: the operator (manager), the load generator
+# (coordinator, worker) and the result tools.
+
+FROM golang:1.26 AS build
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY api/ api/
+COPY cmd/ cmd/
+COPY controllers/ controllers/
+COPY internal/ internal/
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags "-s -w" -o /out/streambench ./cmd/streambench
+
+# A static binary needs no libc: distroless static, running as non-root.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/streambench /streambench
+USER 65532:65532
+ENTRYPOINT ["/streambench"]

@@ -1,0 +1,425 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// System is the messaging system under test.
+// +kubebuilder:validation:Enum=kafka;pulsar
+type System string
+
+const (
+	SystemKafka  System = "kafka"
+	SystemPulsar System = "pulsar"
+)
+
+// BenchmarkRunSpec declares one benchmark: the brokers, their durability and
+// the workload. It is immutable: to run again, create a new object.
+// +kubebuilder:validation:XValidation:rule="self.system == 'pulsar' || !has(self.cluster.managed) || (!has(self.cluster.managed.bookies) && !has(self.cluster.managed.metadataStoreReplicas))",message="spec.cluster.managed.bookies and metadataStoreReplicas apply to system pulsar only; remove them for kafka"
+// +kubebuilder:validation:XValidation:rule="self.system == 'pulsar' || !has(self.cluster.existing) || has(self.cluster.existing.bootstrapServers) != has(self.cluster.existing.strimziCluster)",message="spec.cluster.existing: system kafka needs exactly one of bootstrapServers or strimziCluster"
+// +kubebuilder:validation:XValidation:rule="self.system == 'pulsar' || !has(self.cluster.existing) || (!has(self.cluster.existing.serviceURL) && !has(self.cluster.existing.adminURL))",message="spec.cluster.existing.serviceURL and adminURL apply to system pulsar only; use bootstrapServers or strimziCluster for kafka"
+// +kubebuilder:validation:XValidation:rule="self.system == 'kafka' || !has(self.cluster.existing) || (has(self.cluster.existing.serviceURL) && has(self.cluster.existing.adminURL))",message="spec.cluster.existing: system pulsar needs both serviceURL (pulsar://...) and adminURL (http://...)"
+// +kubebuilder:validation:XValidation:rule="self.system == 'kafka' || !has(self.cluster.existing) || (!has(self.cluster.existing.bootstrapServers) && !has(self.cluster.existing.strimziCluster))",message="spec.cluster.existing.bootstrapServers and strimziCluster apply to system kafka only; use serviceURL and adminURL for pulsar"
+// +kubebuilder:validation:XValidation:rule="self.system != 'kafka' || !has(self.cluster.managed) || self.cluster.managed.brokers >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.brokers must be at least the replication factor (spec.durability.replication.replicas, 3 for a level); add brokers or lower replicas"
+// +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.managed) || (has(self.cluster.managed.bookies) ? self.cluster.managed.bookies : 3) >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.bookies must be at least the ensemble size (spec.durability.replication.replicas, 3 for a level); add bookies or lower replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"
+// +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"
+type BenchmarkRunSpec struct {
+	// System is the messaging system under test.
+	System System `json:"system"`
+
+	// Cluster is where the brokers come from: deployed for this run
+	// (managed) or already running (existing).
+	Cluster ClusterSpec `json:"cluster"`
+
+	// Durability is the guarantee every acknowledged message gets; it is
+	// translated into each system's settings so both sides of a comparison
+	// give the same guarantee.
+	// Defaults to level 2, the strongest level both systems provide.
+	// +kubebuilder:default={level: 2}
+	// +optional
+	Durability *DurabilitySpec `json:"durability,omitempty"`
+
+	// Workload is an OpenMessaging Benchmark workload.
+	Workload WorkloadSpec `json:"workload"`
+
+	// Workers are the load-generating pods.
+	// +kubebuilder:default={}
+	// +optional
+	Workers WorkersSpec `json:"workers"`
+
+	// Driver overrides client settings of the system under test.
+	// +optional
+	Driver *DriverSpec `json:"driver,omitempty"`
+
+	// Teardown says when what the run deployed is removed.
+	// +kubebuilder:default={}
+	// +optional
+	Teardown TeardownSpec `json:"teardown"`
+
+	// Timeouts bound each wait; a passed deadline fails the run.
+	// +kubebuilder:default={}
+	// +optional
+	Timeouts TimeoutsSpec `json:"timeouts"`
+}
+
+// ClusterSpec is exactly one of managed or existing.
+// +kubebuilder:validation:XValidation:rule="has(self.managed) != has(self.existing)",message="spec.cluster: set exactly one of managed (deploy brokers for this run) or existing (use running brokers)"
+type ClusterSpec struct {
+	// Managed brokers are deployed for the run: Kafka through Strimzi, Pulsar
+	// through the Apache Pulsar Helm chart.
+	// +optional
+	Managed *ManagedCluster `json:"managed,omitempty"`
+
+	// Existing brokers are used as they are; nothing is deployed.
+	// +optional
+	Existing *ExistingCluster `json:"existing,omitempty"`
+}
+
+// ManagedCluster is the topology of brokers deployed for one run.
+type ManagedCluster struct {
+	// Brokers is the number of Kafka brokers or Pulsar brokers.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Brokers int32 `json:"brokers,omitempty"`
+
+	// Bookies is the number of BookKeeper bookies (pulsar only; default 3).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Bookies int32 `json:"bookies,omitempty"`
+
+	// MetadataStoreReplicas is the number of ZooKeeper nodes (pulsar only;
+	// default 3).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MetadataStoreReplicas int32 `json:"metadataStoreReplicas,omitempty"`
+
+	// Version of Kafka (e.g. 4.3.1) or of the Pulsar image (e.g. 4.0.12).
+	// Empty means the Strimzi or chart default.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Resources per component.
+	// +optional
+	Resources ComponentResources `json:"resources,omitempty"`
+
+	// Placement pins brokers (and bookies) to a node pool, usually the NVMe
+	// pool: node selector, affinity and tolerations.
+	// +optional
+	Placement Placement `json:"placement,omitempty"`
+
+	// Storage of brokers (Kafka) and bookies (Pulsar).
+	// +optional
+	Storage StorageSpec `json:"storage,omitempty"`
+
+	// BrokerConfig is extra broker configuration, applied after (and so
+	// over) the durability translation's broker settings.
+	// +optional
+	BrokerConfig map[string]string `json:"brokerConfig,omitempty"`
+
+	// BookieConfig is extra bookie configuration (pulsar only).
+	// +optional
+	BookieConfig map[string]string `json:"bookieConfig,omitempty"`
+}
+
+// ComponentResources are compute resources per broker component.
+type ComponentResources struct {
+	// +optional
+	Broker corev1.ResourceRequirements `json:"broker,omitempty"`
+	// +optional
+	Bookie corev1.ResourceRequirements `json:"bookie,omitempty"`
+	// +optional
+	MetadataStore corev1.ResourceRequirements `json:"metadataStore,omitempty"`
+}
+
+// Placement is where pods are scheduled.
+type Placement struct {
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// StorageSpec is the storage of managed brokers and bookies.
+type StorageSpec struct {
+	// Data is Kafka's log directory volume.
+	// +optional
+	Data VolumeSpec `json:"data,omitempty"`
+	// Journal is the bookies' journal volume (pulsar only).
+	// +optional
+	Journal VolumeSpec `json:"journal,omitempty"`
+	// Ledgers is the bookies' ledger volume (pulsar only).
+	// +optional
+	Ledgers VolumeSpec `json:"ledgers,omitempty"`
+	// DeleteClaim removes the volumes with the brokers at teardown.
+	// +kubebuilder:default=true
+	// +optional
+	DeleteClaim *bool `json:"deleteClaim,omitempty"`
+}
+
+// VolumeSpec is one persistent volume claim template.
+type VolumeSpec struct {
+	// StorageClassName, e.g. the NVMe pool's local-storage class. Empty means
+	// the cluster default.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+	// Size of the volume.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+}
+
+// ExistingCluster names running brokers.
+type ExistingCluster struct {
+	// BootstrapServers of a Kafka cluster (host:port,...).
+	// +optional
+	BootstrapServers string `json:"bootstrapServers,omitempty"`
+	// StrimziCluster names a Strimzi Kafka whose bootstrap is used.
+	// +optional
+	StrimziCluster *StrimziClusterRef `json:"strimziCluster,omitempty"`
+	// ServiceURL of a Pulsar cluster (pulsar://host:6650).
+	// +kubebuilder:validation:Pattern=`^pulsar(\+ssl)?://`
+	// +optional
+	ServiceURL string `json:"serviceURL,omitempty"`
+	// AdminURL of a Pulsar cluster (http://host:8080).
+	// +kubebuilder:validation:Pattern=`^https?://`
+	// +optional
+	AdminURL string `json:"adminURL,omitempty"`
+}
+
+// StrimziClusterRef names a Strimzi Kafka resource.
+type StrimziClusterRef struct {
+	// Name of the Kafka resource.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Namespace of the Kafka resource; empty means the run's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// WorkersSpec describes the load-generating pods.
+type WorkersSpec struct {
+	// Count of worker pods. With consumers, half of them produce and half
+	// consume (as OMB); a produce-only workload uses all of them to produce.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Count int32 `json:"count,omitempty"`
+	// Image overrides the streambench image the manager was started with.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+	// +optional
+	Placement Placement `json:"placement,omitempty"`
+}
+
+// DriverSpec overrides client settings; the section must match spec.system.
+type DriverSpec struct {
+	// +optional
+	Kafka *KafkaDriver `json:"kafka,omitempty"`
+	// +optional
+	Pulsar *PulsarDriver `json:"pulsar,omitempty"`
+}
+
+// KafkaDriver overrides Kafka client and topic settings. Keys that carry the
+// durability (acks, min.insync.replicas, flush.*, unclean.leader.election.enable) are refused: change
+// spec.durability instead, so the reported level stays true.
+// +kubebuilder:validation:XValidation:rule="!has(self.producer) || !('acks' in self.producer)",message="spec.driver.kafka.producer.acks is set by spec.durability; remove it and choose the durability level instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.topic) || ['min.insync.replicas', 'flush.messages', 'flush.ms', 'unclean.leader.election.enable'].all(k, !(k in self.topic))",message="spec.driver.kafka.topic: min.insync.replicas, flush.messages, flush.ms and unclean.leader.election.enable are set by spec.durability; remove them and choose the durability level instead"
+type KafkaDriver struct {
+	// Producer configuration (e.g. linger.ms, batch.size).
+	// +optional
+	Producer map[string]string `json:"producer,omitempty"`
+	// Consumer configuration (e.g. max.partition.fetch.bytes).
+	// +optional
+	Consumer map[string]string `json:"consumer,omitempty"`
+	// Topic configuration for the benchmark topics.
+	// +optional
+	Topic map[string]string `json:"topic,omitempty"`
+}
+
+// PulsarDriver overrides Pulsar client settings.
+type PulsarDriver struct {
+	// Client configuration (e.g. ioThreads, connectionsPerBroker).
+	// +optional
+	Client map[string]string `json:"client,omitempty"`
+	// Producer configuration (e.g. batchingMaxPublishDelayMs).
+	// +optional
+	Producer map[string]string `json:"producer,omitempty"`
+	// Consumer configuration (e.g. receiverQueueSize, subscriptionType).
+	// +optional
+	Consumer map[string]string `json:"consumer,omitempty"`
+}
+
+// TeardownPolicy says when deployed brokers and workers are removed.
+// +kubebuilder:validation:Enum=Always;OnSuccess;Never
+type TeardownPolicy string
+
+const (
+	TeardownAlways    TeardownPolicy = "Always"
+	TeardownOnSuccess TeardownPolicy = "OnSuccess"
+	TeardownNever     TeardownPolicy = "Never"
+)
+
+// TeardownSpec is the clean-up policy.
+type TeardownSpec struct {
+	// Policy Always removes brokers and workers when the run ends; OnSuccess
+	// keeps them after a failure for inspection; Never keeps them.
+	// +kubebuilder:default=Always
+	// +optional
+	Policy TeardownPolicy `json:"policy,omitempty"`
+	// TTLSecondsAfterFinished deletes the BenchmarkRun itself (and with it
+	// its results ConfigMap) this long after it ended.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// TimeoutsSpec bounds the waits of a run.
+type TimeoutsSpec struct {
+	// Provisioning bounds the wait for brokers to be ready.
+	// +kubebuilder:default="20m"
+	// +optional
+	Provisioning *metav1.Duration `json:"provisioning,omitempty"`
+	// Run bounds the workers; empty means warm-up + test duration + 10m.
+	// +optional
+	Run *metav1.Duration `json:"run,omitempty"`
+}
+
+// BenchmarkRunStatus is what the controller observed and measured.
+type BenchmarkRunStatus struct {
+	// Phase moves forward only: Pending, Provisioning, Running, Collecting,
+	// then Succeeded or Failed.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Durability is the guarantee in effect, per component.
+	// +optional
+	Durability *EffectiveDurability `json:"durability,omitempty"`
+	// Brokers are the addresses the workers use.
+	// +optional
+	Brokers *BrokerEndpoints `json:"brokers,omitempty"`
+	// Results is the summary of the measurements.
+	// +optional
+	Results *ResultsSummary `json:"results,omitempty"`
+	// ResultsRef names the ConfigMap with the full results.
+	// +optional
+	ResultsRef string `json:"resultsRef,omitempty"`
+	// Message says what happened last, and why a run failed.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// BrokerEndpoints are the addresses of the system under test.
+type BrokerEndpoints struct {
+	// +optional
+	BootstrapServers string `json:"bootstrapServers,omitempty"`
+	// +optional
+	ServiceURL string `json:"serviceURL,omitempty"`
+	// +optional
+	AdminURL string `json:"adminURL,omitempty"`
+}
+
+// LatencySummary is a latency distribution in milliseconds.
+type LatencySummary struct {
+	Avg   float64 `json:"avg"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+	Max   float64 `json:"max"`
+}
+
+// CatchUpSummary is the drain of a backlog.
+type CatchUpSummary struct {
+	// DrainMBPerSec is the read throughput while draining, in MB/s (10^6).
+	DrainMBPerSec float64 `json:"drainMBPerSec"`
+	// DrainSeconds is how long the drain took.
+	DrainSeconds float64 `json:"drainSeconds"`
+	// PublishLatencyMs during the drain, reported on its own (mixed workload).
+	// +optional
+	PublishLatencyMs *LatencySummary `json:"publishLatencyMs,omitempty"`
+}
+
+// ResultsSummary is the headline of a run; the same numbers as the
+// coordinator's summary JSON.
+type ResultsSummary struct {
+	// PublishRateMsgPerSec is the average publish rate of the measured phase.
+	PublishRateMsgPerSec float64 `json:"publishRateMsgPerSec"`
+	// PublishMBPerSec is the publish throughput in MB/s (10^6 bytes).
+	PublishMBPerSec float64 `json:"publishMBPerSec"`
+	// ConsumeMBPerSec is the consume throughput in MB/s (10^6 bytes).
+	ConsumeMBPerSec float64 `json:"consumeMBPerSec"`
+	// PublishLatencyMs is ack - send.
+	PublishLatencyMs LatencySummary `json:"publishLatencyMs"`
+	// EndToEndLatencyMs is receive - send, from the timestamp in the payload.
+	// +optional
+	EndToEndLatencyMs *LatencySummary `json:"endToEndLatencyMs,omitempty"`
+	// CatchUp is the backlog drain, for backlog and mixed workloads.
+	// +optional
+	CatchUp *CatchUpSummary `json:"catchUp,omitempty"`
+	Sent     int64 `json:"sent"`
+	Acked    int64 `json:"acked"`
+	Received int64 `json:"received"`
+	Lost     int64 `json:"lost"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=br;bench,categories=streambench
+// +kubebuilder:printcolumn:name="System",type=string,JSONPath=`.spec.system`
+// +kubebuilder:printcolumn:name="Durability",type=integer,JSONPath=`.status.durability.achievedLevel`,description="Durability level achieved (1 strongest, 4 weakest)"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Pub MB/s",type=number,JSONPath=`.status.results.publishMBPerSec`
+// +kubebuilder:printcolumn:name="Pub p99 (ms)",type=number,JSONPath=`.status.results.publishLatencyMs.p99`
+// +kubebuilder:printcolumn:name="E2E p99 (ms)",type=number,JSONPath=`.status.results.endToEndLatencyMs.p99`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// BenchmarkRun is one fair, reproducible Kafka or Pulsar benchmark.
+type BenchmarkRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable after creation; to run again, create a new BenchmarkRun (metadata.generateName)"
+	Spec   BenchmarkRunSpec   `json:"spec"`
+	Status BenchmarkRunStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BenchmarkRunList is a list of BenchmarkRuns.
+type BenchmarkRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BenchmarkRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BenchmarkRun{}, &BenchmarkRunList{})
+}
+
+// DurabilityOrDefault is the spec's durability, or for a spec that declares none, level 2,
+// the strongest level that both Kafka and Pulsar provide. The CRD applies the
+// same default; Go callers that bypass the API server (local mode) use this.
+func (s *BenchmarkRunSpec) DurabilityOrDefault() DurabilitySpec {
+	if s.Durability != nil {
+		return *s.Durability
+	}
+	l := Level2
+	return DurabilitySpec{Level: &l}
+}

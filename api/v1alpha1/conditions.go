@@ -1,0 +1,51 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types of a BenchmarkRun.
+const (
+	// ConditionDurabilityResolved is True when spec.durability was translated
+	// into the system's settings (status.durability).
+	ConditionDurabilityResolved = "DurabilityResolved"
+	// ConditionBrokersReady is True when the brokers accept the workload.
+	ConditionBrokersReady = "BrokersReady"
+	// ConditionWorkersCompleted is True when the workers finished the workload.
+	ConditionWorkersCompleted = "WorkersCompleted"
+	// ConditionResultsRecorded is True when the results are in status and in
+	// the results ConfigMap.
+	ConditionResultsRecorded = "ResultsRecorded"
+	// ConditionFailed is True when the run failed; its message says why.
+	ConditionFailed = "Failed"
+)
+
+// Condition reasons shared by the controller and the tests.
+const (
+	ReasonTranslated      = "Translated"
+	ReasonLevelDowngraded = "LevelDowngraded"
+	ReasonInvalid         = "InvalidSpec"
+)
+
+// SetCondition sets a condition, stamping it with the run's generation.
+func (r *BenchmarkRun) SetCondition(condType string, status metav1.ConditionStatus, reason, message string) bool {
+	return meta.SetStatusCondition(&r.Status.Conditions, metav1.Condition{
+		Type:               condType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: r.Generation,
+	})
+}
+
+// MoveTo moves the run to the next phase if that is a forward move, and
+// reports whether it did.
+func (r *BenchmarkRun) MoveTo(next Phase, message string) bool {
+	if !r.Status.Phase.CanMoveTo(next) {
+		return false
+	}
+	r.Status.Phase = next
+	r.Status.Message = message
+	return true
+}

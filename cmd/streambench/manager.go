@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/controllers"
+)
+
+// defaultImage is the image the worker and coordinator Jobs run unless the
+// manager is told otherwise (--worker-image) or a run overrides it.
+const defaultImage = "docker.io/streambench/streambench:dev"
+
+func init() { rootCmd.AddCommand(newManagerCmd()) }
+
+func newManagerCmd() *cobra.Command {
+	var (
+		metricsAddr, probeAddr, workerImage string
+		leaderElect                         bool
+		zapOpts                             = zap.Options{}
+	)
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the BenchmarkRun operator",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			scheme := runtime.NewScheme()
+			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+			utilruntime.Must(v1alpha1.AddToScheme(scheme))
+
+			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+				Scheme:                 scheme,
+				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+				HealthProbeBindAddress: probeAddr,
+				LeaderElection:         leaderElect,
+				LeaderElectionID:       "streambench-operator.streambench.io",
+			})
+			if err != nil {
+				return fmt.Errorf("creating the manager: %w", err)
+			}
+			if err := (&controllers.BenchmarkRunReconciler{
+				Client:      mgr.GetClient(),
+				Scheme:      mgr.GetScheme(),
+				Recorder:    mgr.GetEventRecorder("streambench"),
+				WorkerImage: workerImage,
+			}).SetupWithManager(mgr); err != nil {
+				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
+			}
+			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+				return err
+			}
+			if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+				return err
+			}
+			return mgr.Start(ctrl.SetupSignalHandler())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
+	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
+	f.StringVar(&workerImage, "worker-image", defaultImage, "streambench image of the coordinator and worker Jobs")
+	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
+	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.
+	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
+	zapOpts.BindFlags(zapFlags)
+	f.AddGoFlagSet(zapFlags)
+	return cmd
+}

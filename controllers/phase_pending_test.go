@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+var _ = Describe("a new BenchmarkRun", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	pending := func(run *v1alpha1.BenchmarkRun) *v1alpha1.BenchmarkRun {
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		var got v1alpha1.BenchmarkRun
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: run.Name}, &got)).To(Succeed())
+			g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		}).Should(Succeed())
+		return &got
+	}
+
+	It("gets durability level 2 by default, translated for Kafka", func() {
+		got := pending(validRun(ns, v1alpha1.SystemKafka))
+		Expect(*got.Spec.Durability.Level).To(Equal(v1alpha1.Level2))
+		d := got.Status.Durability
+		Expect(d.RequestedLevel).To(Equal(v1alpha1.Level2))
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level2))
+		Expect(d.Kafka).NotTo(BeNil())
+		Expect(d.Kafka.ReplicationFactor).To(Equal(int32(3)))
+		Expect(d.Kafka.Producer).To(HaveKeyWithValue("acks", "all"))
+		Expect(d.Kafka.Topic).To(HaveKeyWithValue("min.insync.replicas", "2"))
+		Expect(d.Pulsar).To(BeNil())
+		Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDurabilityResolved)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+		Expect(cond.Reason).To(Equal(v1alpha1.ReasonTranslated))
+	})
+
+	It("reports the level Kafka really achieves when asked for level 1, with a warning event", func() {
+		run := validRun(ns, v1alpha1.SystemKafka)
+		run.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(1)}
+		got := pending(run)
+		d := got.Status.Durability
+		Expect(d.RequestedLevel).To(Equal(v1alpha1.Level1))
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level2))
+		Expect(d.Local).To(Equal(v1alpha1.LocalAsync))
+		Expect(d.Explanation).NotTo(BeEmpty())
+		Expect(d.Kafka.Topic).To(HaveKeyWithValue("flush.messages", "1"))
+		cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDurabilityResolved)
+		Expect(cond.Reason).To(Equal(v1alpha1.ReasonLevelDowngraded))
+		Expect(cond.Message).To(ContainSubstring("level 1 requested, level 2 achieved"))
+
+		Eventually(func(g Gomega) {
+			var events eventsv1.EventList
+			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+			var reasons []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == run.Name {
+					reasons = append(reasons, e.Type+"/"+e.Reason)
+				}
+			}
+			g.Expect(reasons).To(ContainElement("Warning/" + v1alpha1.ReasonLevelDowngraded))
+		}).Should(Succeed())
+	})
+
+	It("gives Pulsar level 1 as asked: ack quorum 2 and a synced journal", func() {
+		run := validRun(ns, v1alpha1.SystemPulsar)
+		run.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(1)}
+		got := pending(run)
+		d := got.Status.Durability
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level1))
+		Expect(d.Pulsar).NotTo(BeNil())
+		Expect([]int32{d.Pulsar.EnsembleSize, d.Pulsar.WriteQuorum, d.Pulsar.AckQuorum}).To(Equal([]int32{3, 3, 2}))
+		Expect(d.Pulsar.Bookie).To(HaveKeyWithValue("journalSyncData", "true"))
+	})
+})

@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+var _ = Describe("config/samples", func() {
+	files, err := filepath.Glob(filepath.Join("..", "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		Fail("no samples found in config/samples")
+	}
+	for _, file := range files {
+		if filepath.Base(file) == "kustomization.yaml" {
+			continue
+		}
+		It("creates "+filepath.Base(file)+" and the controller resolves its durability", func() {
+			data, err := os.ReadFile(file)
+			Expect(err).NotTo(HaveOccurred())
+			var run v1alpha1.BenchmarkRun
+			Expect(yaml.UnmarshalStrict(data, &run)).To(Succeed(), "the sample must use only fields of the API")
+			run.Namespace = newNamespace()
+			Expect(k8sClient.Create(ctx, &run)).To(Succeed())
+
+			var got v1alpha1.BenchmarkRun
+			key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name}
+			Eventually(func(g Gomega) {
+				g.Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
+				g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhasePending))
+			}).Should(Succeed())
+			Expect(got.Status.Durability).NotTo(BeNil())
+			Expect(got.Status.Durability.AchievedLevel).To(BeNumerically(">=", 1))
+			// The API server filled the defaults the sample left out.
+			Expect(got.Spec.Workload.KeyDistributor).To(Equal(v1alpha1.KeyNone))
+			Expect(got.Spec.Teardown.Policy).NotTo(BeEmpty())
+			Expect(got.Spec.Timeouts.Provisioning).NotTo(BeNil())
+		})
+	}
+})

@@ -1,0 +1,166 @@
+package controllers
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// Every validation rule of the CRD, shown rejecting a bad object through the
+// real API server with a message that names the field and the fix.
+var _ = Describe("BenchmarkRun validation", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("accepts the minimal run the table below breaks", func() {
+		for _, system := range []v1alpha1.System{v1alpha1.SystemKafka, v1alpha1.SystemPulsar} {
+			Expect(k8sClient.Create(ctx, validRun(ns, system))).To(Succeed())
+		}
+	})
+
+	explicit := func(r *v1alpha1.BenchmarkRun, repl v1alpha1.ReplicationDurability, local v1alpha1.LocalDurability) {
+		r.Spec.Durability = &v1alpha1.DurabilitySpec{Replication: &repl, Local: &local}
+	}
+	existingKafka := func(r *v1alpha1.BenchmarkRun) *v1alpha1.ExistingCluster {
+		r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{}}
+		return r.Spec.Cluster.Existing
+	}
+
+	DescribeTable("rejects",
+		func(system v1alpha1.System, mutate func(*v1alpha1.BenchmarkRun), wantMessage string) {
+			run := validRun(ns, system)
+			mutate(run)
+			err := k8sClient.Create(ctx, run)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(wantMessage))
+		},
+		Entry("an unknown system", v1alpha1.System("rabbitmq"), func(r *v1alpha1.BenchmarkRun) {},
+			`spec.system: Unsupported value: "rabbitmq"`),
+		Entry("both managed and existing cluster", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Existing = &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}
+		}, "spec.cluster: set exactly one of managed (deploy brokers for this run) or existing"),
+		Entry("neither managed nor existing cluster", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster = v1alpha1.ClusterSpec{}
+		}, "spec.cluster: set exactly one of managed"),
+		Entry("ackReplicas above replicas", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			explicit(r, v1alpha1.ReplicationDurability{Replicas: 2, AckReplicas: 3, Mode: v1alpha1.ReplicationSync},
+				v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync})
+			r.Spec.Cluster.Managed.Brokers = 3
+		}, "spec.durability.replication.ackReplicas must not exceed replicas; lower ackReplicas or raise replicas"),
+		Entry("sync replication without a majority", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			explicit(r, v1alpha1.ReplicationDurability{Replicas: 3, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
+				v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync})
+		}, "mode Sync needs ackReplicas to be a majority of replicas"),
+		Entry("level together with explicit settings", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(2),
+				Local: &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync}}
+		}, "spec.durability: set either level or replication/local, not both"),
+		Entry("replication without local", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Durability = &v1alpha1.DurabilitySpec{Replication: &v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync}}
+		}, "spec.durability: set level (1-4), or both replication and local"),
+		Entry("a level above 4", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(5)}
+		}, "spec.durability.level: Invalid value: 5: spec.durability.level in body should be less than or equal to 4"),
+		Entry("local Sync that bypasses the journal", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			explicit(r, v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync},
+				v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync, Journal: v1alpha1.JournalBypass})
+		}, "spec.durability.local: mode Sync needs the journal; remove journal: Bypass or use mode Async"),
+		Entry("a flush interval with local Sync", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			ms := int32(100)
+			explicit(r, v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync},
+				v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync, FlushIntervalMs: &ms})
+		}, "spec.durability.local.flushIntervalMs applies to mode Async only"),
+		Entry("a flush interval with the journal bypassed", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			ms := int32(100)
+			explicit(r, v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync},
+				v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, Journal: v1alpha1.JournalBypass, FlushIntervalMs: &ms})
+		}, "spec.durability.local.flushIntervalMs has no journal to flush with journal: Bypass"),
+		Entry("a non-positive message size", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.MessageSize = 0
+		}, "spec.workload.messageSize: Invalid value: 0: spec.workload.messageSize in body should be greater than or equal to 1"),
+		Entry("a backlog with the maximum-rate search", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.ProducerRate = 0
+			r.Spec.Workload.ConsumerBacklogSizeGB = float(100)
+		}, "spec.workload.consumerBacklogSizeGB needs a fixed producerRate (> 0)"),
+		Entry("a mixed workload without a backlog", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.Mixed = &v1alpha1.MixedWorkload{CatchUpSubscriptionsPerTopic: 1}
+		}, "spec.workload.mixed needs consumerBacklogSizeGB > 0"),
+		Entry("a payload file with randomized payloads", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
+			r.Spec.Workload.UseRandomizedPayloads = true
+		}, "spec.workload: payloadFile and useRandomizedPayloads exclude each other"),
+		Entry("a zero test duration", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.TestDurationMinutes = float(0)
+		}, "spec.workload.testDurationMinutes"),
+		Entry("a drain ratio above 1", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.BacklogDrainRatio = float(1.5)
+		}, "spec.workload.backlogDrainRatio: Invalid value: 1.5"),
+		Entry("bookies for kafka", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.Bookies = 3
+		}, "spec.cluster.managed.bookies and metadataStoreReplicas apply to system pulsar only"),
+		Entry("fewer kafka brokers than the replication factor", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.Brokers = 2
+		}, "spec.cluster.managed.brokers must be at least the replication factor"),
+		Entry("fewer bookies than the ensemble", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			explicit(r, v1alpha1.ReplicationDurability{Replicas: 5, AckReplicas: 3, Mode: v1alpha1.ReplicationSync},
+				v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync})
+			r.Spec.Cluster.Managed.Bookies = 4
+		}, "spec.cluster.managed.bookies must be at least the ensemble size"),
+		Entry("kafka with both bootstrapServers and strimziCluster", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			e := existingKafka(r)
+			e.BootstrapServers = "k:9092"
+			e.StrimziCluster = &v1alpha1.StrimziClusterRef{Name: "my-cluster"}
+		}, "spec.cluster.existing: system kafka needs exactly one of bootstrapServers or strimziCluster"),
+		Entry("kafka with a pulsar serviceURL", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			e := existingKafka(r)
+			e.BootstrapServers = "k:9092"
+			e.ServiceURL = "pulsar://p:6650"
+		}, "spec.cluster.existing.serviceURL and adminURL apply to system pulsar only"),
+		Entry("pulsar without an adminURL", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			existingKafka(r).ServiceURL = "pulsar://p:6650"
+		}, "spec.cluster.existing: system pulsar needs both serviceURL (pulsar://...) and adminURL (http://...)"),
+		Entry("pulsar with kafka bootstrapServers", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			e := existingKafka(r)
+			e.ServiceURL, e.AdminURL, e.BootstrapServers = "pulsar://p:6650", "http://p:8080", "k:9092"
+		}, "spec.cluster.existing.bootstrapServers and strimziCluster apply to system kafka only"),
+		Entry("a serviceURL that is not pulsar://", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			e := existingKafka(r)
+			e.ServiceURL, e.AdminURL = "http://p:6650", "http://p:8080"
+		}, "spec.cluster.existing.serviceURL: Invalid value"),
+		Entry("kafka driver settings on a pulsar run", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Driver = &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Producer: map[string]string{"linger.ms": "5"}}}
+		}, "spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"),
+		Entry("pulsar driver settings on a kafka run", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Driver = &v1alpha1.DriverSpec{Pulsar: &v1alpha1.PulsarDriver{Client: map[string]string{"ioThreads": "8"}}}
+		}, "spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"),
+		Entry("a producer acks override that would change the durability", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Driver = &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Producer: map[string]string{"acks": "1"}}}
+		}, "spec.driver.kafka.producer.acks is set by spec.durability; remove it and choose the durability level instead"),
+		Entry("a topic flush override that would change the durability", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Driver = &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Topic: map[string]string{"flush.messages": "1"}}}
+		}, "spec.driver.kafka.topic: min.insync.replicas, flush.messages, flush.ms and unclean.leader.election.enable are set by spec.durability"),
+		Entry("zero workers", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workers.Count = -1
+		}, "spec.workers.count: Invalid value: -1"),
+	)
+
+	It("keeps the spec immutable and leaves a rejected update's object as it was", func() {
+		run := validRun(ns, v1alpha1.SystemKafka)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: run.Name}
+
+		var changed v1alpha1.BenchmarkRun
+		Expect(k8sClient.Get(ctx, key, &changed)).To(Succeed())
+		changed.Spec.Workload.ProducerRate = 99999
+		err := k8sClient.Update(ctx, &changed)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec is immutable after creation; to run again, create a new BenchmarkRun"))
+
+		var after v1alpha1.BenchmarkRun
+		Expect(k8sClient.Get(ctx, key, &after)).To(Succeed())
+		Expect(after.Spec.Workload.ProducerRate).To(Equal(int64(1000)))
+		Expect(after.Generation).To(Equal(run.Generation))
+	})
+})

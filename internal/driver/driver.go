@@ -1,0 +1,86 @@
+// Package driver is the seam between the load generator and a messaging
+// system. A Driver creates topics and clients; the load generator owns rates,
+// timestamps and measurements, so both systems are measured the same way.
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// Config is everything a driver needs to reach and configure the system under
+// test for one run.
+type Config struct {
+	// System is kafka or pulsar.
+	System v1alpha1.System
+	// Brokers are the addresses of the system under test.
+	Brokers v1alpha1.BrokerEndpoints
+	// Durability is the effective durability (internal/durability): the
+	// topic, namespace and producer settings the driver must apply.
+	Durability v1alpha1.EffectiveDurability
+	// Overrides are the spec's client setting overrides (may be nil).
+	Overrides *v1alpha1.DriverSpec
+	// RunID names this run; Pulsar creates the namespace streambench/<RunID>,
+	// Kafka prefixes its topics with it, so runs never share topics.
+	RunID string
+}
+
+// Topic is one benchmark topic.
+type Topic struct {
+	Name       string
+	Partitions int32
+}
+
+// AckFunc is called once per message when the broker acknowledges it (err
+// nil) or the send fails.
+type AckFunc func(err error)
+
+// Producer publishes messages asynchronously.
+type Producer interface {
+	// Send queues one message; onAck runs when it is acknowledged or failed.
+	// Send may block while the client's queue is full (OMB's
+	// blockIfQueueFull), which the load generator sees as send delay.
+	Send(ctx context.Context, key, payload []byte, onAck AckFunc)
+	// Flush waits for every queued message to be acknowledged or failed.
+	Flush(ctx context.Context) error
+	Close() error
+}
+
+// Message is one received message.
+type Message struct {
+	Payload []byte
+	// PublishTime is the broker's timestamp of the message, if it has one.
+	PublishTime time.Time
+	// Partition the message came from, for per-partition accounting.
+	Partition int32
+}
+
+// ConsumerCallback receives each message once; it must not keep Payload
+// after it returns.
+type ConsumerCallback func(Message)
+
+// Consumer reads one subscription (Kafka: consumer group) of one topic.
+type Consumer interface {
+	// Pause stops delivering messages until Resume (backlog building).
+	Pause()
+	Resume()
+	Close() error
+}
+
+// Driver is one system's client factory.
+type Driver interface {
+	// CreateTopics creates the benchmark topics with the durability's topic
+	// settings (Kafka) or in the run's namespace with its persistence
+	// policy (Pulsar).
+	CreateTopics(ctx context.Context, topics []Topic) error
+	// TopicName returns the full name of the i-th benchmark topic.
+	TopicName(i int) string
+	CreateProducer(ctx context.Context, topic string) (Producer, error)
+	// CreateConsumer subscribes from the earliest position; messages go to cb.
+	CreateConsumer(ctx context.Context, topic, subscription string, cb ConsumerCallback) (Consumer, error)
+	// DeleteTopics removes what CreateTopics made (topics are not left behind).
+	DeleteTopics(ctx context.Context) error
+	Close() error
+}
