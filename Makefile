@@ -55,7 +55,7 @@ envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use on
 .PHONY: test
 test: manifests generate fmt vet envtest ## Run unit tests and the envtest suite on a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" \
-		go test ./... -coverprofile cover.out
+		go test ./... -timeout 40m -coverprofile cover.out
 
 ##@ Build
 

@@ -1,20 +1,35 @@
 // Package controllers holds the BenchmarkRun reconciler. Reconcile fetches the
-// run and hands it to the step of its phase; each phase lives in its own file
-// (phase_<name>.go), so the folder reads as the life of a run.
+// run, handles deletion, and hands the run to the step of its phase; each
+// phase lives in its own file (phase_<name>.go), so the folder reads as the
+// life of a run. All state is in the run's status, so a restarted operator
+// continues a run where it was.
 package controllers
 
 import (
 	"context"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
+
+// Finalizer lets the controller remove what a run deployed before the run
+// goes away.
+const Finalizer = "streambench.io/teardown"
+
+// pollInterval is how often a waiting run is looked at again when no watch
+// event arrives (readiness of objects the controller does not watch).
+const pollInterval = 5 * time.Second
 
 // BenchmarkRunReconciler reconciles BenchmarkRun objects.
 type BenchmarkRunReconciler struct {
@@ -24,42 +39,111 @@ type BenchmarkRunReconciler struct {
 	// WorkerImage is the streambench image the worker and coordinator Jobs
 	// use unless a run overrides it.
 	WorkerImage string
+	// Helm installs managed Pulsar clusters; nil leaves managed Pulsar runs
+	// to fail with a message that says so.
+	Helm *pulsar.Installer
+	// UnschedulableGrace is how long a worker or coordinator pod may stay
+	// unschedulable before the run fails (a cluster autoscaler may still
+	// be adding a node).
+	UnschedulableGrace time.Duration
 }
 
-// +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 
 // Reconcile moves one run one step forward.
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
 	var run v1alpha1.BenchmarkRun
 	if err := r.Get(ctx, req.NamespacedName, &run); err != nil {
-		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !run.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, &run)
+	}
+	if !controllerutil.ContainsFinalizer(&run, Finalizer) {
+		// A patch, not an update: an update sends the whole spec back, and
+		// a value that round-trips differently through Go (a duration
+		// "20m" comes back "20m0s") would trip the immutability rule.
+		orig := run.DeepCopy()
+		controllerutil.AddFinalizer(&run, Finalizer)
+		if err := r.Patch(ctx, &run, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
 	}
-	if !run.DeletionTimestamp.IsZero() || run.Status.Phase.Finished() {
-		return ctrl.Result{}, nil
-	}
+
+	var (
+		res ctrl.Result
+		err error
+	)
 	switch run.Status.Phase {
 	case "":
-		return r.reconcileNew(ctx, &run)
-	default:
-		// Provisioning, running and collecting arrive with the controller
-		// issue; until then a run waits in Pending with its durability
-		// resolved.
-		log.V(1).Info("phase has no step yet", "phase", run.Status.Phase)
-		return ctrl.Result{}, nil
+		res, err = r.reconcileNew(ctx, &run)
+	case v1alpha1.PhasePending:
+		res, err = r.reconcilePending(ctx, &run)
+	case v1alpha1.PhaseProvisioning:
+		res, err = r.reconcileProvisioning(ctx, &run)
+	case v1alpha1.PhaseRunning:
+		res, err = r.reconcileRunning(ctx, &run)
+	case v1alpha1.PhaseCollecting:
+		res, err = r.reconcileCollecting(ctx, &run)
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
+		res, err = r.reconcileFinished(ctx, &run)
 	}
+	if err != nil && isPermanent(err) {
+		return r.fail(ctx, &run, "Failed", err.Error())
+	}
+	if apierrors.IsConflict(err) {
+		// A stale copy: the next reconcile reads the current one.
+		return ctrl.Result{Requeue: true}, nil
+	}
+	return res, err
 }
 
-// SetupWithManager registers the reconciler with the manager.
+// moveTo moves the run forward, records the status and announces the change.
+func (r *BenchmarkRunReconciler) moveTo(ctx context.Context, run *v1alpha1.BenchmarkRun, next v1alpha1.Phase, reason, message string) error {
+	if !run.MoveTo(next, message) {
+		return nil
+	}
+	if next.Finished() && run.Status.CompletionTime == nil {
+		now := metav1.Now()
+		run.Status.CompletionTime = &now
+	}
+	eventType := corev1.EventTypeNormal
+	if next == v1alpha1.PhaseFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	return r.updateStatus(ctx, run, eventType, reason)
+}
+
+// fail ends the run in Failed with the reason, keeping whatever results it
+// already had.
+func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.BenchmarkRun, reason, message string) (ctrl.Result, error) {
+	run.SetCondition(v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, message)
+	return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseFailed, reason, message)
+}
+
+// updateStatus writes the status and announces it with an event.
+func (r *BenchmarkRunReconciler) updateStatus(ctx context.Context, run *v1alpha1.BenchmarkRun, eventType, reason string) error {
+	run.Status.ObservedGeneration = run.Generation
+	if err := r.Status().Update(ctx, run); err != nil {
+		return err
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", run.Status.Message)
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler with the manager. Jobs are
+// watched so a finished coordinator moves its run on at once.
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BenchmarkRun{}).
+		Owns(&batchv1.Job{}).
 		Named("benchmarkrun").
 		Complete(r)
 }

@@ -39,4 +39,3 @@ func validRun(ns string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
 func level(l v1alpha1.Level) *v1alpha1.Level { return &l }
 
 func float(f float64) *float64 { return &f }
-

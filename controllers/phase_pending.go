@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
@@ -18,18 +18,13 @@ import (
 func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
 	if err != nil {
-		// The API server's validation should make this unreachable; a spec
-		// that slipped through (an older CRD) fails with the reason.
-		run.MoveTo(v1alpha1.PhaseFailed, err.Error())
-		run.SetCondition(v1alpha1.ConditionFailed, metav1.ConditionTrue, v1alpha1.ReasonInvalid, err.Error())
+		// The API server's validation makes this unreachable; a spec that
+		// slipped through (an older CRD) fails with the reason.
 		run.SetCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionFalse, v1alpha1.ReasonInvalid, err.Error())
-		now := metav1.Now()
-		run.Status.CompletionTime = &now
-		return ctrl.Result{}, r.updateStatus(ctx, run, corev1.EventTypeWarning, v1alpha1.ReasonInvalid)
+		return r.fail(ctx, run, v1alpha1.ReasonInvalid, err.Error())
 	}
 
 	run.Status.Durability = &eff
-	run.Status.ObservedGeneration = run.Generation
 	reason, msg := v1alpha1.ReasonTranslated, fmt.Sprintf("durability level %d in effect", eff.AchievedLevel)
 	eventType := corev1.EventTypeNormal
 	if eff.AchievedLevel != eff.RequestedLevel {
@@ -42,14 +37,26 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	return ctrl.Result{}, r.updateStatus(ctx, run, eventType, reason)
 }
 
-// updateStatus writes the status and announces the phase change with an
-// event.
-func (r *BenchmarkRunReconciler) updateStatus(ctx context.Context, run *v1alpha1.BenchmarkRun, eventType, reason string) error {
-	if err := r.Status().Update(ctx, run); err != nil {
-		return err
+// reconcilePending deploys the brokers (nothing for an existing cluster) and
+// starts the provisioning clock.
+func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
+		return ctrl.Result{}, err
 	}
-	if r.Recorder != nil {
-		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", run.Status.Message)
+	now := metav1.Now()
+	run.Status.StartTime = &now
+	run.SetCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionFalse, "Provisioning", "waiting for the brokers")
+	return ctrl.Result{RequeueAfter: pollInterval},
+		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run))
+}
+
+func provisioningMessage(run *v1alpha1.BenchmarkRun) string {
+	switch {
+	case run.Spec.Cluster.Existing != nil:
+		return "checking the existing cluster"
+	case run.Spec.System == v1alpha1.SystemPulsar:
+		return "deploying Pulsar with the Helm chart"
+	default:
+		return "deploying Kafka with Strimzi"
 	}
-	return nil
 }

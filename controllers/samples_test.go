@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
@@ -33,7 +34,7 @@ var _ = Describe("config/samples", func() {
 			key := types.NamespacedName{Namespace: run.Namespace, Name: run.Name}
 			Eventually(func(g Gomega) {
 				g.Expect(k8sClient.Get(ctx, key, &got)).To(Succeed())
-				g.Expect(got.Status.Phase).To(Equal(v1alpha1.PhasePending))
+				g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionDurabilityResolved)).To(BeTrue())
 			}).Should(Succeed())
 			Expect(got.Status.Durability).NotTo(BeNil())
 			Expect(got.Status.Durability.AchievedLevel).To(BeNumerically(">=", 1))

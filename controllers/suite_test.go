@@ -15,14 +15,17 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
 
 // The suite runs on a real kube-apiserver and etcd (envtest), built from
@@ -36,11 +39,17 @@ var (
 	scheme    = runtime.NewScheme()
 	ctx       context.Context
 	cancel    context.CancelFunc
+
+	// The operator under test; stopManager and startManager let a test
+	// restart it mid-run.
+	stopManager context.CancelFunc
+	managerDone chan struct{}
+	charts      *chartServer
 )
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyTimeout(60 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
 	RunSpecs(t, "Controllers Suite")
 }
@@ -77,27 +86,63 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-	})
-	Expect(err).NotTo(HaveOccurred())
-	Expect((&BenchmarkRunReconciler{
-		Client:      mgr.GetClient(),
-		Scheme:      mgr.GetScheme(),
-		Recorder:    mgr.GetEventRecorder("streambench"),
-		WorkerImage: "docker.io/streambench/streambench:test",
-	}).SetupWithManager(mgr)).To(Succeed())
-
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
+	charts = newChartServer()
+	startManager()
 })
 
 var _ = AfterSuite(func() {
+	if stopManager != nil {
+		stopManager()
+		<-managerDone
+	}
 	cancel()
+	if charts != nil {
+		charts.Close()
+	}
 	if testEnv != nil {
 		Expect(testEnv.Stop()).To(Succeed())
 	}
 })
+
+// startManager starts a new operator process-equivalent: its own manager,
+// cache and Helm installer, with nothing carried over from the last one.
+func startManager() {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{
+			// A restarted manager registers the same controller name again.
+			SkipNameValidation: ptr.To(true),
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	helm := pulsar.NewInstaller(cfg, pulsar.InstallerOptions{
+		Chart:    pulsar.ChartSource{RepoURL: charts.URL, Name: "pulsar", Version: testChartVersion},
+		CacheDir: GinkgoT().TempDir(),
+	})
+	Expect((&BenchmarkRunReconciler{
+		Client:             mgr.GetClient(),
+		Scheme:             mgr.GetScheme(),
+		Recorder:           mgr.GetEventRecorder("streambench"),
+		WorkerImage:        testImage,
+		Helm:               helm,
+		UnschedulableGrace: 0,
+	}).SetupWithManager(mgr)).To(Succeed())
+
+	mctx, mcancel := context.WithCancel(ctx)
+	stopManager = mcancel
+	managerDone = make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(managerDone)
+		defer helm.Close()
+		Expect(mgr.Start(mctx)).To(Succeed())
+	}()
+}
+
+// restartManager stops the operator and starts a fresh one.
+func restartManager() {
+	stopManager()
+	<-managerDone
+	startManager()
+}

@@ -141,6 +141,16 @@ var _ = Describe("BenchmarkRun validation", func() {
 		Entry("a topic flush override that would change the durability", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Driver = &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Topic: map[string]string{"flush.messages": "1"}}}
 		}, "spec.driver.kafka.topic: min.insync.replicas, flush.messages, flush.ms and unclean.leader.election.enable are set by spec.durability"),
+		Entry("a durability key in brokerConfig", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.BrokerConfig = map[string]string{"min.insync.replicas": "1"}
+		}, "spec.cluster.managed.brokerConfig must not set durability keys"),
+		Entry("a journal key in bookieConfig", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.BookieConfig = map[string]string{"journalSyncData": "false"}
+		}, "spec.cluster.managed.bookieConfig must not set the journal keys"),
+		Entry("a name too long for the run's Jobs and pods", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.GenerateName = ""
+			r.Name = "a-benchmark-run-whose-name-is-longer-than-forty"
+		}, "metadata.name must be at most 40 characters"),
 		Entry("zero workers", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Workers.Count = -1
 		}, "spec.workers.count: Invalid value: -1"),
@@ -151,12 +161,16 @@ var _ = Describe("BenchmarkRun validation", func() {
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		key := types.NamespacedName{Namespace: ns, Name: run.Name}
 
-		var changed v1alpha1.BenchmarkRun
-		Expect(k8sClient.Get(ctx, key, &changed)).To(Succeed())
-		changed.Spec.Workload.ProducerRate = 99999
-		err := k8sClient.Update(ctx, &changed)
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("spec is immutable after creation; to run again, create a new BenchmarkRun"))
+		// The controller updates the run's status meanwhile; retry on a
+		// conflict until the API server judges the spec change itself.
+		Eventually(func(g Gomega) {
+			var changed v1alpha1.BenchmarkRun
+			g.Expect(k8sClient.Get(ctx, key, &changed)).To(Succeed())
+			changed.Spec.Workload.ProducerRate = 99999
+			err := k8sClient.Update(ctx, &changed)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("spec is immutable after creation; to run again, create a new BenchmarkRun"))
+		}).Should(Succeed())
 
 		var after v1alpha1.BenchmarkRun
 		Expect(k8sClient.Get(ctx, key, &after)).To(Succeed())

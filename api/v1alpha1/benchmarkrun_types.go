@@ -78,7 +78,11 @@ type ClusterSpec struct {
 	Existing *ExistingCluster `json:"existing,omitempty"`
 }
 
-// ManagedCluster is the topology of brokers deployed for one run.
+// ManagedCluster is the topology of brokers deployed for one run. Keys that
+// carry the durability are refused in brokerConfig and bookieConfig, so the
+// level in status.durability stays true.
+// +kubebuilder:validation:XValidation:rule="!has(self.brokerConfig) || ['min.insync.replicas', 'default.replication.factor', 'unclean.leader.election.enable', 'log.flush.interval.messages', 'log.flush.interval.ms', 'log.flush.scheduler.interval.ms', 'managedLedgerDefaultEnsembleSize', 'managedLedgerDefaultWriteQuorum', 'managedLedgerDefaultAckQuorum'].all(k, !(k in self.brokerConfig))",message="spec.cluster.managed.brokerConfig must not set durability keys (min.insync.replicas, default.replication.factor, unclean.leader.election.enable, log.flush.*, managedLedgerDefault*Quorum/EnsembleSize); set spec.durability instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.bookieConfig) || ['journalWriteData', 'journalSyncData', 'journalMaxGroupWaitMSec', 'journalPageCacheFlushIntervalMSec'].all(k, !(k in self.bookieConfig))",message="spec.cluster.managed.bookieConfig must not set the journal keys (journalWriteData, journalSyncData, journalMaxGroupWaitMSec, journalPageCacheFlushIntervalMSec); set spec.durability instead"
 type ManagedCluster struct {
 	// Brokers is the number of Kafka brokers or Pulsar brokers.
 	// +kubebuilder:default=3
@@ -372,11 +376,11 @@ type ResultsSummary struct {
 	EndToEndLatencyMs *LatencySummary `json:"endToEndLatencyMs,omitempty"`
 	// CatchUp is the backlog drain, for backlog and mixed workloads.
 	// +optional
-	CatchUp *CatchUpSummary `json:"catchUp,omitempty"`
-	Sent     int64 `json:"sent"`
-	Acked    int64 `json:"acked"`
-	Received int64 `json:"received"`
-	Lost     int64 `json:"lost"`
+	CatchUp  *CatchUpSummary `json:"catchUp,omitempty"`
+	Sent     int64           `json:"sent"`
+	Acked    int64           `json:"acked"`
+	Received int64           `json:"received"`
+	Lost     int64           `json:"lost"`
 }
 
 // +kubebuilder:object:root=true
@@ -389,6 +393,7 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Pub p99 (ms)",type=number,JSONPath=`.status.results.publishLatencyMs.p99`
 // +kubebuilder:printcolumn:name="E2E p99 (ms)",type=number,JSONPath=`.status.results.endToEndLatencyMs.p99`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"
 
 // BenchmarkRun is one fair, reproducible Kafka or Pulsar benchmark.
 type BenchmarkRun struct {

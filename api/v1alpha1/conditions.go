@@ -19,6 +19,9 @@ const (
 	ConditionResultsRecorded = "ResultsRecorded"
 	// ConditionFailed is True when the run failed; its message says why.
 	ConditionFailed = "Failed"
+	// ConditionTornDown is True when what the run deployed (brokers,
+	// workers) was removed by spec.teardown.policy.
+	ConditionTornDown = "TornDown"
 )
 
 // Condition reasons shared by the controller and the tests.

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/controllers"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
 
 // defaultImage is the image the worker and coordinator Jobs run unless the
@@ -27,6 +29,9 @@ func newManagerCmd() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, workerImage string
 		leaderElect                         bool
+		chart                               pulsar.ChartSource
+		helmCache                           string
+		unschedulableGrace                  time.Duration
 		zapOpts                             = zap.Options{}
 	)
 	cmd := &cobra.Command{
@@ -48,11 +53,19 @@ func newManagerCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("creating the manager: %w", err)
 			}
+			helm := pulsar.NewInstaller(mgr.GetConfig(), pulsar.InstallerOptions{
+				Chart:    chart,
+				CacheDir: helmCache,
+				Log:      func(format string, args ...any) { ctrl.Log.WithName("helm").V(1).Info(fmt.Sprintf(format, args...)) },
+			})
+			defer helm.Close()
 			if err := (&controllers.BenchmarkRunReconciler{
-				Client:      mgr.GetClient(),
-				Scheme:      mgr.GetScheme(),
-				Recorder:    mgr.GetEventRecorder("streambench"),
-				WorkerImage: workerImage,
+				Client:             mgr.GetClient(),
+				Scheme:             mgr.GetScheme(),
+				Recorder:           mgr.GetEventRecorder("streambench"),
+				WorkerImage:        workerImage,
+				Helm:               helm,
+				UnschedulableGrace: unschedulableGrace,
 			}).SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
 			}
@@ -69,6 +82,11 @@ func newManagerCmd() *cobra.Command {
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
 	f.StringVar(&workerImage, "worker-image", defaultImage, "streambench image of the coordinator and worker Jobs")
+	f.StringVar(&chart.RepoURL, "pulsar-chart-repo", pulsar.DefaultRepoURL, "Helm repository of the Pulsar chart for managed Pulsar runs")
+	f.StringVar(&chart.Name, "pulsar-chart", pulsar.DefaultChartName, "name of the Pulsar chart in --pulsar-chart-repo")
+	f.StringVar(&chart.Version, "pulsar-chart-version", pulsar.DefaultChartVersion, "version of the Pulsar chart (pinned, so runs are reproducible)")
+	f.StringVar(&helmCache, "helm-cache-dir", "", "writable directory for downloaded charts (default: a directory under the system temp dir)")
+	f.DurationVar(&unschedulableGrace, "unschedulable-grace", 2*time.Minute, "how long a worker pod may stay unschedulable before its run fails")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
 	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)

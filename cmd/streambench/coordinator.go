@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/workload"
+)
+
+func init() { rootCmd.AddCommand(newCoordinatorCmd()) }
+
+type coordinatorFlags struct {
+	workers                          []string
+	workersService                   string
+	workerPort, count                int
+	system                           string
+	bootstrap, serviceURL, adminURL  string
+	workloadFile, workloadJSON       string
+	durabilityJSON, driverJSON       string
+	runID, runName, namespace        string
+	resultsConfigMap, ownerUID       string
+	outputDir                        string
+	snapshotInterval, serviceTimeout time.Duration
+}
+
+func newCoordinatorCmd() *cobra.Command {
+	var f coordinatorFlags
+	cmd := &cobra.Command{
+		Use:   "coordinator",
+		Short: "Drive the workers through one benchmark run and write its results",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runCoordinator(ctx, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.workers, "workers", nil, "worker URLs (http://host:port), comma-separated")
+	fl.StringVar(&f.workersService, "workers-service", "", "headless Service of the workers (DNS name); with --count")
+	fl.IntVar(&f.count, "count", 0, "number of workers behind --workers-service")
+	fl.IntVar(&f.workerPort, "worker-port", 8080, "port of the workers behind --workers-service")
+	fl.DurationVar(&f.serviceTimeout, "workers-timeout", 5*time.Minute, "how long to wait for --count workers to appear behind --workers-service")
+	fl.StringVar(&f.system, "system", "", "system under test: kafka or pulsar")
+	fl.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap servers (host:port,...)")
+	fl.StringVar(&f.serviceURL, "service-url", "", "Pulsar service URL (pulsar://host:6650)")
+	fl.StringVar(&f.adminURL, "admin-url", "", "Pulsar admin URL (http://host:8080)")
+	fl.StringVar(&f.workloadFile, "workload-file", "", "OMB workload YAML file")
+	fl.StringVar(&f.workloadJSON, "workload-json", "", "workload as JSON (spec.workload)")
+	fl.StringVar(&f.durabilityJSON, "durability-json", "", `durability as JSON (spec.durability, e.g. {"level":2}; default level 2)`)
+	fl.StringVar(&f.driverJSON, "driver-json", "", "client setting overrides as JSON (spec.driver)")
+	fl.StringVar(&f.runID, "run-id", "", "names the run's topics and subscriptions (default: derived from --run-name and the time)")
+	fl.StringVar(&f.runName, "run-name", "local", "the BenchmarkRun's name, in the results")
+	fl.StringVar(&f.namespace, "namespace", "", "namespace of the results ConfigMap (default: the pod's)")
+	fl.StringVar(&f.resultsConfigMap, "results-configmap", "", "write the results into this ConfigMap (in a cluster)")
+	fl.StringVar(&f.ownerUID, "owner-uid", "", "UID of the BenchmarkRun that owns the results ConfigMap")
+	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
+	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
+	return cmd
+}
+
+func runCoordinator(ctx context.Context, f coordinatorFlags) error {
+	sys := v1alpha1.System(f.system)
+	if sys != v1alpha1.SystemKafka && sys != v1alpha1.SystemPulsar {
+		return fmt.Errorf("--system %q: use kafka or pulsar", f.system)
+	}
+	wl, err := loadWorkload(f)
+	if err != nil {
+		return err
+	}
+	var payload []byte
+	if wl.PayloadFile != "" {
+		if payload, err = os.ReadFile(wl.PayloadFile); err != nil {
+			return fmt.Errorf("spec.workload.payloadFile: %w", err)
+		}
+	}
+	dspec := v1alpha1.DurabilitySpec{}
+	if f.durabilityJSON != "" {
+		if err := strictJSON(f.durabilityJSON, &dspec); err != nil {
+			return fmt.Errorf("--durability-json: %w", err)
+		}
+	} else {
+		l := v1alpha1.Level2
+		dspec.Level = &l
+	}
+	eff, err := durability.Translate(sys, dspec)
+	if err != nil {
+		return err
+	}
+	var overrides *v1alpha1.DriverSpec
+	if f.driverJSON != "" {
+		overrides = &v1alpha1.DriverSpec{}
+		if err := strictJSON(f.driverJSON, overrides); err != nil {
+			return fmt.Errorf("--driver-json: %w", err)
+		}
+	}
+	workers, err := resolveWorkers(ctx, f)
+	if err != nil {
+		return err
+	}
+	runID := f.runID
+	if runID == "" {
+		runID = fmt.Sprintf("%s-%d", f.runName, time.Now().Unix())
+	}
+	res, runErr := coordinator.Run(ctx, coordinator.Options{
+		Workers: workers,
+		Driver: driver.Config{System: sys, Durability: eff, Overrides: overrides, RunID: runID, Brokers: v1alpha1.BrokerEndpoints{
+			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
+		}},
+		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
+	})
+	if res == nil || len(res.Snapshots) == 0 {
+		return runErr
+	}
+	in := res.ResultsInput(f.runName, f.namespace, &eff)
+	if runErr != nil {
+		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
+	}
+	var errs []error
+	if f.outputDir != "" {
+		if _, err := coordinator.WriteFiles(f.outputDir, in); err != nil {
+			errs = append(errs, fmt.Errorf("writing results to %s: %w", f.outputDir, err))
+		}
+	}
+	if f.resultsConfigMap != "" {
+		if err := writeConfigMap(ctx, f, in); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%v", errs)
+	}
+	return nil
+}
+
+func loadWorkload(f coordinatorFlags) (v1alpha1.WorkloadSpec, error) {
+	switch {
+	case f.workloadFile != "" && f.workloadJSON != "":
+		return v1alpha1.WorkloadSpec{}, fmt.Errorf("give --workload-file or --workload-json, not both")
+	case f.workloadFile != "":
+		return workload.LoadFile(f.workloadFile, field.NewPath("spec", "workload"))
+	case f.workloadJSON != "":
+		wl, err := workload.Parse([]byte(f.workloadJSON))
+		if err != nil {
+			return wl, fmt.Errorf("--workload-json: %w", err)
+		}
+		workload.Default(&wl)
+		return wl, nil
+	}
+	return v1alpha1.WorkloadSpec{}, fmt.Errorf("no workload: give --workload-file or --workload-json")
+}
+
+func strictJSON(s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// resolveWorkers returns --workers, or waits (bounded) until --count
+// addresses answer behind the headless --workers-service.
+func resolveWorkers(ctx context.Context, f coordinatorFlags) ([]string, error) {
+	if len(f.workers) > 0 {
+		return f.workers, nil
+	}
+	if f.workersService == "" || f.count < 1 {
+		return nil, fmt.Errorf("give --workers url,url or --workers-service <svc> with --count N")
+	}
+	deadline := time.Now().Add(f.serviceTimeout)
+	var got []string
+	for {
+		addrs, err := net.DefaultResolver.LookupHost(ctx, f.workersService)
+		if err == nil {
+			got = addrs
+			if len(addrs) >= f.count {
+				sort.Strings(addrs)
+				var urls []string
+				for _, a := range addrs[:f.count] {
+					urls = append(urls, "http://"+net.JoinHostPort(a, strconv.Itoa(f.workerPort)))
+				}
+				return urls, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("--workers-service %s: %d of %d workers resolvable after %s (last error: %v); check the worker pods", f.workersService, len(got), f.count, f.serviceTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) error {
+	if in.Namespace == "" {
+		b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+		if err != nil {
+			return fmt.Errorf("--results-configmap needs --namespace outside a pod: %w", err)
+		}
+		in.Namespace = strings.TrimSpace(string(b))
+	}
+	if f.ownerUID != "" {
+		in.Owner = &results.OwnerRef{Name: f.runName, UID: f.ownerUID}
+	}
+	cm, _, err := results.BuildConfigMap(in)
+	if err != nil {
+		return err
+	}
+	cm.Name = f.resultsConfigMap
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("--results-configmap: no cluster configuration: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return results.Write(wctx, c, cm)
+}

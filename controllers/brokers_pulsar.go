@@ -1,0 +1,126 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+)
+
+// The Pulsar chart creates these kinds in the run's namespace; Helm acts
+// with the manager's permissions.
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;secrets;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+
+// pulsarBrokers deploys Pulsar as a Helm release of the Apache Pulsar chart.
+// Helm runs in the Installer's goroutines; every call here only starts an
+// operation or reads its state, so a reconcile never waits for Helm.
+type pulsarBrokers struct {
+	client.Client
+	helm *pulsar.Installer
+}
+
+func (r *BenchmarkRunReconciler) pulsarBrokers() brokers {
+	return pulsarBrokers{Client: r.Client, helm: r.Helm}
+}
+
+func (b pulsarBrokers) release(run *v1alpha1.BenchmarkRun) (pulsar.Release, error) {
+	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
+	if err != nil {
+		return pulsar.Release{}, err
+	}
+	return pulsar.ReleaseFor(run, eff)
+}
+
+// Deploy starts the install unless the release is deployed or an install
+// runs; after an operator restart (no result in memory) it starts again,
+// which the Installer makes idempotent.
+func (b pulsarBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
+	if b.helm == nil {
+		return permanent(errors.New("the manager has no Helm installer configured for Pulsar"))
+	}
+	rel, err := b.release(run)
+	if err != nil {
+		return permanent(err)
+	}
+	if res, ok := b.helm.Result(rel.Namespace, rel.Name); ok && res.Operation == pulsar.OperationInstall {
+		if !res.Done {
+			return nil
+		}
+		if res.Err != nil {
+			return permanent(res.Err)
+		}
+		return nil
+	}
+	status, err := b.helm.Status(ctx, rel.Namespace, rel.Name)
+	if err != nil {
+		return err
+	}
+	if status == "deployed" {
+		return nil
+	}
+	b.helm.StartInstall(rel)
+	return nil
+}
+
+func (b pulsarBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*v1alpha1.BrokerEndpoints, string, error) {
+	if err := b.Deploy(ctx, run); err != nil {
+		return nil, "", err
+	}
+	name := pulsar.ReleaseName(run)
+	if res, ok := b.helm.Result(run.Namespace, name); ok && !res.Done {
+		return nil, fmt.Sprintf("helm install of release %s is running", name), nil
+	}
+	var sets appsv1.StatefulSetList
+	if err := b.List(ctx, &sets, client.InNamespace(run.Namespace)); err != nil {
+		return nil, "", err
+	}
+	var jobs batchv1.JobList
+	if err := b.List(ctx, &jobs, client.InNamespace(run.Namespace)); err != nil {
+		return nil, "", err
+	}
+	ready, reason, err := pulsar.Ready(sets.Items, jobs.Items, name)
+	if err != nil || !ready {
+		return nil, reason, err
+	}
+	return &v1alpha1.BrokerEndpoints{
+		ServiceURL: pulsar.ServiceURL(name, run.Namespace),
+		AdminURL:   pulsar.AdminURL(name, run.Namespace),
+	}, "", nil
+}
+
+// Teardown uninstalls the release and, unless storage.deleteClaim is false,
+// deletes its PVCs, which helm uninstall leaves behind.
+func (b pulsarBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
+	if b.helm == nil {
+		return true, nil
+	}
+	name := pulsar.ReleaseName(run)
+	deleteClaims := true
+	if m := run.Spec.Cluster.Managed; m != nil && m.Storage.DeleteClaim != nil {
+		deleteClaims = *m.Storage.DeleteClaim
+	}
+	res, ok := b.helm.Result(run.Namespace, name)
+	switch {
+	case ok && res.Operation == pulsar.OperationUninstall && res.Done && res.Err == nil:
+		b.helm.Forget(run.Namespace, name)
+		return true, nil
+	case ok && !res.Done:
+		return false, nil
+	case ok && res.Operation == pulsar.OperationUninstall && res.Err != nil:
+		// Try again, and let the error's backoff pace the retries.
+		b.helm.StartUninstall(run.Namespace, name, deleteClaims)
+		return false, res.Err
+	}
+	b.helm.StartUninstall(run.Namespace, name, deleteClaims)
+	return false, nil
+}

@@ -1,0 +1,101 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+)
+
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+
+// strimziBrokers deploys Kafka through the Strimzi operator: a Kafka, its
+// KafkaNodePool and the JMX metrics ConfigMap, all owned by the run.
+type strimziBrokers struct{ client.Client }
+
+func (b strimziBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
+	if err := strimzi.CRDsInstalled(b.RESTMapper()); err != nil {
+		return permanent(err)
+	}
+	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
+	if err != nil {
+		return permanent(err)
+	}
+	kafka, err := strimzi.Kafka(run, eff)
+	if err != nil {
+		return permanent(err)
+	}
+	pools, err := strimzi.NodePools(run)
+	if err != nil {
+		return permanent(err)
+	}
+	objs := []client.Object{strimzi.MetricsConfigMap(run), kafka}
+	for _, p := range pools {
+		objs = append(objs, p)
+	}
+	for _, obj := range objs {
+		if err := createOwned(ctx, b.Client, run, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b strimziBrokers) kafka(ctx context.Context, run *v1alpha1.BenchmarkRun) (*unstructured.Unstructured, error) {
+	kafka := &unstructured.Unstructured{}
+	kafka.SetGroupVersionKind(strimzi.KafkaGVK)
+	err := b.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: strimzi.ClusterName(run)}, kafka)
+	return kafka, err
+}
+
+func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*v1alpha1.BrokerEndpoints, string, error) {
+	kafka, err := b.kafka(ctx, run)
+	if apierrors.IsNotFound(err) {
+		return nil, "", fmt.Errorf("Kafka %s was deleted while the run waited for it", strimzi.ClusterName(run))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if ready, reason := strimzi.Ready(kafka); !ready {
+		return nil, reason, nil
+	}
+	bootstrap, err := strimzi.Bootstrap(kafka)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	return &v1alpha1.BrokerEndpoints{BootstrapServers: bootstrap}, "", nil
+}
+
+// Teardown deletes the Kafka and its pools explicitly rather than waiting
+// for garbage collection, so a deleted run frees the NVMe nodes at once;
+// Strimzi deletes the PVCs with deleteClaim.
+func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
+	if err := strimzi.CRDsInstalled(b.RESTMapper()); err != nil {
+		return true, nil // nothing of Strimzi's can exist
+	}
+	pools, err := strimzi.NodePools(run)
+	if err != nil {
+		return false, err
+	}
+	kafka, err := strimzi.Kafka(run, v1alpha1.EffectiveDurability{})
+	if err != nil {
+		// The builder only fails on a spec the run could not have deployed.
+		kafka = &unstructured.Unstructured{}
+		kafka.SetGroupVersionKind(strimzi.KafkaGVK)
+		kafka.SetName(strimzi.ClusterName(run))
+		kafka.SetNamespace(run.Namespace)
+	}
+	objs := []client.Object{kafka, strimzi.MetricsConfigMap(run)}
+	for _, p := range pools {
+		objs = append(objs, p)
+	}
+	return deleteAll(ctx, b.Client, objs...)
+}

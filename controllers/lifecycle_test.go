@@ -1,0 +1,303 @@
+package controllers
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+func existingKafkaRun(ns string) *v1alpha1.BenchmarkRun {
+	run := validRun(ns, v1alpha1.SystemKafka)
+	run.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "kafka.example:9092"}}
+	return run
+}
+
+func kafkaObject(run *v1alpha1.BenchmarkRun) *unstructured.Unstructured {
+	kafka := &unstructured.Unstructured{}
+	kafka.SetGroupVersionKind(strimzi.KafkaGVK)
+	kafka.SetNamespace(run.Namespace)
+	kafka.SetName(strimzi.ClusterName(run))
+	return kafka
+}
+
+// runToSucceeded plays the coordinator: its Job succeeds after it wrote the
+// results; the run must end Succeeded with the results in status.
+func runToSucceeded(run *v1alpha1.BenchmarkRun) *v1alpha1.BenchmarkRun {
+	running := waitPhase(run, v1alpha1.PhaseRunning)
+	summary := writeResults(running)
+	finishJob(getJob(run, workers.CoordinatorName(run)), true)
+	done := waitPhase(run, v1alpha1.PhaseSucceeded)
+	Expect(done.Status.Results).NotTo(BeNil())
+	Expect(*done.Status.Results).To(Equal(summary.Results))
+	Expect(done.Status.Results.PublishMBPerSec).To(BeNumerically(">", 0))
+	Expect(done.Status.Results.PublishLatencyMs.P99).To(BeNumerically(">", 0))
+	Expect(done.Status.ResultsRef).To(Equal(run.Name + "-results"))
+	Expect(done.Status.CompletionTime).NotTo(BeNil())
+	Expect(meta.IsStatusConditionTrue(done.Status.Conditions, v1alpha1.ConditionResultsRecorded)).To(BeTrue())
+	return done
+}
+
+var _ = Describe("a run against an existing cluster", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("runs Kafka to Succeeded with the given bootstrap, results in status, and tears the workers down", func() {
+		run := existingKafkaRun(ns)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(running.Status.Brokers.BootstrapServers).To(Equal("kafka.example:9092"))
+		Expect(running.Status.StartTime).NotTo(BeNil())
+
+		coordinator := getJob(run, workers.CoordinatorName(run))
+		Expect(coordinator.OwnerReferences).To(HaveLen(1))
+		Expect(coordinator.OwnerReferences[0].UID).To(Equal(running.UID))
+		Expect(coordinator.Spec.Template.Spec.Containers[0].Args).To(ContainElements(
+			"coordinator", "--system=kafka", "--bootstrap=kafka.example:9092", "--results-configmap="+run.Name+"-results"))
+		Expect(coordinator.Spec.Template.Spec.Containers[0].Image).To(Equal(testImage))
+		workerJob := getJob(run, workers.WorkerJobName(run))
+		Expect(*workerJob.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))
+		var svc corev1.Service
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: workers.ServiceName(run)}, &svc)).To(Succeed())
+		Expect(svc.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+
+		runToSucceeded(run)
+		// teardown.policy defaults to Always: the workers go, the results stay.
+		Eventually(gone(workerJob)).Should(BeTrue())
+		Eventually(gone(coordinator)).Should(BeTrue())
+		var cm corev1.ConfigMap
+		Consistently(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: run.Name + "-results"}, &cm)
+		}, "1s").Should(Succeed())
+		Eventually(func() bool {
+			return meta.IsStatusConditionTrue(getRun(run).Status.Conditions, v1alpha1.ConditionTornDown)
+		}).Should(BeTrue())
+	})
+
+	It("runs Pulsar to Succeeded with the given service and admin URLs", func() {
+		run := validRun(ns, v1alpha1.SystemPulsar)
+		run.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{ServiceURL: "pulsar://pulsar.example:6650", AdminURL: "http://pulsar.example:8080"}}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(getJob(run, workers.CoordinatorName(run)).Spec.Template.Spec.Containers[0].Args).To(ContainElements(
+			"--system=pulsar", "--service-url=pulsar://pulsar.example:6650", "--admin-url=http://pulsar.example:8080"))
+		done := runToSucceeded(run)
+		Expect(done.Status.Brokers.ServiceURL).To(Equal("pulsar://pulsar.example:6650"))
+	})
+
+	It("fails with the reason when a worker pod fails, keeping nothing half-done", func() {
+		run := existingKafkaRun(ns)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseRunning)
+		failPod(run, workers.RoleWorker, "cannot reach kafka.example:9092: connection refused")
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("worker pod " + run.Name + "-worker-0 failed: container worker exited with code 1 (Error): cannot reach kafka.example:9092"))
+		cond := meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionFailed)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Reason).To(Equal("WorkerFailed"))
+	})
+
+	It("fails when the coordinator Job fails", func() {
+		run := existingKafkaRun(ns)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseRunning)
+		finishJob(getJob(run, workers.CoordinatorName(run)), false)
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("Job " + run.Name + "-coordinator failed: BackoffLimitExceeded"))
+	})
+
+	It("fails when a worker pod cannot be scheduled", func() {
+		run := existingKafkaRun(ns)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseRunning)
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-workers-1-x", Namespace: ns,
+				Labels: map[string]string{workers.LabelRun: run.Name, workers.LabelRole: workers.RoleWorker}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: testImage}}},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient cpu.", LastTransitionTime: metav1.Now()}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("cannot be scheduled: 0/3 nodes are available: 3 Insufficient cpu."))
+	})
+
+	It("fails when the workload passes its run deadline", func() {
+		run := existingKafkaRun(ns)
+		run.Spec.Timeouts.Run = &metav1.Duration{Duration: time.Second}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("did not finish within its deadline"))
+	})
+
+	It("continues a run after the operator restarts mid-run", func() {
+		run := existingKafkaRun(ns)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseRunning)
+		restartManager()
+		runToSucceeded(run)
+	})
+
+	It("stops its Jobs and removes itself when deleted mid-run", func() {
+		run := existingKafkaRun(ns)
+		run.Spec.Teardown.Policy = v1alpha1.TeardownNever // deletion removes everything whatever the policy
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseRunning)
+		coordinator := getJob(run, workers.CoordinatorName(run))
+		workerJob := getJob(run, workers.WorkerJobName(run))
+		Expect(k8sClient.Delete(ctx, getRun(run))).To(Succeed())
+		Eventually(gone(coordinator)).Should(BeTrue())
+		Eventually(gone(workerJob)).Should(BeTrue())
+		Eventually(gone(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: run.Name, Namespace: ns}})).Should(BeTrue())
+	})
+
+	DescribeTable("teardown policy",
+		func(policy v1alpha1.TeardownPolicy, succeed bool, wantJobsKept bool) {
+			run := existingKafkaRun(ns)
+			run.Spec.Teardown.Policy = policy
+			Expect(k8sClient.Create(ctx, run)).To(Succeed())
+			if succeed {
+				runToSucceeded(run)
+			} else {
+				waitPhase(run, v1alpha1.PhaseRunning)
+				finishJob(getJob(run, workers.CoordinatorName(run)), false)
+				waitPhase(run, v1alpha1.PhaseFailed)
+			}
+			workerJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.WorkerJobName(run), Namespace: ns}}
+			if wantJobsKept {
+				Consistently(gone(workerJob), "2s").Should(BeFalse())
+				Expect(meta.FindStatusCondition(getRun(run).Status.Conditions, v1alpha1.ConditionTornDown)).To(BeNil())
+			} else {
+				Eventually(gone(workerJob)).Should(BeTrue())
+			}
+		},
+		Entry("Always removes the workers after a failure", v1alpha1.TeardownAlways, false, false),
+		Entry("OnSuccess removes them after a success", v1alpha1.TeardownOnSuccess, true, false),
+		Entry("OnSuccess keeps them after a failure for inspection", v1alpha1.TeardownOnSuccess, false, true),
+		Entry("Never keeps them after a success", v1alpha1.TeardownNever, true, true),
+	)
+
+	It("deletes itself, and its results with it, ttlSecondsAfterFinished after it ended", func() {
+		run := existingKafkaRun(ns)
+		run.Spec.Teardown.TTLSecondsAfterFinished = ptr.To[int32](1)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		runToSucceeded(run)
+		Eventually(gone(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: run.Name, Namespace: ns}})).Should(BeTrue())
+	})
+})
+
+var _ = Describe("a managed Pulsar run", func() {
+	It("installs the chart through Helm with the durability in its values, waits for it, runs, and uninstalls", func() {
+		ns := newNamespace()
+		run := validRun(ns, v1alpha1.SystemPulsar)
+		run.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(2)}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseProvisioning)
+		release := pulsar.ReleaseName(run)
+
+		// The durability reached the chart's values.
+		var bookieConfig corev1.ConfigMap
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: release + "-bookie-config"}, &bookieConfig)
+		}).Should(Succeed())
+		Expect(bookieConfig.Data).To(HaveKeyWithValue("journalSyncData", "false"))
+
+		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "2s").Should(Equal(v1alpha1.PhaseProvisioning))
+		pulsarReady(ns, release, pulsar.StatefulSetNames(release), pulsar.InitJobNames(release))
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(running.Status.Brokers.ServiceURL).To(Equal(pulsar.ServiceURL(release, ns)))
+		Expect(running.Status.Brokers.AdminURL).To(Equal(pulsar.AdminURL(release, ns)))
+
+		runToSucceeded(run)
+		// Teardown Always: helm uninstall removes the release's objects.
+		Eventually(gone(&bookieConfig)).Should(BeTrue())
+		Eventually(func() bool {
+			return meta.IsStatusConditionTrue(getRun(run).Status.Conditions, v1alpha1.ConditionTornDown)
+		}).Should(BeTrue())
+	})
+})
+
+// Strimzi's CRDs are installed by the first spec that needs them; the
+// ordered container makes "missing" come first.
+var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
+	It("fails with a message that says Strimzi is not installed", func() {
+		ns := newNamespace()
+		run := validRun(ns, v1alpha1.SystemKafka)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("Strimzi is not installed"))
+	})
+
+	It("deploys Kafka and its node pool, waits for Ready, runs, records and tears down", func() {
+		installStrimziCRDs()
+		ns := newNamespace()
+		run := validRun(ns, v1alpha1.SystemKafka)
+		run.Spec.Cluster.Managed.Placement.NodeSelector = map[string]string{"node-pool": "kafka"}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseProvisioning)
+
+		kafka := kafkaObject(run)
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(kafka), kafka) }).Should(Succeed())
+		config, _, err := unstructured.NestedStringMap(kafka.Object, "spec", "kafka", "config")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(config).To(HaveKeyWithValue("min.insync.replicas", "2"), "the durability reached the broker config")
+		Expect(kafka.GetOwnerReferences()).To(HaveLen(1))
+		pool := &unstructured.Unstructured{}
+		pool.SetGroupVersionKind(strimzi.KafkaNodePoolGVK)
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: strimzi.PoolName(run)}, pool)).To(Succeed())
+		Expect(pool.GetLabels()).To(HaveKeyWithValue("strimzi.io/cluster", strimzi.ClusterName(run)))
+
+		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "2s").Should(Equal(v1alpha1.PhaseProvisioning))
+		bootstrap := strimziReady(run)
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(running.Status.Brokers.BootstrapServers).To(Equal(bootstrap))
+		Expect(meta.IsStatusConditionTrue(running.Status.Conditions, v1alpha1.ConditionBrokersReady)).To(BeTrue())
+
+		runToSucceeded(run)
+		Eventually(gone(kafka)).Should(BeTrue())
+		Eventually(gone(pool)).Should(BeTrue())
+	})
+
+	It("uses the bootstrap of a named existing Strimzi cluster", func() {
+		ns := newNamespace()
+		owner := validRun(ns, v1alpha1.SystemKafka)
+		owner.Name, owner.GenerateName = "other", ""
+		kafka := kafkaObject(owner)
+		kafka.Object["spec"] = map[string]any{"kafka": map[string]any{}}
+		Expect(k8sClient.Create(ctx, kafka)).To(Succeed())
+		bootstrap := strimziReady(owner)
+
+		run := validRun(ns, v1alpha1.SystemKafka)
+		run.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{StrimziCluster: &v1alpha1.StrimziClusterRef{Name: kafka.GetName()}}}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(running.Status.Brokers.BootstrapServers).To(Equal(bootstrap))
+	})
+
+	It("fails when the brokers are not ready within spec.timeouts.provisioning", func() {
+		ns := newNamespace()
+		run := validRun(ns, v1alpha1.SystemKafka)
+		run.Spec.Timeouts.Provisioning = &metav1.Duration{Duration: 2 * time.Second}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("the brokers were not ready within spec.timeouts.provisioning (2s)"))
+		Expect(meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionFailed).Reason).To(Equal("ProvisioningTimeout"))
+		// Teardown Always removes the Kafka it had deployed.
+		Eventually(gone(kafkaObject(run))).Should(BeTrue())
+	})
+})

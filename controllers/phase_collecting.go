@@ -1,0 +1,52 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// resultsGrace is how long a finished coordinator's results ConfigMap may
+// take to appear in the controller's cache.
+const resultsGrace = time.Minute
+
+// reconcileCollecting copies the summary of the coordinator's results
+// ConfigMap into status.results.
+func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	name := workers.ResultsName(run)
+	var cm corev1.ConfigMap
+	err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &cm)
+	if apierrors.IsNotFound(err) {
+		since := time.Now()
+		if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionWorkersCompleted); c != nil {
+			since = c.LastTransitionTime.Time
+		}
+		if time.Since(since) > resultsGrace {
+			return r.fail(ctx, run, "NoResults", fmt.Sprintf("the coordinator finished but wrote no results ConfigMap %s; see its logs (kubectl logs job/%s)", name, workers.CoordinatorName(run)))
+		}
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	summary, err := results.Read(&cm)
+	if err != nil {
+		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
+	}
+	run.Status.Results = &summary.Results
+	run.Status.ResultsRef = name
+	run.SetCondition(v1alpha1.ConditionResultsRecorded, metav1.ConditionTrue, "Recorded", "results in status.results and ConfigMap "+name)
+	return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded",
+		fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99))
+}

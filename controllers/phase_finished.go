@@ -1,0 +1,92 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// reconcileFinished applies spec.teardown to a run that succeeded or failed:
+// the policy decides whether brokers and workers go now, and
+// ttlSecondsAfterFinished deletes the run itself (and with it the results
+// ConfigMap) later.
+func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	if wantsTeardown(run) && !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTornDown) {
+		done, err := r.teardown(ctx, run)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !done {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		run.SetCondition(v1alpha1.ConditionTornDown, metav1.ConditionTrue, string(run.Spec.Teardown.Policy),
+			"brokers and workers removed; the results ConfigMap stays until the run is deleted")
+		if err := r.updateStatus(ctx, run, "Normal", "TornDown"); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if ttl := run.Spec.Teardown.TTLSecondsAfterFinished; ttl != nil && run.Status.CompletionTime != nil {
+		expiry := run.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
+		if left := time.Until(expiry); left > 0 {
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run))
+	}
+	return ctrl.Result{}, nil
+}
+
+func wantsTeardown(run *v1alpha1.BenchmarkRun) bool {
+	switch run.Spec.Teardown.Policy {
+	case v1alpha1.TeardownNever:
+		return false
+	case v1alpha1.TeardownOnSuccess:
+		return run.Status.Phase == v1alpha1.PhaseSucceeded
+	default:
+		return true
+	}
+}
+
+// teardown removes the workers and the brokers the run deployed; the
+// results ConfigMap is left to the run's owner reference.
+func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
+	sa, role, binding := workers.CoordinatorRBAC(run)
+	coordinator, err := workers.CoordinatorJob(run, r.WorkerImage, v1alpha1.BrokerEndpoints{})
+	if err != nil {
+		return false, err
+	}
+	workersGone, err := deleteAll(ctx, r.Client, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa)
+	if err != nil {
+		return false, err
+	}
+	brokersGone, err := r.brokersFor(run).Teardown(ctx, run)
+	if err != nil {
+		return false, err
+	}
+	return workersGone && brokersGone, nil
+}
+
+// finalize tears down everything of a deleted run, whatever its policy
+// (deleting a run mid-flight stops it), then lets it go.
+func (r *BenchmarkRunReconciler) finalize(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(run, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	done, err := r.teardown(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !done {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	orig := run.DeepCopy()
+	controllerutil.RemoveFinalizer(run, Finalizer)
+	return ctrl.Result{}, r.Patch(ctx, run, client.MergeFrom(orig))
+}

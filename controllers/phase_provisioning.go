@@ -1,0 +1,88 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
+
+// reconcileProvisioning waits, within spec.timeouts.provisioning, for the
+// brokers; once they are ready it starts the workers and the coordinator.
+func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	endpoints, reason, err := r.brokersFor(run).Ready(ctx, run)
+	if err != nil {
+		return r.fail(ctx, run, "BrokersFailed", err.Error())
+	}
+	if endpoints == nil {
+		deadline := provisioningDeadline(run)
+		if time.Now().After(deadline) {
+			return r.fail(ctx, run, "ProvisioningTimeout", fmt.Sprintf(
+				"the brokers were not ready within spec.timeouts.provisioning (%s): %s", provisioningTimeout(run), reason))
+		}
+		if run.Status.Message != reason && reason != "" {
+			run.Status.Message = reason
+			if err := r.Status().Update(ctx, run); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(deadline)+time.Second)}, nil
+	}
+
+	run.Status.Brokers = endpoints
+	run.SetCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints))
+	if err := r.startWorkers(ctx, run, *endpoints); err != nil {
+		return ctrl.Result{}, err
+	}
+	run.SetCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionFalse, "Running", "the coordinator drives the workload")
+	return ctrl.Result{RequeueAfter: pollInterval},
+		r.moveTo(ctx, run, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("running the workload against %s", brokersMessage(endpoints)))
+}
+
+func provisioningTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
+	if t := run.Spec.Timeouts.Provisioning; t != nil {
+		return t.Duration
+	}
+	return 20 * time.Minute
+}
+
+func provisioningDeadline(run *v1alpha1.BenchmarkRun) time.Time {
+	start := run.CreationTimestamp.Time
+	if run.Status.StartTime != nil {
+		start = run.Status.StartTime.Time
+	}
+	return start.Add(provisioningTimeout(run))
+}
+
+func brokersMessage(e *v1alpha1.BrokerEndpoints) string {
+	if e.BootstrapServers != "" {
+		return "bootstrap " + e.BootstrapServers
+	}
+	return "service " + e.ServiceURL
+}
+
+// startWorkers creates the coordinator's permission to write the results,
+// the workers' headless Service, the worker Job and the coordinator Job,
+// all owned by the run.
+func (r *BenchmarkRunReconciler) startWorkers(ctx context.Context, run *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) error {
+	coordinator, err := workers.CoordinatorJob(run, r.WorkerImage, brokers)
+	if err != nil {
+		return permanent(err)
+	}
+	sa, role, binding := workers.CoordinatorRBAC(run)
+	for _, obj := range []client.Object{sa, role, binding, workers.Service(run), workers.WorkerJob(run, r.WorkerImage), coordinator} {
+		if err := createOwned(ctx, r.Client, run, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}

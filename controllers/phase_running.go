@@ -1,0 +1,120 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// reconcileRunning watches the coordinator and the workers: the coordinator's
+// success moves the run to Collecting; a failed pod, a pod that cannot be
+// scheduled or a passed deadline fails it with the reason.
+func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	jobs := map[string]*batchv1.Job{}
+	for _, name := range []string{workers.CoordinatorName(run), workers.WorkerJobName(run)} {
+		var job batchv1.Job
+		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &job)
+		if apierrors.IsNotFound(err) {
+			return r.fail(ctx, run, "JobDeleted", fmt.Sprintf("Job %s was deleted while the run was running", name))
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		jobs[name] = &job
+	}
+	coordinator, workerJob := jobs[workers.CoordinatorName(run)], jobs[workers.WorkerJobName(run)]
+
+	if c := jobCondition(coordinator, batchv1.JobComplete); c != nil {
+		run.SetCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload")
+		return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results")
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	if reason, msg := podFailure(pods.Items, r.UnschedulableGrace); reason != "" {
+		return r.fail(ctx, run, reason, msg)
+	}
+	for _, job := range []*batchv1.Job{coordinator, workerJob} {
+		if c := jobCondition(job, batchv1.JobFailed); c != nil {
+			return r.fail(ctx, run, "JobFailed", fmt.Sprintf("Job %s failed: %s: %s", job.Name, c.Reason, c.Message))
+		}
+	}
+
+	// The Jobs' activeDeadlineSeconds should act first; the controller's own
+	// check allows them a tenth of the deadline (at most a minute) to do so.
+	limit := workers.RunDeadline(run)
+	deadline := runningSince(run).Add(limit + min(limit/10, time.Minute))
+	if time.Now().After(deadline) {
+		return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
+			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m)", workers.RunDeadline(run)))
+	}
+	return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(deadline)+time.Second)}, nil
+}
+
+// runningSince is when the run entered Running, kept in its
+// WorkersCompleted condition so a restarted operator knows it too.
+func runningSince(run *v1alpha1.BenchmarkRun) time.Time {
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionWorkersCompleted); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return time.Now()
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if c := &job.Status.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+// podFailure names the first failed or long-unschedulable pod of the run,
+// with what its containers said, so status.message tells the user why.
+func podFailure(pods []corev1.Pod, grace time.Duration) (reason, message string) {
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	for _, p := range pods {
+		role := p.Labels[workers.LabelRole]
+		if p.Status.Phase == corev1.PodFailed {
+			return strings.ToUpper(role[:1]) + role[1:] + "Failed", fmt.Sprintf("%s pod %s failed: %s", role, p.Name, containerFailure(p))
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+				time.Since(c.LastTransitionTime.Time) >= grace {
+				return "Unschedulable", fmt.Sprintf("%s pod %s cannot be scheduled: %s (check spec.workers.resources and spec.workers.placement)", role, p.Name, c.Message)
+			}
+		}
+	}
+	return "", ""
+}
+
+func containerFailure(p corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			msg := fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
+			if t.Message != "" {
+				msg += ": " + strings.TrimSpace(t.Message)
+			}
+			return msg
+		}
+	}
+	if p.Status.Message != "" {
+		return p.Status.Reason + ": " + p.Status.Message
+	}
+	return "phase Failed"
+}

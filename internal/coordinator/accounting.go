@@ -1,0 +1,110 @@
+package coordinator
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/worker"
+)
+
+// SubscriptionAccount is the exact delivery record of one subscription.
+type SubscriptionAccount struct {
+	SubscriptionRef
+	// Expected is the acknowledged messages of the subscription's topic.
+	Expected int64 `json:"expected"`
+	// Unique is the distinct messages received; Lost = acknowledged
+	// messages never received; Duplicates = deliveries beyond the first.
+	Unique     int64 `json:"unique"`
+	Lost       int64 `json:"lost"`
+	Duplicates int64 `json:"duplicates"`
+}
+
+// Accounting is the run's delivery record: every acknowledged message must
+// be consumed once per subscription.
+type Accounting struct {
+	Sent   int64 `json:"sent"`
+	Acked  int64 `json:"acked"`
+	Failed int64 `json:"failed"`
+	// Received is the distinct messages received over all subscriptions.
+	Received      int64                 `json:"received"`
+	Lost          int64                 `json:"lost"`
+	Duplicates    int64                 `json:"duplicates"`
+	Subscriptions []SubscriptionAccount `json:"subscriptions,omitempty"`
+}
+
+// Account unions the received sets of each subscription over the workers
+// and compares them with what each producer had acknowledged. localDups
+// are the duplicates the workers saw themselves (keyed by topic and
+// subscription); a message received on two workers adds one more.
+func Account(subs []SubscriptionRef, answers []protocol.ReceivedResponse, localDups map[SubscriptionRef]int64) (Accounting, error) {
+	var acc Accounting
+	type prod struct {
+		topic  string
+		sent   uint64
+		failed map[uint64]bool
+	}
+	producers := map[uint32]*prod{}
+	for _, a := range answers {
+		for _, p := range a.Producers {
+			f := map[uint64]bool{}
+			for _, s := range p.Failed {
+				f[s] = true
+			}
+			producers[p.ID] = &prod{topic: p.Topic, sent: p.Sent, failed: f}
+			acc.Sent += int64(p.Sent)
+			acc.Failed += int64(len(p.Failed))
+		}
+	}
+	acc.Acked = acc.Sent - acc.Failed
+	ackedByTopic := map[string]int64{}
+	for _, p := range producers {
+		ackedByTopic[p.topic] += int64(p.sent) - int64(len(p.failed))
+	}
+	key := func(topic, name string) string { return topic + "\x00" + name }
+	sets := map[string]map[uint32]*worker.SeqSet{}
+	overlap := map[string]int64{}
+	for _, a := range answers {
+		for _, s := range a.Subscriptions {
+			k := key(s.Topic, s.Subscription)
+			if sets[k] == nil {
+				sets[k] = map[uint32]*worker.SeqSet{}
+			}
+			for _, ps := range s.Producers {
+				var set worker.SeqSet
+				if err := set.UnmarshalBinary(ps.Set); err != nil {
+					return acc, fmt.Errorf("subscription %s, producer %d: %w", s.Subscription, ps.ProducerID, err)
+				}
+				if cur := sets[k][ps.ProducerID]; cur != nil {
+					overlap[k] += cur.Union(&set)
+				} else {
+					sets[k][ps.ProducerID] = &set
+				}
+			}
+		}
+	}
+	ordered := append([]SubscriptionRef(nil), subs...)
+	sort.Slice(ordered, func(i, j int) bool {
+		return key(ordered[i].Topic, ordered[i].Name) < key(ordered[j].Topic, ordered[j].Name)
+	})
+	for _, s := range ordered {
+		k := key(s.Topic, s.Name)
+		sa := SubscriptionAccount{SubscriptionRef: s, Expected: ackedByTopic[s.Topic], Duplicates: overlap[k] + localDups[s]}
+		for id, p := range producers {
+			if p.topic != s.Topic {
+				continue
+			}
+			set := sets[k][id]
+			if set == nil {
+				set = &worker.SeqSet{}
+			}
+			sa.Unique += set.Len()
+			sa.Lost += set.Missing(p.sent, p.failed)
+		}
+		acc.Received += sa.Unique
+		acc.Lost += sa.Lost
+		acc.Duplicates += sa.Duplicates
+		acc.Subscriptions = append(acc.Subscriptions, sa)
+	}
+	return acc, nil
+}

@@ -1,0 +1,108 @@
+package coordinator
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/worker"
+)
+
+// TestKafka runs every workload type against one real 3-broker KRaft
+// cluster, with an in-process coordinator and two workers over HTTP.
+func TestKafka(t *testing.T) {
+	ctx := context.Background()
+	eff := level2(t, v1alpha1.SystemKafka)
+	k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{BrokerConfig: eff.Kafka.Broker, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.Stop(); err != nil {
+			t.Errorf("stopping Kafka: %v", err)
+		}
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(k.Bootstrap(), ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	urls := startWorkers(t, 2, worker.DefaultDrivers())
+	cfg := driver.Config{System: v1alpha1.SystemKafka, Brokers: v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, Durability: eff, RunID: "k"}
+
+	noTopicsLeft := func(t *testing.T, res *Result) {
+		t.Helper()
+		topics, err := adm.ListTopics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range topics.Names() {
+			if strings.Contains(name, res.RunID) {
+				t.Errorf("topic %s left behind after the run", name)
+			}
+		}
+	}
+
+	t.Run("fixed-rate", func(t *testing.T) {
+		res := runCase(t, urls, cfg, fixedRateWorkload(), Options{})
+		noTopicsLeft(t, res)
+	})
+	t.Run("backlog", func(t *testing.T) {
+		res := runCase(t, urls, cfg, backlogWorkload(), Options{})
+		checkBacklog(t, res, false)
+	})
+	t.Run("mixed", func(t *testing.T) {
+		res := runCase(t, urls, cfg, mixedWorkload(), Options{})
+		checkBacklog(t, res, true)
+	})
+	t.Run("max-rate-under-quota", func(t *testing.T) {
+		// A client quota caps every producer client at a known byte rate;
+		// one partition means one leader broker, so the cluster accepts
+		// quota/messageSize messages per second and the search must find
+		// about that.
+		const quota = 1 << 20 // bytes/s
+		const size = 1024
+		entity := kadm.ClientQuotaEntity{{Type: "client-id"}} // default client-id
+		set := func(v *float64) {
+			op := kadm.AlterClientQuotaOp{Key: "producer_byte_rate", Remove: v == nil}
+			if v != nil {
+				op.Value = *v
+			}
+			res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: []kadm.AlterClientQuotaOp{op}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				if r.Err != nil {
+					t.Fatalf("quota: %v", r.Err)
+				}
+			}
+		}
+		q := float64(quota)
+		set(&q)
+		t.Cleanup(func() { set(nil) })
+		time.Sleep(2 * time.Second) // quotas reach the brokers through the metadata log
+		wl := shortWorkload("max-rate", 0, 4)
+		wl.PartitionsPerTopic, wl.ProducersPerTopic, wl.MessageSize = 1, 1, size
+		res := runCase(t, urls, cfg, wl, Options{RateSearch: RateSearchOptions{
+			Period: 3 * time.Second,
+			Config: MaxRateConfig{Initial: 400, Tolerance: 0.1, ConfirmPeriods: 2, MaxPeriods: 40},
+		}})
+		want := float64(quota) / size
+		rs := res.RateSearch
+		if rs == nil {
+			t.Fatal("no rate search in the result")
+		}
+		if rs.RateMsgPerSec < 0.8*want || rs.RateMsgPerSec > 1.2*want {
+			t.Errorf("rate search found %.0f msg/s; the quota allows %.0f msg/s (want within ±20%%); steps: %+v", rs.RateMsgPerSec, want, rs.Steps)
+		}
+	})
+}

@@ -1,0 +1,65 @@
+package coordinator
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// ResultsInput is the results package's input for this run: the
+// snapshots, the clock offsets, the rate search and notes with the exact
+// delivery accounting and the backlog drain.
+func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.EffectiveDurability) results.Input {
+	in := results.Input{
+		Run: run, Namespace: namespace, System: r.System, Workload: r.Workload,
+		Durability: durability, Snapshots: r.Snapshots, RateSearch: r.RateSearch,
+	}
+	for i, off := range r.ClockOffsets {
+		name := fmt.Sprintf("worker-%d", i)
+		if i < len(r.Workers) {
+			name = r.Workers[i]
+		}
+		in.ClockOffsets = append(in.ClockOffsets, results.ClockOffset{
+			Worker: name, OffsetMs: float64(off.OffsetMicros) / 1000, UncertaintyMs: float64(off.UncertaintyMicros) / 1000,
+		})
+	}
+	a := r.Accounting
+	in.Notes = append(in.Notes, fmt.Sprintf("delivery accounting (per producer sequence numbers, every subscription): sent %d, acknowledged %d, failed %d, received %d distinct, lost %d, duplicates %d",
+		a.Sent, a.Acked, a.Failed, a.Received, a.Lost, a.Duplicates))
+	if b := r.Backlog; b != nil && b.BuiltBytes > 0 {
+		in.Notes = append(in.Notes, fmt.Sprintf("backlog: %.1f MB built in %.1f s, drained to %.1f MB in %.1f s at %.1f MB/s",
+			float64(b.BuiltBytes)/1e6, b.BuildSeconds, float64(b.RemainingBytes)/1e6, b.DrainSeconds, b.DrainMBPerSec))
+	}
+	in.Notes = append(in.Notes, r.Notes...)
+	return in
+}
+
+// WriteFiles writes summary.json and omb-result.json into dir and returns
+// the summary.
+func WriteFiles(dir string, in results.Input) (*results.Summary, error) {
+	sum, err := results.Summarize(in)
+	if err != nil {
+		return nil, err
+	}
+	omb, err := results.BuildOMB(in)
+	if err != nil {
+		return sum, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sum, err
+	}
+	for name, v := range map[string]any{results.KeySummary: sum, results.KeyOMB: omb} {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return sum, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}

@@ -1,0 +1,177 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// RateSearchOptions tune the max-rate search (producerRate 0).
+type RateSearchOptions struct {
+	// Config is the search controller's (ratesearch.go).
+	Config MaxRateConfig
+	// Period is one evaluation period (default 3 s, as OMB's
+	// RateController).
+	Period time.Duration
+}
+
+func (o RateSearchOptions) initial() float64 {
+	if o.Config.Initial > 0 {
+		return o.Config.Initial
+	}
+	return 10000
+}
+
+// rateTotals are the run-wide counters the search compares period to
+// period.
+type rateTotals struct {
+	at                  time.Time
+	sent, acked, failed int64
+	received            int64
+	backlog             int64 // per subscription
+}
+
+func (c *coordinator) rateTotals(cs []protocol.CountersResponse) rateTotals {
+	t := rateTotals{at: time.Now()}
+	acked := map[string]int64{}
+	unique := map[SubscriptionRef]int64{}
+	for _, cr := range cs {
+		for _, p := range cr.Producers {
+			t.sent += p.Sent
+			t.acked += p.Acked
+			t.failed += p.Failed
+			acked[p.Topic] += p.Acked
+		}
+		for _, s := range cr.Subscriptions {
+			t.received += s.Received
+			unique[SubscriptionRef{Topic: s.Topic, Name: s.Subscription, CatchUp: s.CatchUp}] += s.Unique
+		}
+	}
+	if n := int64(len(c.plan.Subscriptions)); n > 0 {
+		var b int64
+		for _, s := range c.plan.Subscriptions {
+			b += max(acked[s.Topic]-unique[s], 0)
+		}
+		t.backlog = b / n
+	}
+	return t
+}
+
+// searchRate runs the max-rate search: every period it reads the workers'
+// counters, tells the controller what it saw and sets the rate it answers,
+// until the controller is done (bounded by its MaxPeriods).
+func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64, *results.RateSearch, error) {
+	cfg := c.o.RateSearch.Config
+	cfg.Initial = initial
+	period := c.o.RateSearch.Period
+	if period <= 0 {
+		period = 3 * time.Second
+	}
+	s, err := NewMaxRateSearch(cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.Rate() != initial {
+		if err := c.setRate(ctx, s.Rate()); err != nil {
+			return 0, nil, err
+		}
+	}
+	subsPerTopic := 0.0
+	if n := len(c.plan.Subscriptions); n > 0 {
+		subsPerTopic = float64(n) / float64(c.wl.Topics)
+	}
+	cs, err := c.counters(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	prev := c.rateTotals(cs)
+	for {
+		if err := sleep(ctx, period); err != nil {
+			r := s.Result()
+			return 0, &r, err
+		}
+		cs, err := c.counters(ctx)
+		if err != nil {
+			r := s.Result()
+			return 0, &r, err
+		}
+		cur := c.rateTotals(cs)
+		el := cur.at.Sub(prev.at)
+		obs := RateObservation{
+			Elapsed:       el,
+			PublishRate:   float64(cur.acked-prev.acked) / el.Seconds(),
+			Backlog:       cur.backlog,
+			Pending:       cur.sent - cur.acked - cur.failed,
+			PublishErrors: cur.failed - prev.failed,
+		}
+		if subsPerTopic > 0 {
+			obs.ConsumeRate = float64(cur.received-prev.received) / el.Seconds() / subsPerTopic
+		}
+		prev = cur
+		before := s.Rate()
+		next, done := s.Observe(obs)
+		c.logf("rate search: target %.0f msg/s, published %.0f msg/s, pending %d, backlog %d -> %.0f msg/s",
+			before, obs.PublishRate, obs.Pending, obs.Backlog, next)
+		if done {
+			r := s.Result()
+			if !r.Converged {
+				c.res.Notes = append(c.res.Notes, fmt.Sprintf("max-rate search did not converge within %d periods; measuring at the highest rate held (%.0f msg/s)", len(r.Steps), next))
+			}
+			c.logf("rate search: found %.0f msg/s (converged %v)", next, r.Converged)
+			return next, &r, nil
+		}
+		if next < before {
+			// The rate that fell behind left a queue in the clients; a
+			// lower rate judged on top of it would look behind too (and
+			// the found rate would be measured with seconds of queueing).
+			// Let the queue drain, publishing nothing, before trying it.
+			if err := c.drainPending(ctx); err != nil {
+				r := s.Result()
+				return 0, &r, err
+			}
+			cs, err := c.counters(ctx)
+			if err != nil {
+				r := s.Result()
+				return 0, &r, err
+			}
+			prev = c.rateTotals(cs)
+		}
+		if next != before {
+			if err := c.setRate(ctx, next); err != nil {
+				r := s.Result()
+				return 0, &r, err
+			}
+		}
+	}
+}
+
+// drainPending stops publishing until every message in flight is
+// acknowledged (bounded by a minute; a slower drain is logged and the
+// search goes on).
+func (c *coordinator) drainPending(ctx context.Context) error {
+	if err := c.setRate(ctx, 0); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cs, err := c.counters(ctx)
+		if err != nil {
+			return err
+		}
+		t := c.rateTotals(cs)
+		pending := t.sent - t.acked - t.failed
+		if pending == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			c.logf("rate search: %d messages still in flight after a minute without publishing; going on", pending)
+			return nil
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,455 @@
+package localbrokers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// DefaultKafkaVersion is the newest Kafka 4.x that resolves from Maven
+// Central. 4.4.0 is listed there, but its kafka_2.13 pom depends on
+// kafka-tools-api:4.4.0, which Central does not have, so it cannot be
+// fetched; 4.3.1 is also Strimzi 1.2's default, so local and managed runs
+// use the same broker.
+const DefaultKafkaVersion = "4.3.1"
+
+// KafkaOptions configure StartKafka.
+type KafkaOptions struct {
+	// Brokers is the number of broker nodes (default 3). Node 1 is a
+	// combined controller+broker, nodes 2..N are brokers only, so a
+	// replication factor of N with min.insync.replicas N-1 is real.
+	Brokers int
+	// BrokerConfig is added to every node's server.properties, e.g.
+	// EffectiveDurability.Kafka.Broker. It may not set the listener, node
+	// and quorum keys StartKafka owns.
+	BrokerConfig map[string]string
+	// Dir holds each node's config, data and log in node-<id>/ (default: a
+	// new temporary directory, removed by Stop). A given Dir is kept after
+	// Stop, for inspection; its node-<id>/ directories are recreated on
+	// start.
+	Dir string
+	// Version of Kafka on Maven Central (default DefaultKafkaVersion).
+	Version string
+	// Detached starts JVMs that outlive the Go process (hack script).
+	Detached bool
+	// ReadyTimeout bounds the wait for all brokers to register (default
+	// 4 minutes: 3 brokers take ~20 s on an idle 2-core machine, but were
+	// seen taking almost 2 minutes on one shared with other JVMs).
+	ReadyTimeout time.Duration
+	// Log, if set, receives progress lines.
+	Log func(format string, args ...any)
+}
+
+// KafkaNode is one started Kafka node.
+type KafkaNode struct {
+	ID      int
+	Port    int
+	Process *Process
+}
+
+// Kafka is a running local Kafka cluster.
+type Kafka struct {
+	Nodes          []KafkaNode
+	ControllerPort int
+	Dir            string
+	Version        string
+
+	removeDir bool
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// kafkaOwnedKeys are set per node by StartKafka; BrokerConfig may not
+// override them or the cluster would not form.
+var kafkaOwnedKeys = map[string]bool{
+	"process.roles": true, "node.id": true, "listeners": true, "advertised.listeners": true,
+	"controller.listener.names": true, "listener.security.protocol.map": true,
+	"inter.broker.listener.name": true, "controller.quorum.bootstrap.servers": true,
+	"controller.quorum.voters": true, "log.dirs": true, "metadata.log.dir": true,
+}
+
+// KafkaArtifacts are the Maven artifacts of a Kafka broker. Kafka's poms
+// bring slf4j-api 1.7.36 and log4j-core, but no SLF4J binding, so without
+// log4j-slf4j-impl (the binding for SLF4J 1.x; the slf4j2 one is silently
+// ignored by slf4j-api 1.7) every broker log line is dropped. Log4j versions
+// follow kafka-server's pom (2.25.4 for 4.3.x).
+func KafkaArtifacts(version string) []Artifact {
+	const log4j = "2.25.4"
+	return []Artifact{
+		Artifact("org.apache.kafka:kafka_2.13:" + version),
+		Artifact("org.apache.kafka:kafka-server:" + version),
+		Artifact("org.apache.logging.log4j:log4j-slf4j-impl:" + log4j),
+		Artifact("org.apache.logging.log4j:log4j-core:" + log4j),
+	}
+}
+
+// FetchKafka fetches the Kafka jars into CacheDir()/kafka-<version> and
+// returns the classpath.
+func FetchKafka(ctx context.Context, version string) (string, error) {
+	if version == "" {
+		version = DefaultKafkaVersion
+	}
+	lib, err := FetchJars(ctx, filepath.Join(CacheDir(), "kafka-"+version), KafkaArtifacts(version)...)
+	if err != nil {
+		return "", err
+	}
+	return Classpath(lib)
+}
+
+// StartKafka formats and starts a KRaft cluster on 127.0.0.1 with free ports
+// and waits until every broker is registered. On error every started JVM is
+// stopped again.
+func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
+	if o.Brokers == 0 {
+		o.Brokers = 3
+	}
+	if o.Brokers < 1 {
+		return nil, fmt.Errorf("KafkaOptions.Brokers (%d) must be at least 1", o.Brokers)
+	}
+	if o.Version == "" {
+		o.Version = DefaultKafkaVersion
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 4 * time.Minute
+	}
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	for key := range o.BrokerConfig {
+		if kafkaOwnedKeys[key] {
+			return nil, fmt.Errorf("KafkaOptions.BrokerConfig[%q] is set by StartKafka per node; remove it", key)
+		}
+	}
+	start := time.Now()
+	cp, err := FetchKafka(ctx, o.Version)
+	if err != nil {
+		return nil, err
+	}
+	logf("kafka %s jars ready after %s", o.Version, time.Since(start).Round(time.Millisecond))
+
+	k := &Kafka{Dir: o.Dir, Version: o.Version}
+	if k.Dir == "" {
+		if k.Dir, err = os.MkdirTemp("", "streambench-kafka-"); err != nil {
+			return nil, err
+		}
+		k.removeDir = true
+	}
+	if k.Dir, err = filepath.Abs(k.Dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = k.Stop()
+		}
+	}()
+	ports, err := FreePorts(o.Brokers + 1)
+	if err != nil {
+		return nil, err
+	}
+	k.ControllerPort = ports[o.Brokers]
+	log4j := filepath.Join(k.Dir, "log4j2.properties")
+	if err := os.WriteFile(log4j, []byte(kafkaLog4j), 0o644); err != nil {
+		return nil, err
+	}
+	clusterID, err := kafkaUUID()
+	if err != nil {
+		return nil, err
+	}
+	jvmArgs := append(append([]string{}, DefaultJVMArgs...), "-Dlog4j2.configurationFile="+log4j)
+
+	// Format every node's storage; the runs are independent, so in
+	// parallel (each is a JVM start of a few seconds).
+	props := make([]string, o.Brokers)
+	for i := range props {
+		id := i + 1
+		nodeDir := filepath.Join(k.Dir, "node-"+strconv.Itoa(id))
+		// Ports and the cluster id are new on every start, so old data
+		// could never be reused: a local cluster always starts empty.
+		if err := os.RemoveAll(nodeDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+			return nil, err
+		}
+		props[i] = filepath.Join(nodeDir, "server.properties")
+		text := KafkaNodeProperties(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig)
+		if err := os.WriteFile(props[i], []byte(text), 0o644); err != nil {
+			return nil, err
+		}
+		k.Nodes = append(k.Nodes, KafkaNode{ID: id, Port: ports[i]})
+	}
+	fmtStart := time.Now()
+	errs := make([]error, o.Brokers)
+	var wg sync.WaitGroup
+	for i := range props {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			// A controller formatted with --standalone bootstraps a dynamic
+			// quorum of itself (KIP-853); that is why the nodes use
+			// controller.quorum.bootstrap.servers, not the static
+			// controller.quorum.voters, which Kafka refuses together with
+			// --standalone.
+			args := []string{"format", "-t", clusterID, "-c", props[i], "--ignore-formatted"}
+			if i == 0 {
+				args = append(args, "--standalone")
+			}
+			errs[i] = runKafkaTool(ctx, cp, jvmArgs, "kafka.tools.StorageTool", args...)
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	logf("kafka storage formatted in %s", time.Since(fmtStart).Round(time.Millisecond))
+
+	for i := range k.Nodes {
+		n := &k.Nodes[i]
+		j := JVM{
+			Name: "kafka-" + strconv.Itoa(n.ID), Classpath: cp, Main: "kafka.Kafka",
+			Args: []string{props[i]}, JVMArgs: jvmArgs, Dir: filepath.Dir(props[i]),
+		}
+		if o.Detached {
+			n.Process, err = StartJVMDetached(j)
+		} else {
+			n.Process, err = StartJVM(j)
+		}
+		if err != nil {
+			return nil, err
+		}
+		logf("kafka node %d started, pid %d, port %d, log %s", n.ID, n.Process.Pid, n.Port, n.Process.LogFile)
+	}
+	deadline := time.Now().Add(o.ReadyTimeout)
+	for _, n := range k.Nodes {
+		if err := n.Process.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(n.Port), time.Until(deadline)); err != nil {
+			return nil, err
+		}
+	}
+	if err := k.waitRegistered(ctx, time.Until(deadline)); err != nil {
+		return nil, err
+	}
+	logf("kafka cluster of %d brokers ready at %s after %s", o.Brokers, k.Bootstrap(), time.Since(start).Round(time.Millisecond))
+	return k, nil
+}
+
+// KafkaNodeProperties is the server.properties of node id (1-based) of an
+// n-node local cluster. Pure, for the table test.
+func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra map[string]string) string {
+	p := map[string]string{
+		"node.id":                             strconv.Itoa(id),
+		"controller.quorum.bootstrap.servers": "127.0.0.1:" + strconv.Itoa(controllerPort),
+		"controller.listener.names":           "CONTROLLER",
+		"inter.broker.listener.name":          "PLAINTEXT",
+		"listener.security.protocol.map":      "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"log.dirs":                            dataDir,
+		// Internal topics must fit the cluster, or consumer groups never
+		// get a coordinator on a 1-node cluster.
+		"offsets.topic.replication.factor":                 strconv.Itoa(min(3, n)),
+		"transaction.state.log.replication.factor":         strconv.Itoa(min(3, n)),
+		"transaction.state.log.min.isr":                    strconv.Itoa(min(2, n)),
+		"share.coordinator.state.topic.replication.factor": strconv.Itoa(min(3, n)),
+		"share.coordinator.state.topic.min.isr":            strconv.Itoa(min(2, n)),
+		"offsets.topic.num.partitions":                     "10",
+		// Tests join groups right after start; the default 3 s delay only
+		// helps large groups forming at once.
+		"group.initial.rebalance.delay.ms": "0",
+		"auto.create.topics.enable":        "false",
+		"delete.topic.enable":              "true",
+		"num.network.threads":              "2",
+		"num.io.threads":                   "4",
+	}
+	if id == 1 {
+		p["process.roles"] = "broker,controller"
+		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
+		p["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
+	} else {
+		p["process.roles"] = "broker"
+		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
+		p["advertised.listeners"] = p["listeners"]
+	}
+	for key, v := range extra {
+		if !kafkaOwnedKeys[key] {
+			p[key] = v
+		}
+	}
+	keys := make([]string, 0, len(p))
+	for key := range p {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, key := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", key, p[key])
+	}
+	return b.String()
+}
+
+// Bootstrap is the comma-separated broker list for clients.
+func (k *Kafka) Bootstrap() string {
+	s := make([]string, len(k.Nodes))
+	for i, n := range k.Nodes {
+		s[i] = "127.0.0.1:" + strconv.Itoa(n.Port)
+	}
+	return strings.Join(s, ",")
+}
+
+// LogFiles are the nodes' log files.
+func (k *Kafka) LogFiles() []string {
+	var s []string
+	for _, n := range k.Nodes {
+		if n.Process != nil {
+			s = append(s, n.Process.LogFile)
+		}
+	}
+	return s
+}
+
+// Pids are the nodes' process ids (for the hack script's pid file).
+func (k *Kafka) Pids() []int {
+	var s []int
+	for _, n := range k.Nodes {
+		if n.Process != nil {
+			s = append(s, n.Process.Pid)
+		}
+	}
+	return s
+}
+
+// Stop stops every node by its pid (brokers first, the controller last, so
+// brokers can deregister) and removes a temporary Dir. Idempotent.
+func (k *Kafka) Stop() error {
+	k.stopOnce.Do(func() {
+		var errs []error
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for i := len(k.Nodes) - 1; i >= 1; i-- {
+			if p := k.Nodes[i].Process; p != nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := p.Stop(StopGrace); err != nil {
+						mu.Lock()
+						errs = append(errs, err)
+						mu.Unlock()
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if len(k.Nodes) > 0 && k.Nodes[0].Process != nil {
+			if err := k.Nodes[0].Process.Stop(StopGrace); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if k.removeDir {
+			if err := os.RemoveAll(k.Dir); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		k.stopErr = errors.Join(errs...)
+	})
+	return k.stopErr
+}
+
+// waitRegistered polls the cluster metadata until every broker is listed
+// (i.e. registered with the controller and unfenced).
+func (k *Kafka) waitRegistered(ctx context.Context, timeout time.Duration) error {
+	// A short MetadataMinAge: kadm may answer from cached metadata for up
+	// to 5 s by default, which would only delay readiness.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(k.Bootstrap(), ",")...), kgo.MetadataMinAge(250*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+		bs, err := adm.ListBrokers(rctx)
+		rcancel()
+		if err == nil && len(bs) == len(k.Nodes) {
+			return nil
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = fmt.Sprintf("%d of %d brokers registered", len(bs), len(k.Nodes))
+		}
+		for _, n := range k.Nodes {
+			if n.Process.Exited() {
+				return fmt.Errorf("kafka node %d exited while waiting for the cluster; log %s:\n%s", n.ID, n.Process.LogFile, n.Process.LogTail(3000))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			var tails strings.Builder
+			for _, n := range k.Nodes {
+				fmt.Fprintf(&tails, "--- %s:\n%s\n", n.Process.LogFile, n.Process.LogTail(1500))
+			}
+			return fmt.Errorf("kafka: not all %d brokers registered within %s (%s)\n%s", len(k.Nodes), timeout, last, tails.String())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// runKafkaTool runs a Kafka command-line tool class to completion.
+func runKafkaTool(ctx context.Context, cp string, jvmArgs []string, main string, args ...string) error {
+	all := append(append(append([]string{}, jvmArgs...), "-cp", cp, main), args...)
+	cmd := exec.CommandContext(ctx, "java", all...)
+	cmd.SysProcAttr = sysProcAttr(false)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", main, strings.Join(args, " "), err, tail(string(out), 3000))
+	}
+	return nil
+}
+
+// kafkaUUID is a random Kafka Uuid in its string form (URL-safe base64 of 16
+// bytes, no padding), as `kafka-storage random-uuid` prints. Like Kafka's
+// Uuid.randomUuid it never starts with '-', which the tools' argument
+// parser would take for an option (`-t -abc...` fails).
+func kafkaUUID() (string, error) {
+	b := make([]byte, 16)
+	for {
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		if s := base64.RawURLEncoding.EncodeToString(b); s[0] != '-' {
+			return s, nil
+		}
+	}
+}
+
+// kafkaLog4j sends INFO to stdout, which StartJVM writes to the node's log
+// file, and quiets the chattiest loggers.
+const kafkaLog4j = `status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+`

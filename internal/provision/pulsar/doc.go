@@ -1,0 +1,25 @@
+// Package pulsar deploys the Pulsar cluster of a managed run as a Helm
+// release of the Apache Pulsar chart (apache/pulsar-helm-chart), and reads
+// its readiness.
+//
+// It has three parts:
+//
+//   - pure builders: Values (the chart values of a run), ReleaseName,
+//     AffinityPostRenderer (what the chart's values cannot express), and
+//     the service addresses ServiceURL and AdminURL;
+//   - Ready, a pure verdict on the release's StatefulSets and init Jobs,
+//     as read by the controller;
+//   - Installer, which runs helm install and uninstall through Helm's Go
+//     SDK in goroutines, so that a reconcile starts an operation and polls
+//     its Result instead of blocking on it.
+//
+// What a managed Pulsar run deploys, all in the run's namespace, with the
+// chart's fullname forced to the release name: StatefulSets
+// <release>-zookeeper, -bookie, -recovery (autorecovery) and -broker, and
+// the Jobs <release>-pulsar-init and -bookie-init, which the chart renders
+// on helm install only (.Release.IsInstall). That is why the Installer
+// never upgrades: an upgrade renders no init Jobs, so upgrading a release
+// whose install failed before they ran would leave the brokers waiting
+// for cluster metadata forever. Such a release is removed and installed
+// afresh instead.
+package pulsar

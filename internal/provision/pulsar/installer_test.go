@@ -1,0 +1,473 @@
+package pulsar
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/repo"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// The test chart stands in for the Apache Pulsar chart, whose repository
+// is not reachable from here. It is named "pulsar" and uses the values the
+// real chart uses for what the test checks: fullnameOverride,
+// broker.replicaCount, broker.nodeSelector and broker.configData, the
+// chart's app/release selector labels, and an init Job rendered only on
+// install. Its templates set no namespace, as the real chart's resolve to
+// the release namespace: the objects land wherever Helm's kube client
+// puts them, which is what the namespace assertions check.
+var testChart = map[string]string{
+	"Chart.yaml": `apiVersion: v2
+name: pulsar
+version: 0.1.0
+appVersion: "4.0.12"
+`,
+	"values.yaml": `fullnameOverride: ""
+broker:
+  replicaCount: 1
+  configData: {}
+`,
+	"templates/broker-configmap.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Values.fullnameOverride }}-broker
+  labels:
+    app: pulsar
+    release: {{ .Release.Name }}
+data:
+{{ toYaml .Values.broker.configData | indent 2 }}
+`,
+	"templates/broker-statefulset.yaml": `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Values.fullnameOverride }}-broker
+spec:
+  serviceName: {{ .Values.fullnameOverride }}-broker
+  replicas: {{ .Values.broker.replicaCount }}
+  selector:
+    matchLabels:
+      app: pulsar
+      release: {{ .Release.Name }}
+      component: broker
+  template:
+    metadata:
+      labels:
+        app: pulsar
+        release: {{ .Release.Name }}
+        component: broker
+    spec:
+    {{- with .Values.broker.nodeSelector }}
+      nodeSelector:
+{{ toYaml . | indent 8 }}
+    {{- end }}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+          - weight: 100
+            podAffinityTerm:
+              labelSelector:
+                matchLabels: {component: broker}
+              topologyKey: kubernetes.io/hostname
+      containers:
+      - name: broker
+        image: apachepulsar/pulsar-all:{{ .Chart.AppVersion }}
+`,
+	"templates/pulsar-init-job.yaml": `{{- if .Release.IsInstall }}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Values.fullnameOverride }}-pulsar-init
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+      - name: init
+        image: apachepulsar/pulsar-all:{{ .Chart.AppVersion }}
+{{- end }}
+`,
+}
+
+// chartRepo is a chart repository on loopback: index.yaml and the
+// packaged test chart. The first index request waits until release is
+// closed, so a test can observe an operation while it runs.
+type chartRepo struct {
+	*httptest.Server
+	release  chan struct{}
+	once     sync.Once
+	archives atomic.Int32
+}
+
+func newChartRepo(t *testing.T) *chartRepo {
+	t.Helper()
+	src := t.TempDir()
+	for name, body := range testChart {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch, err := loader.LoadDir(src)
+	if err != nil {
+		t.Fatalf("loading the test chart: %v", err)
+	}
+	dir := t.TempDir()
+	if _, err := chartutil.Save(ch, dir); err != nil {
+		t.Fatalf("packaging the test chart: %v", err)
+	}
+	// Relative URLs, as many repositories publish: the Installer must
+	// resolve them against the repository URL.
+	index, err := repo.IndexDirectory(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := &chartRepo{release: make(chan struct{})}
+	files := http.FileServer(http.Dir(dir))
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/index.yaml" {
+			r.once.Do(func() { <-r.release })
+		}
+		if strings.HasSuffix(req.URL.Path, ".tgz") {
+			r.archives.Add(1)
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() {
+		r.unblock()
+		r.Close()
+	})
+	return r
+}
+
+func (r *chartRepo) unblock() {
+	select {
+	case <-r.release:
+	default:
+		close(r.release)
+	}
+}
+
+// envtestAssets is the directory with kube-apiserver and etcd:
+// KUBEBUILDER_ASSETS, or what hack/envtest-binaries.sh builds (from
+// source, on first use only).
+func envtestAssets(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	cmd := exec.Command("bash", filepath.Join("..", "..", "..", "hack", "envtest-binaries.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/envtest-binaries.sh: %v (set KUBEBUILDER_ASSETS to a directory with kube-apiserver and etcd instead)", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func startAPIServer(t *testing.T) *rest.Config {
+	t.Helper()
+	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t)}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping envtest: %v", err)
+		}
+	})
+	return cfg
+}
+
+// waitDone polls Result until the operation is done.
+func waitDone(t *testing.T, inst *Installer, namespace, name string) Result {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		res, ok := inst.Result(namespace, name)
+		if !ok {
+			t.Fatalf("no result for %s/%s", namespace, name)
+		}
+		if res.Done {
+			return res
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("operation on %s/%s not done after 2 minutes", namespace, name)
+	return Result{}
+}
+
+func pvc(name string, lbls map[string]string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: resource.MustParse("1Gi"),
+			}},
+		},
+	}
+}
+
+// gone is true when the object is not found or is being deleted (a PVC
+// keeps its kubernetes.io/pvc-protection finalizer until a controller
+// manager, absent in envtest, removes it).
+func gone[T metav1.Object](obj T, err error) bool {
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	return err == nil && obj.GetDeletionTimestamp() != nil
+}
+
+// TestInstallerAgainstAPIServer installs the test chart from a loopback
+// chart repository into a real API server (envtest) through the
+// Installer, then uninstalls it. envtest runs no controllers, so no pod
+// ever starts: the test checks what Helm creates and deletes, not a
+// running Pulsar.
+func TestInstallerAgainstAPIServer(t *testing.T) {
+	cfg := startAPIServer(t)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	for _, ns := range []string{"bench", "other"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	chartRepo := newChartRepo(t)
+	inst := NewInstaller(cfg, InstallerOptions{
+		Chart:    ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "0.1.0"},
+		CacheDir: t.TempDir(),
+		Log:      t.Logf,
+	})
+	t.Cleanup(inst.Close)
+
+	run := newRun(func(r *v1alpha1.BenchmarkRun) {
+		m := r.Spec.Cluster.Managed
+		m.Brokers = 2
+		m.Placement = v1alpha1.Placement{
+			NodeSelector: map[string]string{"node-pool": "pulsar"},
+			Affinity:     placementAffinity(),
+		}
+	})
+	rel, err := ReleaseFor(run, translate(t, run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.Name != "run-a-pulsar" || rel.Namespace != "bench" {
+		t.Fatalf("ReleaseFor = %s/%s, want bench/run-a-pulsar", rel.Namespace, rel.Name)
+	}
+
+	// Install runs in the background: the chart repository holds the
+	// first index request, so the install cannot finish before the test
+	// lets it, and StartInstall must have returned without it.
+	if !inst.StartInstall(rel) {
+		t.Fatal("StartInstall did not start")
+	}
+	res, ok := inst.Result("bench", rel.Name)
+	if !ok || res.Done || res.Operation != OperationInstall {
+		t.Fatalf("Result right after StartInstall = %+v, %v; want a running install", res, ok)
+	}
+	if inst.StartInstall(rel) || inst.StartUninstall("bench", rel.Name, true) {
+		t.Fatal("a second operation started while the install runs")
+	}
+	chartRepo.unblock()
+	if res := waitDone(t, inst, "bench", rel.Name); res.Err != nil {
+		t.Fatalf("install: %v", res.Err)
+	}
+
+	// The release's objects are in the run's namespace, built from the
+	// run's values, with the placement's affinity post-rendered.
+	cm, err := cs.CoreV1().ConfigMaps("bench").Get(ctx, "run-a-pulsar-broker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("broker ConfigMap: %v", err)
+	}
+	if got := cm.Data["managedLedgerDefaultAckQuorum"]; got != "2" {
+		t.Errorf("ConfigMap managedLedgerDefaultAckQuorum = %q, want 2 (from the durability translation)", got)
+	}
+	sts, err := cs.AppsV1().StatefulSets("bench").Get(ctx, "run-a-pulsar-broker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("broker StatefulSet: %v", err)
+	}
+	if *sts.Spec.Replicas != 2 {
+		t.Errorf("StatefulSet replicas = %d, want 2 (spec.cluster.managed.brokers)", *sts.Spec.Replicas)
+	}
+	if got := sts.Spec.Template.Spec.NodeSelector["node-pool"]; got != "pulsar" {
+		t.Errorf("StatefulSet nodeSelector = %v, want node-pool=pulsar", sts.Spec.Template.Spec.NodeSelector)
+	}
+	aff := sts.Spec.Template.Spec.Affinity
+	if aff == nil || aff.NodeAffinity == nil || aff.PodAntiAffinity == nil ||
+		len(aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		len(aff.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Errorf("StatefulSet affinity = %+v, want the placement's node affinity and required anti-affinity beside the chart's preferred term", aff)
+	}
+	if _, err := cs.BatchV1().Jobs("bench").Get(ctx, "run-a-pulsar-pulsar-init", metav1.GetOptions{}); err != nil {
+		t.Errorf("init Job (rendered on install only): %v", err)
+	}
+	for _, ns := range []string{"default", "other"} {
+		if l, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: "release=run-a-pulsar"}); err != nil || len(l.Items) != 0 {
+			t.Errorf("release objects in namespace %s: %v, %v", ns, l, err)
+		}
+	}
+	if st, err := inst.Status(ctx, "bench", rel.Name); err != nil || st != "deployed" {
+		t.Errorf("Status = %q, %v; want deployed", st, err)
+	}
+
+	// Installing again (a restarted operator) leaves the release alone:
+	// no upgrade, no second revision.
+	if !inst.StartInstall(rel) {
+		t.Fatal("second StartInstall did not start")
+	}
+	if res := waitDone(t, inst, "bench", rel.Name); res.Err != nil {
+		t.Fatalf("second install: %v", res.Err)
+	}
+	secrets, err := cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-a-pulsar"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 || secrets.Items[0].Labels["version"] != "1" {
+		t.Errorf("release revisions after a second install: %d secrets (want 1, revision 1)", len(secrets.Items))
+	}
+	if n := chartRepo.archives.Load(); n != 1 {
+		t.Errorf("chart archive downloaded %d times, want 1", n)
+	}
+
+	// The StatefulSet's claims (created here by hand: envtest has no
+	// StatefulSet controller) carry its selector labels; a claim of
+	// another release must stay.
+	owned := pvc("run-a-pulsar-broker-data-run-a-pulsar-broker-0", map[string]string{"app": "pulsar", "release": "run-a-pulsar", "component": "broker"})
+	foreign := pvc("run-b-pulsar-broker-data-run-b-pulsar-broker-0", map[string]string{"app": "pulsar", "release": "run-b-pulsar", "component": "broker"})
+	for _, c := range []*corev1.PersistentVolumeClaim{owned, foreign} {
+		if _, err := cs.CoreV1().PersistentVolumeClaims("bench").Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if !inst.StartUninstall("bench", rel.Name, true) {
+		t.Fatal("StartUninstall did not start")
+	}
+	res = waitDone(t, inst, "bench", rel.Name)
+	if res.Err != nil || res.Operation != OperationUninstall {
+		t.Fatalf("uninstall: %+v", res)
+	}
+	if obj, err := cs.CoreV1().ConfigMaps("bench").Get(ctx, "run-a-pulsar-broker", metav1.GetOptions{}); !gone(obj, err) {
+		t.Errorf("ConfigMap after uninstall: %v", err)
+	}
+	if obj, err := cs.AppsV1().StatefulSets("bench").Get(ctx, "run-a-pulsar-broker", metav1.GetOptions{}); !gone[*appsv1.StatefulSet](obj, err) {
+		t.Errorf("StatefulSet after uninstall: %v", err)
+	}
+	if obj, err := cs.BatchV1().Jobs("bench").Get(ctx, "run-a-pulsar-pulsar-init", metav1.GetOptions{}); !gone[*batchv1.Job](obj, err) {
+		t.Errorf("Job after uninstall: %v", err)
+	}
+	if obj, err := cs.CoreV1().PersistentVolumeClaims("bench").Get(ctx, owned.Name, metav1.GetOptions{}); !gone(obj, err) {
+		t.Errorf("the release's PVC survived the uninstall: %v", err)
+	}
+	if obj, err := cs.CoreV1().PersistentVolumeClaims("bench").Get(ctx, foreign.Name, metav1.GetOptions{}); err != nil || obj.DeletionTimestamp != nil {
+		t.Errorf("another release's PVC was deleted: %v", err)
+	}
+	if st, err := inst.Status(ctx, "bench", rel.Name); err != nil || st != "" {
+		t.Errorf("Status after uninstall = %q, %v; want none", st, err)
+	}
+
+	// Uninstalling a release that is gone succeeds: a restarted operator
+	// may repeat it.
+	if !inst.StartUninstall("bench", rel.Name, true) {
+		t.Fatal("second StartUninstall did not start")
+	}
+	if res := waitDone(t, inst, "bench", rel.Name); res.Err != nil {
+		t.Errorf("second uninstall: %v", res.Err)
+	}
+	inst.Forget("bench", rel.Name)
+	if _, ok := inst.Result("bench", rel.Name); ok {
+		t.Error("Result after Forget still reports the operation")
+	}
+
+	// A release whose install failed is not upgraded (that would skip the
+	// init Job) but removed and installed afresh.
+	runF := newRun(func(r *v1alpha1.BenchmarkRun) { r.Name = "run-f" })
+	relF, err := ReleaseFor(runF, translate(t, runF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := relF
+	bad.Values = map[string]any{"fullnameOverride": relF.Name, "broker": map[string]any{"replicaCount": -1}}
+	if !inst.StartInstall(bad) {
+		t.Fatal("StartInstall of the bad release did not start")
+	}
+	if res := waitDone(t, inst, "bench", relF.Name); res.Err == nil || !strings.Contains(res.Err.Error(), "replicas") {
+		t.Fatalf("install with replicas -1: err = %v, want the API server's rejection", res.Err)
+	}
+	if st, err := inst.Status(ctx, "bench", relF.Name); err != nil || st != "failed" {
+		t.Fatalf("Status after the failed install = %q, %v; want failed", st, err)
+	}
+	if !inst.StartInstall(relF) {
+		t.Fatal("StartInstall after the failure did not start")
+	}
+	if res := waitDone(t, inst, "bench", relF.Name); res.Err != nil {
+		t.Fatalf("install after the failure: %v", res.Err)
+	}
+	if st, err := inst.Status(ctx, "bench", relF.Name); err != nil || st != "deployed" {
+		t.Errorf("Status = %q, %v; want deployed", st, err)
+	}
+	if _, err := cs.BatchV1().Jobs("bench").Get(ctx, "run-f-pulsar-pulsar-init", metav1.GetOptions{}); err != nil {
+		t.Errorf("init Job after the fresh install: %v", err)
+	}
+	secrets, err = cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-f-pulsar"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 1 || secrets.Items[0].Labels["version"] != "1" || secrets.Items[0].Labels["status"] != "deployed" {
+		t.Errorf("release revisions after the fresh install: %d secrets, want one deployed revision 1", len(secrets.Items))
+	}
+}
+
+// TestInstallerUnknownChartVersion: a chart version the repository does
+// not have fails the install with the fix in the message, before any
+// object is created.
+func TestInstallerUnknownChartVersion(t *testing.T) {
+	chartRepo := newChartRepo(t)
+	chartRepo.unblock()
+	inst := NewInstaller(&rest.Config{Host: "http://127.0.0.1:1"}, InstallerOptions{
+		Chart:    ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "9.9.9"},
+		CacheDir: t.TempDir(),
+	})
+	t.Cleanup(inst.Close)
+	c, err := inst.chart.load()
+	if err == nil {
+		t.Fatalf("loaded %s, want an error", c.Metadata.Version)
+	}
+	for _, want := range []string{`chart pulsar 9.9.9 from ` + chartRepo.URL, "not in the repository's index", "set an existing chart name and version"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,518 @@
+package pulsar
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+)
+
+// Defaults of a managed Pulsar cluster when the spec leaves a count unset.
+// The CRD defaults brokers to 3; Go callers that bypass the API server get
+// the same here. Three ZooKeeper nodes is the smallest quorum that survives
+// a node loss; three bookies is the seeds' ensemble size.
+const (
+	DefaultBrokers               int32 = 3
+	DefaultBookies               int32 = 3
+	DefaultMetadataStoreReplicas int32 = 3
+)
+
+// Component names as the chart uses them in object names
+// (<fullname>-<component>): the chart's zookeeper.component,
+// bookkeeper.component, autorecovery.component, broker.component and
+// proxy.component defaults, which Values leaves alone.
+const (
+	ComponentZooKeeper = "zookeeper"
+	ComponentBookie    = "bookie"
+	ComponentRecovery  = "recovery"
+	ComponentBroker    = "broker"
+	ComponentProxy     = "proxy"
+)
+
+// The chart's init Jobs: <fullname>-<pulsar_metadata.component> and
+// <fullname>-<bookkeeper.component>-init.
+const (
+	JobPulsarInit = "pulsar-init"
+	JobBookieInit = "bookie-init"
+)
+
+// Broker ports (the chart's broker.ports defaults).
+const (
+	BrokerServicePort = 6650
+	BrokerHTTPPort    = 8080
+)
+
+// PulsarPrefix makes bin/apply-config-from-env.py append a key that is not
+// in the configuration file.
+const PulsarPrefix = "PULSAR_PREFIX_"
+
+// bookieKeysNeedingPrefix are bookkeeper.conf keys that Pulsar's
+// conf/bookkeeper.conf does not contain, not even commented out. The
+// chart turns configData into environment variables and the image's
+// bin/apply-config-from-env.py rewrites only keys already in the file;
+// an unknown plain key is dropped without a word, so these keys must be
+// written as PULSAR_PREFIX_<key>, which the script appends to the file.
+//
+// The list is explicit on purpose: prefixing every key would be wrong.
+// When the chart sets a key plainly in its own configData defaults (it
+// does for managedLedgerDefault*), Helm merges our map into the defaults
+// and both PULSAR_PREFIX_<key> and <key> reach the script, which applies
+// environment variables in sorted order: the upper-case prefix sorts
+// first, so the chart's plain default would be applied last and win.
+var bookieKeysNeedingPrefix = map[string]bool{
+	// Table 1-13 (async local durability with the journal): the journal
+	// flush interval. conf/bookkeeper.conf of Pulsar 4.0 has no line for
+	// it, so without the prefix the bookie would keep BookKeeper's
+	// default and the run would not get the interval status.durability
+	// reports.
+	durability.PulsarBookieJournalPageCacheFlushMSec: true,
+}
+
+// brokerKeysNeedingPrefix is the broker.conf counterpart. Every broker key
+// of the durability translation (managedLedgerDefaultEnsembleSize,
+// -WriteQuorum, -AckQuorum, managedLedgerNewEntriesCheckDelayInMillis,
+// bookkeeperNumberOfChannelsPerBookie) is in conf/broker.conf, and the
+// chart's broker template reads managedLedgerDefaultEnsembleSize from
+// broker.configData by its plain name, so none is prefixed.
+var brokerKeysNeedingPrefix = map[string]bool{}
+
+// configMapKey matches what a ConfigMap accepts as a key; the chart puts
+// configData into a ConfigMap that the pods read with envFrom.
+var configMapKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
+
+// imageTag matches a container image tag.
+var imageTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// MaxReleaseNameLength bounds ReleaseName. The chart names objects
+// <release>-<component> (fullnameOverride is the release name, see
+// Values); the longest is <release>-zookeeper. A StatefulSet's pods carry
+// the label controller-revision-hash=<statefulset>-<hash of up to 10
+// characters>, a label value of at most 63 characters, so the StatefulSet
+// name must stay under 52: 36 + len("-zookeeper") = 46 leaves room.
+const MaxReleaseNameLength = 36
+
+// releaseSuffix makes the release's object names say what they are
+// (run-a-pulsar-broker) and keeps them apart from the run's other objects
+// (workers, results) that the controller names after the run.
+const releaseSuffix = "-pulsar"
+
+// ReleaseName is the Helm release name of the run's Pulsar cluster:
+// <run name>-pulsar when the run's name is a DNS-1035 label short enough
+// for MaxReleaseNameLength. Any other name is sanitized, cut, and gets the
+// first 6 hex digits of its SHA-256, so two runs never share a release and
+// the same run always gets the same one.
+func ReleaseName(run *v1alpha1.BenchmarkRun) string {
+	name := run.Name
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	clean := strings.Trim(b.String(), "-")
+	if clean == "" || clean[0] < 'a' || clean[0] > 'z' {
+		clean = "sb-" + clean
+		clean = strings.TrimRight(clean, "-")
+	}
+	max := MaxReleaseNameLength - len(releaseSuffix)
+	if clean == name && len(clean) <= max {
+		return clean + releaseSuffix
+	}
+	sum := sha256.Sum256([]byte(name))
+	hash := "-" + hex.EncodeToString(sum[:])[:6]
+	if len(clean) > max-len(hash) {
+		clean = strings.TrimRight(clean[:max-len(hash)], "-")
+	}
+	return clean + hash + releaseSuffix
+}
+
+// Counts are the replica counts of a managed run, defaults applied.
+type Counts struct {
+	ZooKeeper int32
+	Bookies   int32
+	Brokers   int32
+}
+
+// CountsOf returns the replica counts of a managed cluster.
+func CountsOf(m *v1alpha1.ManagedCluster) Counts {
+	c := Counts{ZooKeeper: m.MetadataStoreReplicas, Bookies: m.Bookies, Brokers: m.Brokers}
+	if c.ZooKeeper == 0 {
+		c.ZooKeeper = DefaultMetadataStoreReplicas
+	}
+	if c.Bookies == 0 {
+		c.Bookies = DefaultBookies
+	}
+	if c.Brokers == 0 {
+		c.Brokers = DefaultBrokers
+	}
+	return c
+}
+
+// components is the chart's components map as Values sets it. Ready
+// expects exactly the StatefulSets of the enabled ones.
+//
+//   - proxy off: OMB and the seeds' clients talk to the brokers directly,
+//     as Kafka clients do; a proxy would add a network hop on the Pulsar
+//     side only. Workers use the broker service (ServiceURL).
+//   - autorecovery on: without it the bookies run the recovery daemon
+//     in-process (the chart sets autoRecoveryDaemonEnabled=false only when
+//     the component is on), and a Pulsar cluster without recovery is not
+//     the one people run. It is one small pod off the write path.
+//   - functions, toolset, pulsar_manager, oxia off: nothing in a benchmark
+//     uses them; pulsar-admin is in every broker pod for debugging.
+//     Functions would also make the chart create a ClusterRole and
+//     ClusterRoleBinding per run, which the operator would need the right
+//     to grant. ZooKeeper is the metadata store (metadataStoreReplicas).
+func components() map[string]any {
+	return map[string]any{
+		"zookeeper":      true,
+		"oxia":           false,
+		"bookkeeper":     true,
+		"autorecovery":   true,
+		"broker":         true,
+		"proxy":          false,
+		"functions":      false,
+		"toolset":        false,
+		"pulsar_manager": false,
+	}
+}
+
+// statefulSetComponents are the components whose StatefulSets Ready waits
+// for; they match components().
+var statefulSetComponents = []string{ComponentZooKeeper, ComponentBookie, ComponentRecovery, ComponentBroker}
+
+// podMonitorComponents are the values sections with a podMonitor switch.
+var podMonitorComponents = []string{"zookeeper", "bookkeeper", "autorecovery", "broker", "proxy", "toolset"}
+
+// antiAffinity is the chart's per-component anti-affinity setting. The
+// chart offers only podAntiAffinity between pods of one component,
+// required or preferred. Values uses preferred everywhere:
+//
+//   - a pure builder cannot see how many nodes the pool has, and with
+//     required anti-affinity a pool smaller than the replica count leaves
+//     pods Pending until the provisioning deadline fails the run;
+//   - the Kafka side (Strimzi) sets no anti-affinity, and the scheduler's
+//     default topology spreading applies to both; required on one side
+//     only would let the two systems land on the nodes differently;
+//   - a run that must have one bookie per node (one NVMe disk each, as in
+//     the seeds) says so in spec.cluster.managed.placement.affinity with a
+//     required podAntiAffinity term, which AffinityPostRenderer adds to
+//     the chart's.
+func antiAffinity() map[string]any {
+	return map[string]any{
+		"anti_affinity": true,
+		"type":          "preferredDuringSchedulingIgnoredDuringExecution",
+	}
+}
+
+// memoryShare is how much of a container's memory a component's JVM
+// takes for heap and for direct memory, in percent.
+type memoryShare struct{ heap, direct int64 }
+
+// memoryShares size PULSAR_MEM from the container's memory, because the
+// chart's PULSAR_MEM defaults (-Xmx256m and less) ignore the resources:
+// a benchmark on large nodes would measure a starved JVM. Strimzi sizes
+// Kafka's heap from the container memory too, so both sides scale with
+// the resources the run gives them. Brokers keep the managed-ledger cache
+// in direct memory, bookies the DbLedgerStorage write and read-ahead
+// caches (a quarter of direct memory each), so bookies get more direct
+// memory than heap. ZooKeeper uses heap only. The rest is left for
+// metaspace, thread stacks and the kernel. A PULSAR_MEM in bookieConfig
+// or brokerConfig overrides this.
+var memoryShares = map[string]memoryShare{
+	ComponentBroker:    {heap: 40, direct: 40},
+	ComponentBookie:    {heap: 30, direct: 50},
+	ComponentZooKeeper: {heap: 60},
+}
+
+// Values returns the Apache Pulsar chart values for a managed Pulsar run
+// whose durability was translated to eff (durability.Translate with
+// SystemPulsar). The map holds only strings, bools, ints, maps and slices,
+// and every configData value is a string, as the chart requires.
+func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[string]any, error) {
+	if run == nil {
+		return nil, errors.New("pulsar values: no BenchmarkRun given")
+	}
+	if run.Spec.System != v1alpha1.SystemPulsar {
+		return nil, fmt.Errorf("spec.system is %q, but the Pulsar chart deploys pulsar only; use the Strimzi builders for kafka", run.Spec.System)
+	}
+	m := run.Spec.Cluster.Managed
+	if m == nil {
+		return nil, errors.New("spec.cluster.managed is not set: an existing cluster is not deployed; set spec.cluster.managed to deploy Pulsar for the run")
+	}
+	if eff.Pulsar == nil {
+		return nil, errors.New("status.durability has no Pulsar settings: translate spec.durability with durability.Translate(pulsar, ...) before building the chart values")
+	}
+	counts := CountsOf(m)
+	var errs []error
+	if counts.Bookies < eff.Pulsar.EnsembleSize {
+		errs = append(errs, fmt.Errorf("spec.cluster.managed.bookies (%d) must be at least the ensemble size (%d, spec.durability.replication.replicas); add bookies or lower replicas", counts.Bookies, eff.Pulsar.EnsembleSize))
+	}
+	if m.Version != "" && !imageTag.MatchString(m.Version) {
+		errs = append(errs, fmt.Errorf("spec.cluster.managed.version %q is not an image tag of apachepulsar/pulsar-all; set a Pulsar version such as 4.0.12, or remove it for the chart's default", m.Version))
+	}
+
+	bookieConfig, err := configData("spec.cluster.managed.bookieConfig", eff.Pulsar.Bookie, m.BookieConfig, bookieKeysNeedingPrefix)
+	errs = append(errs, err)
+	brokerConfig, err := configData("spec.cluster.managed.brokerConfig", eff.Pulsar.Broker, m.BrokerConfig, brokerKeysNeedingPrefix)
+	errs = append(errs, err)
+
+	journal, err := volume("spec.cluster.managed.storage.journal", m.Storage.Journal)
+	errs = append(errs, err)
+	ledgers, err := volume("spec.cluster.managed.storage.ledgers", m.Storage.Ledgers)
+	errs = append(errs, err)
+
+	zkResources, err := resources("spec.cluster.managed.resources.metadataStore", m.Resources.MetadataStore)
+	errs = append(errs, err)
+	bookieResources, err := resources("spec.cluster.managed.resources.bookie", m.Resources.Bookie)
+	errs = append(errs, err)
+	brokerResources, err := resources("spec.cluster.managed.resources.broker", m.Resources.Broker)
+	errs = append(errs, err)
+
+	tolerations, err := toValue(m.Placement.Tolerations)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	zkConfig := map[string]any{}
+	setMemory(zkConfig, ComponentZooKeeper, m.Resources.MetadataStore, nil)
+	setMemory(bookieConfig, ComponentBookie, m.Resources.Bookie, m.BookieConfig)
+	setMemory(brokerConfig, ComponentBroker, m.Resources.Broker, m.BrokerConfig)
+
+	release := ReleaseName(run)
+	vals := map[string]any{
+		// Object names are <release>-<component> whatever the release is
+		// called; the chart would otherwise append "-pulsar" to release
+		// names that do not contain "pulsar".
+		"fullnameOverride": release,
+		"components":       components(),
+		// The global switch must stay on for the per-component settings
+		// below to apply.
+		"affinity": map[string]any{"anti_affinity": true},
+		// The bundled monitoring stack would deploy VictoriaMetrics,
+		// Grafana and node exporters per run, on the benchmark's nodes.
+		"victoria-metrics-k8s-stack": map[string]any{"enabled": false},
+		// With a TTL the completed init Jobs are deleted, and Ready could
+		// no longer tell "succeeded" from "not created yet".
+		"job": map[string]any{"ttl": map[string]any{"enabled": false}},
+		"zookeeper": map[string]any{
+			"replicaCount": int(counts.ZooKeeper),
+			"affinity":     antiAffinity(),
+		},
+		"bookkeeper": map[string]any{
+			"replicaCount": int(counts.Bookies),
+			"affinity":     antiAffinity(),
+			"volumes": map[string]any{
+				"journal": journal,
+				"ledgers": ledgers,
+			},
+			"configData": bookieConfig,
+		},
+		"broker": map[string]any{
+			"replicaCount": int(counts.Brokers),
+			"affinity":     antiAffinity(),
+			"configData":   brokerConfig,
+		},
+	}
+	if m.Version != "" {
+		vals["defaultPulsarImageTag"] = m.Version
+	}
+
+	zk := vals["zookeeper"].(map[string]any)
+	bk := vals["bookkeeper"].(map[string]any)
+	br := vals["broker"].(map[string]any)
+	if len(zkConfig) > 0 {
+		zk["configData"] = zkConfig
+	}
+	setIf(zk, "resources", zkResources)
+	setIf(bk, "resources", bookieResources)
+	setIf(br, "resources", brokerResources)
+	// Placement pins the data path (bookies and brokers) to the pool.
+	// ZooKeeper, autorecovery and the init Jobs are light and stay off
+	// the pool, so they take no CPU from the components under test.
+	for _, c := range []map[string]any{bk, br} {
+		if len(m.Placement.NodeSelector) > 0 {
+			c["nodeSelector"] = stringMap(m.Placement.NodeSelector)
+		}
+		setIf(c, "tolerations", tolerations)
+	}
+
+	// PodMonitors off: with the bundled stack disabled the chart renders
+	// monitoring.coreos.com/v1 PodMonitors, and the install fails on a
+	// cluster without the Prometheus Operator's CRDs. EnablePodMonitors
+	// turns them back on where those CRDs exist.
+	for _, c := range podMonitorComponents {
+		section, ok := vals[c].(map[string]any)
+		if !ok {
+			section = map[string]any{}
+			vals[c] = section
+		}
+		section["podMonitor"] = map[string]any{"enabled": false}
+	}
+	return vals, nil
+}
+
+// EnablePodMonitors turns on the chart's PodMonitors of the data-path
+// components in vals (as built by Values) and adds labels to them, e.g.
+// release: <kube-prometheus-stack release> so that its Prometheus selects
+// them. Call it only when the API server serves
+// monitoring.coreos.com/v1 PodMonitor.
+func EnablePodMonitors(vals map[string]any, labels map[string]string) {
+	for _, c := range podMonitorComponents {
+		section, ok := vals[c].(map[string]any)
+		if !ok {
+			section = map[string]any{}
+			vals[c] = section
+		}
+		pm := map[string]any{"enabled": true}
+		if len(labels) > 0 {
+			pm["customLabels"] = stringMap(labels)
+		}
+		section["podMonitor"] = pm
+	}
+}
+
+// configData merges the durability translation's settings with the
+// user's overlay (the overlay wins), in the key form the image's
+// apply-config-from-env.py needs. field names the overlay in errors.
+func configData(field string, translated, overlay map[string]string, needsPrefix map[string]bool) (map[string]any, error) {
+	out := map[string]any{}
+	for k, v := range translated {
+		out[configKey(k, needsPrefix)] = v
+	}
+	var errs []error
+	for _, k := range sortedKeys(overlay) {
+		if !configMapKey.MatchString(k) {
+			errs = append(errs, fmt.Errorf("%s key %q is not a valid configuration key (letters, digits, '-', '_' and '.'); fix or remove it", field, k))
+			continue
+		}
+		out[configKey(k, needsPrefix)] = overlay[k]
+	}
+	return out, errors.Join(errs...)
+}
+
+// configKey returns key as the chart's configData needs it: with
+// PULSAR_PREFIX_ when the configuration file lacks the key. A key the user
+// already prefixed is kept, so both spellings override the same entry.
+func configKey(key string, needsPrefix map[string]bool) string {
+	if needsPrefix[key] {
+		return PulsarPrefix + key
+	}
+	return key
+}
+
+// volume returns a bookkeeper.volumes.journal or .ledgers section; the
+// chart's sizes (10Gi journal, 50Gi ledgers) apply when the spec has none.
+func volume(field string, v v1alpha1.VolumeSpec) (map[string]any, error) {
+	out := map[string]any{}
+	if v.StorageClassName != nil {
+		if *v.StorageClassName == "" {
+			return nil, fmt.Errorf("%s.storageClassName is empty; name a StorageClass (e.g. the NVMe pool's local-storage class) or remove the field for the cluster default", field)
+		}
+		out["storageClassName"] = *v.StorageClassName
+	}
+	if v.Size != nil {
+		if v.Size.Sign() <= 0 {
+			return nil, fmt.Errorf("%s.size (%s) must be positive; set a size such as 50Gi or remove it for the chart's default", field, v.Size.String())
+		}
+		out["size"] = v.Size.String()
+	}
+	return out, nil
+}
+
+// resources returns r as chart values, or nil when r is empty so the
+// chart's requests stay.
+func resources(field string, r corev1.ResourceRequirements) (any, error) {
+	if len(r.Limits) == 0 && len(r.Requests) == 0 && len(r.Claims) == 0 {
+		return nil, nil
+	}
+	v, err := toValue(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return v, nil
+}
+
+// setMemory sets PULSAR_MEM in config from the container's memory limit
+// (or request when there is no limit), unless the user's overlay sets it.
+func setMemory(config map[string]any, component string, r corev1.ResourceRequirements, overlay map[string]string) {
+	if _, ok := overlay["PULSAR_MEM"]; ok {
+		return
+	}
+	mem, ok := r.Limits[corev1.ResourceMemory]
+	if !ok {
+		mem, ok = r.Requests[corev1.ResourceMemory]
+	}
+	if !ok || mem.Sign() <= 0 {
+		return
+	}
+	config["PULSAR_MEM"] = jvmMemory(mem, memoryShares[component])
+}
+
+// jvmMemory is a PULSAR_MEM value: equal -Xms and -Xmx (no heap growth
+// pauses during a measurement) and, when share.direct is set,
+// -XX:MaxDirectMemorySize, all in MiB.
+func jvmMemory(mem resource.Quantity, share memoryShare) string {
+	mib := mem.Value() / (1 << 20)
+	heap := max(mib*share.heap/100, 64)
+	s := fmt.Sprintf("-Xms%dm -Xmx%dm", heap, heap)
+	if share.direct > 0 {
+		s += fmt.Sprintf(" -XX:MaxDirectMemorySize=%dm", max(mib*share.direct/100, 64))
+	}
+	return s
+}
+
+// toValue converts a Kubernetes API value into plain chart values (maps,
+// slices, strings, numbers) through its JSON form, which is the form the
+// chart's toYaml renders into the pod spec.
+func toValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func setIf(m map[string]any, key string, v any) {
+	if v == nil {
+		return
+	}
+	if s, ok := v.([]any); ok && len(s) == 0 {
+		return
+	}
+	m[key] = v
+}
+
+func stringMap(in map[string]string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,217 @@
+package strimzi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// DefaultBrokers mirrors the CRD's default for spec.cluster.managed.brokers,
+// for runs that did not go through the API server (local YAML, Go callers).
+const DefaultBrokers int32 = 3
+
+// Kafka's internal topics. Their defaults (replication factor 3, min ISR 2
+// for the transaction log) cannot be met by a 1- or 2-broker cluster:
+// consumer groups would never get a coordinator and every benchmark
+// consumer would hang. The builder sizes them to the cluster; durability
+// and brokerConfig are applied over them.
+const (
+	configOffsetsReplicationFactor     = "offsets.topic.replication.factor"
+	configTransactionReplicationFactor = "transaction.state.log.replication.factor"
+	configTransactionMinISR            = "transaction.state.log.min.isr"
+)
+
+// forbiddenConfigPrefixes are the spec.kafka.config keys Strimzi owns
+// (KafkaClusterSpec.FORBIDDEN_PREFIXES): it compares the lower-cased key
+// with each prefix and drops matches with only a warning in the Kafka's
+// status. The builder refuses them instead, so a run never reports
+// settings its brokers do not have. The ZooKeeper prefixes are left out:
+// Kafka 4 has no ZooKeeper.
+var forbiddenConfigPrefixes = []string{
+	"listeners", "advertised.", "broker.", "listener.", "host.name", "port",
+	"inter.broker.listener.name", "sasl.", "ssl.", "security.", "password.",
+	"log.dir", "authorizer.", "super.user",
+	"cruise.control.metrics.topic", "cruise.control.metrics.reporter.bootstrap.servers",
+	"node.id", "process.roles", "controller.", "metadata.log.dir",
+}
+
+// forbiddenConfigExceptions are keys under a forbidden prefix that Strimzi
+// passes through (KafkaClusterSpec.FORBIDDEN_PREFIX_EXCEPTIONS), matched
+// exactly.
+var forbiddenConfigExceptions = []string{
+	"sasl.server.max.receive.size",
+	"ssl.cipher.suites", "ssl.protocol", "ssl.enabled.protocols", "ssl.secure.random.implementation",
+	"cruise.control.metrics.topic.num.partitions", "cruise.control.metrics.topic.replication.factor",
+	"cruise.control.metrics.topic.retention.ms", "cruise.control.metrics.topic.auto.create.retries",
+	"cruise.control.metrics.topic.auto.create.timeout.ms", "cruise.control.metrics.topic.min.insync.replicas",
+	"controller.quorum.election.backoff.max.ms", "controller.quorum.election.timeout.ms",
+	"controller.quorum.fetch.timeout.ms",
+}
+
+// forbiddenPrefix returns the Strimzi-owned prefix key falls under, or "".
+func forbiddenPrefix(key string) string {
+	if slices.Contains(forbiddenConfigExceptions, key) {
+		return ""
+	}
+	lower := strings.ToLower(key)
+	for _, p := range forbiddenConfigPrefixes {
+		if strings.HasPrefix(lower, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// Private mirrors of the parts of Strimzi's Kafka schema set here.
+type kafkaSpec struct {
+	Kafka kafkaClusterSpec `json:"kafka"`
+	// No entityOperator: the workers create and delete the benchmark
+	// topics through the Kafka admin API, as OMB's driver does, and the
+	// plain listener has no users to manage. The Topic and User Operators
+	// would only add a pod per run and a second writer of topic configs.
+}
+
+type kafkaClusterSpec struct {
+	Version       string            `json:"version,omitempty"`
+	Listeners     []kafkaListener   `json:"listeners"`
+	Config        map[string]string `json:"config,omitempty"`
+	MetricsConfig *metricsConfig    `json:"metricsConfig,omitempty"`
+}
+
+type kafkaListener struct {
+	Name string `json:"name"`
+	Port int32  `json:"port"`
+	Type string `json:"type"`
+	TLS  bool   `json:"tls"`
+}
+
+type metricsConfig struct {
+	Type      string            `json:"type"`
+	ValueFrom metricsConfigFrom `json:"valueFrom"`
+}
+
+type metricsConfigFrom struct {
+	ConfigMapKeyRef configMapKeyRef `json:"configMapKeyRef"`
+}
+
+type configMapKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// Kafka builds the run's Kafka. eff is the run's translated durability
+// (durability.Translate for system kafka); its broker settings are the
+// base of spec.kafka.config and spec.cluster.managed.brokerConfig is
+// applied over them, as the API documents. It returns an error naming the
+// field when the run is not a managed Kafka run, when it has fewer brokers
+// than the replication factor, or when brokerConfig sets a key Strimzi
+// owns.
+func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstructured.Unstructured, error) {
+	m, err := managed(run)
+	if err != nil {
+		return nil, err
+	}
+	if eff.Kafka == nil {
+		return nil, errors.New("status.durability has no Kafka settings; translate spec.durability for system kafka (durability.Translate) before building the Kafka")
+	}
+	brokers := brokerCount(m)
+	if rf := eff.Kafka.ReplicationFactor; rf > brokers {
+		return nil, fmt.Errorf("spec.cluster.managed.brokers (%d) must be at least the replication factor (%d, spec.durability.replication.replicas); add brokers or lower replicas", brokers, rf)
+	}
+	var bad []error
+	for _, k := range sortedKeys(m.BrokerConfig) {
+		if p := forbiddenPrefix(k); p != "" {
+			bad = append(bad, fmt.Errorf("spec.cluster.managed.brokerConfig[%q] is owned by Strimzi (keys starting with %q set listeners, security, node identity or the KRaft quorum, and Strimzi would ignore it); remove it", k, p))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, errors.Join(bad...)
+	}
+
+	internalRF := min(brokers, 3)
+	config := map[string]string{
+		configOffsetsReplicationFactor:     itoa(internalRF),
+		configTransactionReplicationFactor: itoa(internalRF),
+		configTransactionMinISR:            itoa(min(internalRF, 2)),
+	}
+	for k, v := range eff.Kafka.Broker {
+		config[k] = v
+	}
+	for k, v := range m.BrokerConfig {
+		config[k] = v
+	}
+
+	spec := kafkaSpec{Kafka: kafkaClusterSpec{
+		Version: m.Version,
+		Listeners: []kafkaListener{{
+			Name: ListenerName,
+			Port: ListenerPort,
+			Type: "internal",
+			TLS:  false,
+		}},
+		Config: config,
+		MetricsConfig: &metricsConfig{
+			Type: "jmxPrometheusExporter",
+			ValueFrom: metricsConfigFrom{ConfigMapKeyRef: configMapKeyRef{
+				Name: MetricsConfigMapName(run),
+				Key:  MetricsConfigKey,
+			}},
+		},
+	}}
+	return newObject(KafkaGVK, ClusterName(run), run.Namespace, labels(run), &spec)
+}
+
+// managed returns the run's managed cluster, or an error when the run has
+// none or is not a Kafka run.
+func managed(run *v1alpha1.BenchmarkRun) (*v1alpha1.ManagedCluster, error) {
+	if run.Spec.System != v1alpha1.SystemKafka {
+		return nil, fmt.Errorf("spec.system is %q: Strimzi objects are built for system kafka only", run.Spec.System)
+	}
+	m := run.Spec.Cluster.Managed
+	if m == nil {
+		return nil, errors.New("spec.cluster.managed is not set: Strimzi objects are built for managed clusters only; an existing cluster needs no provisioning")
+	}
+	if m.Brokers < 0 {
+		return nil, fmt.Errorf("spec.cluster.managed.brokers (%d) must be at least 1; set a positive count or remove it for the default %d", m.Brokers, DefaultBrokers)
+	}
+	return m, nil
+}
+
+func brokerCount(m *v1alpha1.ManagedCluster) int32 {
+	if m.Brokers == 0 {
+		return DefaultBrokers
+	}
+	return m.Brokers
+}
+
+// newObject converts spec to an unstructured object of kind gvk.
+func newObject(gvk schema.GroupVersionKind, name, namespace string, lbls map[string]string, spec any) (*unstructured.Unstructured, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
+	if err != nil {
+		return nil, fmt.Errorf("converting the %s spec: %w", gvk.Kind, err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": content}}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(name)
+	u.SetNamespace(namespace)
+	u.SetLabels(lbls)
+	return u, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func itoa(n int32) string { return fmt.Sprint(n) }

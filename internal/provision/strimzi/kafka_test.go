@@ -1,0 +1,333 @@
+package strimzi
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func TestKafka(t *testing.T) {
+	tests := []struct {
+		name string
+		run  *v1alpha1.BenchmarkRun
+		want string
+	}{
+		{
+			name: "default managed cluster at level 2",
+			run:  newRun(),
+			want: `
+apiVersion: kafka.strimzi.io/v1
+kind: Kafka
+metadata:
+  name: run-a
+  namespace: bench
+  labels:
+    app.kubernetes.io/managed-by: streambench
+    streambench.io/run: run-a
+spec:
+  kafka:
+    listeners:
+    - {name: plain, port: 9092, type: internal, tls: false}
+    config:
+      offsets.topic.replication.factor: "3"
+      transaction.state.log.replication.factor: "3"
+      transaction.state.log.min.isr: "2"
+      default.replication.factor: "3"
+      min.insync.replicas: "2"
+      unclean.leader.election.enable: "false"
+    metricsConfig:
+      type: jmxPrometheusExporter
+      valueFrom:
+        configMapKeyRef: {name: run-a-metrics, key: kafka-metrics-config.yml}
+`,
+		},
+		{
+			// Level 1 asks for per-message flush; brokerConfig is applied
+			// over the translation (the API says so) and adds its own keys.
+			name: "version and brokerConfig over level 1",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Durability.Level = ptr(v1alpha1.Level1)
+				r.Spec.Cluster.Managed.Version = "4.3.1"
+				r.Spec.Cluster.Managed.BrokerConfig = map[string]string{
+					"log.flush.interval.ms": "5",
+					"num.network.threads":   "8",
+					// Strimzi's exceptions to its forbidden prefixes pass.
+					"ssl.cipher.suites":                     "TLS_AES_128_GCM_SHA256",
+					"controller.quorum.election.timeout.ms": "2000",
+				}
+			}),
+			want: `
+apiVersion: kafka.strimzi.io/v1
+kind: Kafka
+metadata:
+  name: run-a
+  namespace: bench
+  labels:
+    app.kubernetes.io/managed-by: streambench
+    streambench.io/run: run-a
+spec:
+  kafka:
+    version: 4.3.1
+    listeners:
+    - {name: plain, port: 9092, type: internal, tls: false}
+    config:
+      offsets.topic.replication.factor: "3"
+      transaction.state.log.replication.factor: "3"
+      transaction.state.log.min.isr: "2"
+      default.replication.factor: "3"
+      min.insync.replicas: "2"
+      unclean.leader.election.enable: "false"
+      log.flush.interval.messages: "1"
+      log.flush.interval.ms: "5"
+      num.network.threads: "8"
+      ssl.cipher.suites: TLS_AES_128_GCM_SHA256
+      controller.quorum.election.timeout.ms: "2000"
+    metricsConfig:
+      type: jmxPrometheusExporter
+      valueFrom:
+        configMapKeyRef: {name: run-a-metrics, key: kafka-metrics-config.yml}
+`,
+		},
+		{
+			// One broker cannot host internal topics with 3 replicas;
+			// without sizing them consumer groups never get a coordinator.
+			name: "single broker, explicit durability with one replica",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Name = "Solo.Run"
+				r.Spec.Cluster.Managed.Brokers = 1
+				r.Spec.Durability = &v1alpha1.DurabilitySpec{
+					Replication: &v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationAsync, Replicas: 1, AckReplicas: 1},
+					Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, FlushIntervalMs: ptr(int32(1000))},
+				}
+			}),
+			want: `
+apiVersion: kafka.strimzi.io/v1
+kind: Kafka
+metadata:
+  name: solo-run-8714a71a
+  namespace: bench
+  labels:
+    app.kubernetes.io/managed-by: streambench
+    streambench.io/run: Solo.Run
+spec:
+  kafka:
+    listeners:
+    - {name: plain, port: 9092, type: internal, tls: false}
+    config:
+      offsets.topic.replication.factor: "1"
+      transaction.state.log.replication.factor: "1"
+      transaction.state.log.min.isr: "1"
+      default.replication.factor: "1"
+      min.insync.replicas: "1"
+      unclean.leader.election.enable: "false"
+      log.flush.interval.ms: "1000"
+      log.flush.scheduler.interval.ms: "1000"
+    metricsConfig:
+      type: jmxPrometheusExporter
+      valueFrom:
+        configMapKeyRef: {name: solo-run-8714a71a-metrics, key: kafka-metrics-config.yml}
+`,
+		},
+		{
+			// Brokers 0 is what a Go caller gets without the CRD default.
+			name: "brokers unset means the CRD default of 3",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Cluster.Managed.Brokers = 0
+				r.Spec.Durability.Level = ptr(v1alpha1.Level4)
+			}),
+			want: `
+apiVersion: kafka.strimzi.io/v1
+kind: Kafka
+metadata:
+  name: run-a
+  namespace: bench
+  labels:
+    app.kubernetes.io/managed-by: streambench
+    streambench.io/run: run-a
+spec:
+  kafka:
+    listeners:
+    - {name: plain, port: 9092, type: internal, tls: false}
+    config:
+      offsets.topic.replication.factor: "3"
+      transaction.state.log.replication.factor: "3"
+      transaction.state.log.min.isr: "2"
+      default.replication.factor: "3"
+      min.insync.replicas: "2"
+      unclean.leader.election.enable: "false"
+    metricsConfig:
+      type: jmxPrometheusExporter
+      valueFrom:
+        configMapKeyRef: {name: run-a-metrics, key: kafka-metrics-config.yml}
+`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Kafka(tc.run, translate(t, tc.run))
+			if err != nil {
+				t.Fatalf("Kafka: %v", err)
+			}
+			assertObject(t, got, tc.want)
+			assertClientSafe(t, got)
+			if refs := got.GetOwnerReferences(); len(refs) != 0 {
+				t.Errorf("owner references %v: the controller sets them, not the builder", refs)
+			}
+		})
+	}
+}
+
+func TestKafkaErrors(t *testing.T) {
+	level2 := func(t *testing.T, r *v1alpha1.BenchmarkRun) v1alpha1.EffectiveDurability {
+		return translate(t, newRun())
+	}
+	tests := []struct {
+		name string
+		run  *v1alpha1.BenchmarkRun
+		eff  func(*testing.T, *v1alpha1.BenchmarkRun) v1alpha1.EffectiveDurability
+		want []string // every one must appear in the error
+		not  []string // none may appear
+	}{
+		{
+			name: "listeners is Strimzi's",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Cluster.Managed.BrokerConfig = map[string]string{"listeners": "PLAINTEXT://:9999", "num.io.threads": "16"}
+			}),
+			eff:  level2,
+			want: []string{`spec.cluster.managed.brokerConfig["listeners"]`, `starting with "listeners"`, "remove it"},
+			not:  []string{"num.io.threads"},
+		},
+		{
+			// Strimzi lower-cases keys before matching; every bad key is
+			// named, not just the first.
+			name: "every forbidden key is named, case-insensitively",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Cluster.Managed.BrokerConfig = map[string]string{
+					"SSL.keystore.location": "/x", "advertised.listeners": "x", "log.dirs": "/data",
+					"node.id": "7", "process.roles": "broker", "controller.listener.names": "C",
+					"broker.rack": "a", "listener.security.protocol.map": "x", "sasl.enabled.mechanisms": "PLAIN",
+					"security.inter.broker.protocol": "SSL",
+				}
+			}),
+			eff: level2,
+			want: []string{
+				`brokerConfig["SSL.keystore.location"]`, `brokerConfig["advertised.listeners"]`, `brokerConfig["log.dirs"]`,
+				`brokerConfig["node.id"]`, `brokerConfig["process.roles"]`, `brokerConfig["controller.listener.names"]`,
+				`brokerConfig["broker.rack"]`, `brokerConfig["listener.security.protocol.map"]`,
+				`brokerConfig["sasl.enabled.mechanisms"]`, `brokerConfig["security.inter.broker.protocol"]`,
+			},
+		},
+		{
+			name: "fewer brokers than the replication factor",
+			run:  newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.Cluster.Managed.Brokers = 2 }),
+			eff:  level2,
+			want: []string{"spec.cluster.managed.brokers (2) must be at least the replication factor (3"},
+		},
+		{
+			name: "negative brokers",
+			run:  newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.Cluster.Managed.Brokers = -1 }),
+			eff:  level2,
+			want: []string{"spec.cluster.managed.brokers (-1) must be at least 1"},
+		},
+		{
+			name: "existing cluster",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}}
+			}),
+			eff:  level2,
+			want: []string{"spec.cluster.managed is not set"},
+		},
+		{
+			name: "pulsar run",
+			run:  newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.System = v1alpha1.SystemPulsar }),
+			eff:  level2,
+			want: []string{`spec.system is "pulsar"`},
+		},
+		{
+			name: "durability translated for pulsar",
+			run:  newRun(),
+			eff: func(t *testing.T, r *v1alpha1.BenchmarkRun) v1alpha1.EffectiveDurability {
+				p := newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.System = v1alpha1.SystemPulsar })
+				return translate(t, p)
+			},
+			want: []string{"status.durability has no Kafka settings"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Kafka(tc.run, tc.eff(t, tc.run))
+			if err == nil {
+				t.Fatalf("Kafka succeeded, want an error; got %v", got.Object)
+			}
+			if got != nil {
+				t.Errorf("Kafka returned an object with its error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("error %q names the allowed key %q", err, n)
+				}
+			}
+		})
+	}
+}
+
+// The durability translation's broker keys must never be keys Strimzi
+// drops, or a run would report settings its brokers do not have.
+func TestDurabilityBrokerKeysAreAllowed(t *testing.T) {
+	for _, level := range []v1alpha1.Level{v1alpha1.Level1, v1alpha1.Level2, v1alpha1.Level3, v1alpha1.Level4} {
+		run := newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.Durability.Level = ptr(level) })
+		eff := translate(t, run)
+		for k := range eff.Kafka.Broker {
+			if p := forbiddenPrefix(k); p != "" {
+				t.Errorf("level %d: durability broker key %q falls under Strimzi's forbidden prefix %q", level, k, p)
+			}
+		}
+		kafka, err := Kafka(run, eff)
+		if err != nil {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		for k, v := range eff.Kafka.Broker {
+			got, _ := kafka.Object["spec"].(map[string]any)["kafka"].(map[string]any)["config"].(map[string]any)[k]
+			if got != v {
+				t.Errorf("level %d: spec.kafka.config[%q] = %v, want %q from the durability translation", level, k, got, v)
+			}
+		}
+	}
+}
+
+func TestForbiddenPrefix(t *testing.T) {
+	tests := map[string]string{
+		"listeners":                                   "listeners",
+		"listener.name.plain.x":                       "listener.",
+		"LOG.DIRS":                                    "log.dir",
+		"metadata.log.dir":                            "metadata.log.dir",
+		"port":                                        "port",
+		"inter.broker.listener.name":                  "inter.broker.listener.name",
+		"authorizer.class.name":                       "authorizer.",
+		"super.users":                                 "super.user",
+		"controller.quorum.voters":                    "controller.",
+		"controller.quorum.fetch.timeout.ms":          "",
+		"ssl.enabled.protocols":                       "",
+		"sasl.server.max.receive.size":                "",
+		"log.flush.interval.messages":                 "",
+		"log.flush.interval.ms":                       "",
+		"min.insync.replicas":                         "",
+		"unclean.leader.election.enable":              "",
+		"num.replica.fetchers":                        "",
+		"replica.lag.time.max.ms":                     "",
+		"log.segment.bytes":                           "",
+		"cruise.control.metrics.topic":                "cruise.control.metrics.topic",
+		"cruise.control.metrics.topic.num.partitions": "",
+	}
+	for key, want := range tests {
+		if got := forbiddenPrefix(key); got != want {
+			t.Errorf("forbiddenPrefix(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

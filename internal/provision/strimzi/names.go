@@ -1,0 +1,133 @@
+package strimzi
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// Strimzi's API group, version and kinds. Strimzi 1.0 removed v1beta2;
+// v1 is the only version served.
+const (
+	Group             = "kafka.strimzi.io"
+	Version           = "v1"
+	KindKafka         = "Kafka"
+	KindKafkaNodePool = "KafkaNodePool"
+)
+
+// GroupVersion and the kinds' GroupVersionKinds, for unstructured objects
+// and RESTMapper look-ups.
+var (
+	GroupVersion     = schema.GroupVersion{Group: Group, Version: Version}
+	KafkaGVK         = GroupVersion.WithKind(KindKafka)
+	KafkaNodePoolGVK = GroupVersion.WithKind(KindKafkaNodePool)
+)
+
+// Labels on every object built here.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "streambench"
+	// LabelRun carries the run's name; the same key as the results
+	// ConfigMap's (internal/results.LabelRun). Strimzi copies a Kafka's
+	// labels to the pods and services it creates, so the brokers carry it
+	// too.
+	LabelRun = "streambench.io/run"
+	// LabelCluster ties a KafkaNodePool to its Kafka; Strimzi ignores
+	// pools without it.
+	LabelCluster = "strimzi.io/cluster"
+)
+
+// The run's listener: internal, plaintext, the port Kafka clients expect.
+const (
+	ListenerName = "plain"
+	ListenerPort = 9092
+)
+
+// MaxClusterNameLength bounds ClusterName. Strimzi derives names from the
+// Kafka's and the pool's: pods are <cluster>-<pool>-<node id> and their
+// name is also their hostname, a DNS label of at most 63 characters. With
+// the pool named like the cluster (see PoolName), 28 + 1 + 28 + 1 leaves 5
+// digits for node ids; it also keeps <cluster>-kafka-bootstrap and
+// <cluster>-kafka-brokers (Service names, 63 at most) well inside the limit.
+const MaxClusterNameLength = 28
+
+// ClusterName is the name of the run's Kafka. It is the run's name when
+// that name is a DNS-1035 label (what Strimzi's Service names need: lower
+// case alphanumerics and '-', starting with a letter) of at most
+// MaxClusterNameLength characters. Any other name is sanitized and cut,
+// and gets the first 8 hex digits of its SHA-256, so two runs never share
+// a cluster and the same run always gets the same one.
+func ClusterName(run *v1alpha1.BenchmarkRun) string {
+	name := run.Name
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	clean := strings.Trim(b.String(), "-")
+	if clean == "" || clean[0] < 'a' || clean[0] > 'z' {
+		clean = "sb-" + clean
+	}
+	if clean == name && len(clean) <= MaxClusterNameLength {
+		return clean
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "-" + hex.EncodeToString(sum[:])[:8]
+	if len(clean) > MaxClusterNameLength-len(suffix) {
+		clean = clean[:MaxClusterNameLength-len(suffix)]
+	}
+	return strings.TrimRight(clean, "-") + suffix
+}
+
+// PoolName is the name of the run's KafkaNodePool. Pools are namespaced
+// objects like the Kafka, so two runs in one namespace need two pool
+// names: the pool takes the cluster's name (a pod is then
+// <cluster>-<cluster>-<id>, e.g. run-a-run-a-0).
+func PoolName(run *v1alpha1.BenchmarkRun) string { return ClusterName(run) }
+
+// MetricsConfigMapName is the name of the ConfigMap with the JMX
+// Prometheus exporter rules. Strimzi reads it from the Kafka's namespace.
+func MetricsConfigMapName(run *v1alpha1.BenchmarkRun) string {
+	return ClusterName(run) + "-metrics"
+}
+
+// labels are the labels of every object of the run.
+func labels(run *v1alpha1.BenchmarkRun) map[string]string {
+	return map[string]string{
+		LabelManagedBy: ManagedBy,
+		LabelRun:       run.Name,
+	}
+}
+
+// CRDsInstalled checks that the API server serves Strimzi's v1 Kafka and
+// KafkaNodePool, so a managed run fails early with a fix instead of a
+// "no matches for kind" from the first create.
+func CRDsInstalled(mapper meta.RESTMapper) error {
+	for _, gvk := range []schema.GroupVersionKind{KafkaGVK, KafkaNodePoolGVK} {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil {
+			continue
+		}
+		if !meta.IsNoMatchError(err) {
+			return fmt.Errorf("looking up the %s/%s %s CRD: %w", Group, Version, gvk.Kind, err)
+		}
+		// Strimzi 0.x serves only v1beta2: say so, the fix is an upgrade.
+		if old, oldErr := mapper.RESTMapping(gvk.GroupKind()); oldErr == nil {
+			return fmt.Errorf("Strimzi is too old: the API server serves %s %s at %s only, streambench needs %s/%s; upgrade the Strimzi operator to 1.x (https://strimzi.io/install/latest)",
+				gvk.Kind, Group, old.GroupVersionKind.Version, Group, Version)
+		}
+		return errors.New("Strimzi is not installed: the " + Group + "/" + Version + " " + gvk.Kind +
+			" CRD was not found; install the Strimzi operator 1.x (https://strimzi.io/install/latest, or the strimzi-kafka-operator Helm chart) watching the run's namespace")
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package strimzi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Condition types Strimzi sets on a Kafka: Ready (True) after a
+// successful reconciliation, NotReady (True) while it deploys ("Creating")
+// or after a failed one (reason = the error's class), Warning (True) for
+// problems that do not stop the cluster.
+const (
+	conditionReady    = "Ready"
+	conditionNotReady = "NotReady"
+)
+
+// Ready reports whether the Kafka can take the workload: its Ready
+// condition is True and its status describes the current spec
+// (status.observedGeneration == metadata.generation; a Ready of the
+// previous generation says nothing about the spec just applied). When it
+// is not ready, reason says what is missing, e.g.
+// "Kafka run-a: NotReady=True (Creating: Kafka cluster is being deployed)".
+func Ready(kafka *unstructured.Unstructured) (ready bool, reason string) {
+	prefix := fmt.Sprintf("Kafka %s: ", kafka.GetName())
+	conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
+	c, found := condition(conds, conditionReady)
+	if !found || c.status != "True" {
+		if !found {
+			c, found = condition(conds, conditionNotReady)
+		}
+		if !found {
+			return false, prefix + "no Ready condition yet (the Strimzi cluster operator has not reported on it; check that it runs and watches namespace " + kafka.GetNamespace() + ")"
+		}
+		return false, prefix + c.String()
+	}
+	observed, ok := int64Field(kafka.Object, "status", "observedGeneration")
+	if gen := kafka.GetGeneration(); !ok || observed != gen {
+		seen := "none"
+		if ok {
+			seen = strconv.FormatInt(observed, 10)
+		}
+		return false, fmt.Sprintf("%sReady=True is stale: status.observedGeneration is %s, metadata.generation is %d (the Strimzi cluster operator has not reconciled the current spec yet)", prefix, seen, gen)
+	}
+	return true, ""
+}
+
+// Bootstrap returns the bootstrap servers of the Kafka's plain listener
+// (status.listeners[name=plain].bootstrapServers), which Strimzi fills
+// with <cluster>-kafka-bootstrap.<namespace>.svc:9092.
+func Bootstrap(kafka *unstructured.Unstructured) (string, error) {
+	listeners, _, _ := unstructured.NestedSlice(kafka.Object, "status", "listeners")
+	if len(listeners) == 0 {
+		return "", fmt.Errorf("Kafka %s has no status.listeners yet; wait until it is Ready", kafka.GetName())
+	}
+	var names []string
+	for _, l := range listeners {
+		m, ok := l.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		if name != ListenerName {
+			names = append(names, strconv.Quote(name))
+			continue
+		}
+		if bs, _ := m["bootstrapServers"].(string); bs != "" {
+			return bs, nil
+		}
+		return "", fmt.Errorf("Kafka %s: status.listeners[name=%s] has no bootstrapServers yet; wait until it is Ready", kafka.GetName(), ListenerName)
+	}
+	return "", fmt.Errorf("Kafka %s: status.listeners has no listener named %q (found %s); spec.kafka.listeners must include the %s listener on port %d", kafka.GetName(), ListenerName, strings.Join(names, ", "), ListenerName, ListenerPort)
+}
+
+type kafkaCondition struct {
+	typ, status, reason, message string
+}
+
+func (c kafkaCondition) String() string {
+	s := c.typ + "=" + c.status
+	switch {
+	case c.reason != "" && c.message != "":
+		s += " (" + c.reason + ": " + c.message + ")"
+	case c.reason != "":
+		s += " (" + c.reason + ")"
+	case c.message != "":
+		s += " (" + c.message + ")"
+	}
+	return s
+}
+
+// condition finds the condition of type typ in status.conditions.
+func condition(conds []any, typ string) (kafkaCondition, bool) {
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		if t, _ := m["type"].(string); t != typ {
+			continue
+		}
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		return kafkaCondition{typ: typ, status: str("status"), reason: str("reason"), message: str("message")}, true
+	}
+	return kafkaCondition{}, false
+}
+
+// int64Field reads an integer field. Objects decoded by client-go hold
+// int64; float64 is accepted too, for objects decoded by encoding/json.
+func int64Field(obj map[string]any, fields ...string) (int64, bool) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !found || err != nil {
+		return 0, false
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), n == float64(int64(n))
+	}
+	return 0, false
+}

@@ -1,0 +1,209 @@
+package strimzi
+
+import (
+	"testing"
+)
+
+// kafkaWith is a Kafka as read from the API server, with the given
+// generation and status (YAML, indented under "status:").
+func kafkaWith(t *testing.T, generation int, status string) string {
+	t.Helper()
+	s := `
+apiVersion: kafka.strimzi.io/v1
+kind: Kafka
+metadata:
+  name: run-a
+  namespace: bench
+  generation: ` + itoa(int32(generation)) + `
+spec:
+  kafka: {}
+`
+	if status != "" {
+		s += "status:\n" + status
+	}
+	return s
+}
+
+func TestReady(t *testing.T) {
+	tests := []struct {
+		name       string
+		generation int
+		status     string
+		wantReady  bool
+		wantReason string
+	}{
+		{
+			name:       "ready",
+			generation: 2,
+			status: `
+  observedGeneration: 2
+  conditions:
+  - {type: Ready, status: "True", lastTransitionTime: "2026-01-01T00:00:00Z"}
+  listeners:
+  - {name: plain, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9092"}
+`,
+			wantReady: true,
+		},
+		{
+			name:       "ready with a warning is still ready",
+			generation: 1,
+			status: `
+  observedGeneration: 1
+  conditions:
+  - {type: Warning, status: "True", reason: KafkaStorage, message: "deleteClaim is true"}
+  - {type: Ready, status: "True"}
+`,
+			wantReady: true,
+		},
+		{
+			name:       "Ready of an older generation is stale",
+			generation: 3,
+			status: `
+  observedGeneration: 2
+  conditions:
+  - {type: Ready, status: "True"}
+`,
+			wantReason: "Kafka run-a: Ready=True is stale: status.observedGeneration is 2, metadata.generation is 3 (the Strimzi cluster operator has not reconciled the current spec yet)",
+		},
+		{
+			name:       "Ready without observedGeneration",
+			generation: 1,
+			status: `
+  conditions:
+  - {type: Ready, status: "True"}
+`,
+			wantReason: "Kafka run-a: Ready=True is stale: status.observedGeneration is none, metadata.generation is 1 (the Strimzi cluster operator has not reconciled the current spec yet)",
+		},
+		{
+			name:       "being deployed",
+			generation: 1,
+			status: `
+  observedGeneration: 1
+  conditions:
+  - {type: NotReady, status: "True", reason: Creating, message: Kafka cluster is being deployed}
+`,
+			wantReason: "Kafka run-a: NotReady=True (Creating: Kafka cluster is being deployed)",
+		},
+		{
+			name:       "failed reconciliation",
+			generation: 1,
+			status: `
+  observedGeneration: 1
+  conditions:
+  - {type: NotReady, status: "True", reason: InvalidResourceException, message: "Tiered storage is not supported"}
+`,
+			wantReason: "Kafka run-a: NotReady=True (InvalidResourceException: Tiered storage is not supported)",
+		},
+		{
+			name:       "Ready False",
+			generation: 1,
+			status: `
+  observedGeneration: 1
+  conditions:
+  - {type: Ready, status: "False", reason: NotReady, message: "pods run-a-run-a-0 not ready"}
+`,
+			wantReason: "Kafka run-a: Ready=False (NotReady: pods run-a-run-a-0 not ready)",
+		},
+		{
+			name:       "Ready Unknown without reason",
+			generation: 1,
+			status: `
+  conditions:
+  - {type: Ready, status: Unknown}
+`,
+			wantReason: "Kafka run-a: Ready=Unknown",
+		},
+		{
+			name:       "no status",
+			generation: 1,
+			wantReason: "Kafka run-a: no Ready condition yet (the Strimzi cluster operator has not reported on it; check that it runs and watches namespace bench)",
+		},
+		{
+			name:       "only a warning",
+			generation: 1,
+			status: `
+  conditions:
+  - {type: Warning, status: "True", reason: X}
+`,
+			wantReason: "Kafka run-a: no Ready condition yet (the Strimzi cluster operator has not reported on it; check that it runs and watches namespace bench)",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kafka := statusObject(t, kafkaWith(t, tc.generation, tc.status))
+			ready, reason := Ready(kafka)
+			if ready != tc.wantReady || reason != tc.wantReason {
+				t.Errorf("Ready = %v, %q\nwant    %v, %q", ready, reason, tc.wantReady, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  string
+		want    string
+		wantErr string
+	}{
+		{
+			name: "plain listener",
+			status: `
+  listeners:
+  - name: plain
+    addresses: [{host: run-a-kafka-bootstrap.bench.svc, port: 9092}]
+    bootstrapServers: run-a-kafka-bootstrap.bench.svc:9092
+`,
+			want: "run-a-kafka-bootstrap.bench.svc:9092",
+		},
+		{
+			name: "plain among others",
+			status: `
+  listeners:
+  - {name: tls, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9093"}
+  - {name: plain, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9092"}
+`,
+			want: "run-a-kafka-bootstrap.bench.svc:9092",
+		},
+		{
+			name: "no listeners",
+			status: `
+  conditions:
+  - {type: NotReady, status: "True", reason: Creating}
+`,
+			wantErr: "Kafka run-a has no status.listeners yet; wait until it is Ready",
+		},
+		{
+			name:    "no status",
+			wantErr: "Kafka run-a has no status.listeners yet; wait until it is Ready",
+		},
+		{
+			name: "no plain listener",
+			status: `
+  listeners:
+  - {name: tls, bootstrapServers: "x:9093"}
+  - {name: external, bootstrapServers: "y:9094"}
+`,
+			wantErr: `Kafka run-a: status.listeners has no listener named "plain" (found "tls", "external"); spec.kafka.listeners must include the plain listener on port 9092`,
+		},
+		{
+			name: "plain without address",
+			status: `
+  listeners:
+  - {name: plain}
+`,
+			wantErr: "Kafka run-a: status.listeners[name=plain] has no bootstrapServers yet; wait until it is Ready",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Bootstrap(statusObject(t, kafkaWith(t, 1, tc.status)))
+			switch {
+			case tc.wantErr == "" && (err != nil || got != tc.want):
+				t.Errorf("Bootstrap = %q, %v; want %q", got, err, tc.want)
+			case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
+				t.Errorf("Bootstrap = %q, %v\nwant error %s", got, err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+// Package workers builds the load generator's Kubernetes objects for a run:
+// a headless Service, an Indexed Job of workers behind it, the coordinator Job
+// that drives them, and the coordinator's permission to write the results
+// ConfigMap. Builders are pure; the controller sets owner references.
+package workers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// Port is the workers' HTTP API port.
+const Port = 8080
+
+// Labels on everything a run creates.
+const (
+	LabelRun       = "streambench.io/run"
+	LabelRole      = "streambench.io/role"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	RoleWorker     = "worker"
+	RoleCoord      = "coordinator"
+)
+
+// Names of a run's objects.
+func ServiceName(run *v1alpha1.BenchmarkRun) string     { return run.Name + "-workers" }
+func WorkerJobName(run *v1alpha1.BenchmarkRun) string   { return run.Name + "-workers" }
+func CoordinatorName(run *v1alpha1.BenchmarkRun) string { return run.Name + "-coordinator" }
+func ResultsName(run *v1alpha1.BenchmarkRun) string     { return run.Name + "-results" }
+
+// RunID names the run's topics and subscriptions: unique per object (its
+// UID), so reruns never read each other's messages.
+func RunID(run *v1alpha1.BenchmarkRun) string {
+	id := strings.ReplaceAll(string(run.UID), "-", "")
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
+}
+
+func labels(run *v1alpha1.BenchmarkRun, role string) map[string]string {
+	return map[string]string{LabelRun: run.Name, LabelRole: role, LabelManagedBy: "streambench"}
+}
+
+// Service is the headless Service that gives the coordinator the workers'
+// pod addresses (and each pod a DNS name through the Job's subdomain).
+func Service(run *v1alpha1.BenchmarkRun) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: ServiceName(run), Namespace: run.Namespace, Labels: labels(run, RoleWorker)},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 labels(run, RoleWorker),
+			PublishNotReadyAddresses: true,
+			Ports:                    []corev1.ServicePort{{Name: "http", Port: Port}},
+		},
+	}
+}
+
+// RunDeadline bounds the worker and coordinator Jobs: spec.timeouts.run, or
+// warm-up + test duration + 10 minutes for setup, backlog and teardown.
+func RunDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
+	if t := run.Spec.Timeouts.Run; t != nil {
+		return t.Duration
+	}
+	minutes := func(p *float64, def float64) time.Duration {
+		if p == nil {
+			return time.Duration(def * float64(time.Minute))
+		}
+		return time.Duration(*p * float64(time.Minute))
+	}
+	w := run.Spec.Workload
+	return minutes(w.WarmupDurationMinutes, 1) + minutes(w.TestDurationMinutes, 5) + 10*time.Minute
+}
+
+func image(run *v1alpha1.BenchmarkRun, defaultImage string) string {
+	if run.Spec.Workers.Image != "" {
+		return run.Spec.Workers.Image
+	}
+	return defaultImage
+}
+
+func workerCount(run *v1alpha1.BenchmarkRun) int32 {
+	if run.Spec.Workers.Count > 0 {
+		return run.Spec.Workers.Count
+	}
+	return 2
+}
+
+func podSpec(run *v1alpha1.BenchmarkRun, c corev1.Container) corev1.PodSpec {
+	p := run.Spec.Workers.Placement
+	c.ImagePullPolicy = corev1.PullIfNotPresent
+	c.SecurityContext = &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	return corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		NodeSelector:  p.NodeSelector,
+		Affinity:      p.Affinity,
+		Tolerations:   p.Tolerations,
+		Containers:    []corev1.Container{c},
+	}
+}
+
+// WorkerJob is an Indexed Job of spec.workers.count workers. A worker that
+// fails is not retried (backoffLimit 0): a restarted worker would have lost
+// its producers' state, so the run fails with the reason instead.
+func WorkerJob(run *v1alpha1.BenchmarkRun, defaultImage string) *batchv1.Job {
+	n := workerCount(run)
+	spec := podSpec(run, corev1.Container{
+		Name:      "worker",
+		Image:     image(run, defaultImage),
+		Args:      []string{"worker", fmt.Sprintf("--listen=:%d", Port), "--exit-after-stop"},
+		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: Port}},
+		Resources: run.Spec.Workers.Resources,
+	})
+	spec.Subdomain = ServiceName(run)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: WorkerJobName(run), Namespace: run.Namespace, Labels: labels(run, RoleWorker)},
+		Spec: batchv1.JobSpec{
+			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+			Completions:           ptr.To(n),
+			Parallelism:           ptr.To(n),
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To(int64(RunDeadline(run).Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels(run, RoleWorker)},
+				Spec:       spec,
+			},
+		},
+	}
+}
+
+// CoordinatorJob drives the workers through the workload and writes the
+// results ConfigMap. Its arguments carry everything the run declares, so the
+// coordinator needs no access to the BenchmarkRun itself.
+func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1alpha1.BrokerEndpoints) (*batchv1.Job, error) {
+	workload, err := json.Marshal(run.Spec.Workload)
+	if err != nil {
+		return nil, err
+	}
+	dur, err := json.Marshal(run.Spec.DurabilityOrDefault())
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"coordinator",
+		"--system=" + string(run.Spec.System),
+		fmt.Sprintf("--workers-service=%s.%s.svc", ServiceName(run), run.Namespace),
+		fmt.Sprintf("--count=%d", workerCount(run)),
+		fmt.Sprintf("--worker-port=%d", Port),
+		"--workload-json=" + string(workload),
+		"--durability-json=" + string(dur),
+		"--run-id=" + RunID(run),
+		"--run-name=" + run.Name,
+		"--namespace=" + run.Namespace,
+		"--results-configmap=" + ResultsName(run),
+		"--owner-uid=" + string(run.UID),
+	}
+	if run.Spec.Driver != nil {
+		drv, err := json.Marshal(run.Spec.Driver)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--driver-json="+string(drv))
+	}
+	switch run.Spec.System {
+	case v1alpha1.SystemKafka:
+		args = append(args, "--bootstrap="+brokers.BootstrapServers)
+	case v1alpha1.SystemPulsar:
+		args = append(args, "--service-url="+brokers.ServiceURL, "--admin-url="+brokers.AdminURL)
+	}
+	spec := podSpec(run, corev1.Container{
+		Name:  "coordinator",
+		Image: image(run, defaultImage),
+		Args:  args,
+	})
+	spec.ServiceAccountName = CoordinatorName(run)
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: CoordinatorName(run), Namespace: run.Namespace, Labels: labels(run, RoleCoord)},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To(int64(RunDeadline(run).Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels(run, RoleCoord)},
+				Spec:       spec,
+			},
+		},
+	}, nil
+}
+
+// CoordinatorRBAC lets the coordinator's ServiceAccount write only the run's
+// results ConfigMap (create needs the verb on the resource type; update and
+// get are limited to that one name).
+func CoordinatorRBAC(run *v1alpha1.BenchmarkRun) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
+	name := CoordinatorName(run)
+	meta := metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: labels(run, RoleCoord)}
+	sa := &corev1.ServiceAccount{ObjectMeta: meta}
+	role := &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{ResultsName(run)}, Verbs: []string{"get", "update", "patch"}},
+	}}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: meta,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: run.Namespace}},
+	}
+	return sa, role, binding
+}

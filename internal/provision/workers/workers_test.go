@@ -1,0 +1,145 @@
+package workers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func run(system v1alpha1.System) *v1alpha1.BenchmarkRun {
+	test, warm := 2.0, 0.5
+	return &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "r1", Namespace: "bench", UID: "0123abcd-4567-89ef-0123-456789abcdef"},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			System:   system,
+			Workload: v1alpha1.WorkloadSpec{MessageSize: 100, ProducerRate: 500, TestDurationMinutes: &test, WarmupDurationMinutes: &warm},
+			Workers: v1alpha1.WorkersSpec{Count: 4, Placement: v1alpha1.Placement{
+				NodeSelector: map[string]string{"node-pool": "clients"},
+				Tolerations:  []corev1.Toleration{{Key: "dedicated", Value: "clients", Effect: corev1.TaintEffectNoSchedule}},
+			}},
+		},
+	}
+}
+
+func args(job *batchv1.Job) map[string]string {
+	m := map[string]string{}
+	for _, a := range job.Spec.Template.Spec.Containers[0].Args[1:] {
+		k, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		m[k] = v
+	}
+	return m
+}
+
+func TestRunDeadline(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	if got, want := RunDeadline(r), 12*time.Minute+30*time.Second; got != want {
+		t.Errorf("derived deadline = %v, want %v", got, want)
+	}
+	r.Spec.Timeouts.Run = &metav1.Duration{Duration: 3 * time.Minute}
+	if got := RunDeadline(r); got != 3*time.Minute {
+		t.Errorf("explicit deadline = %v, want 3m", got)
+	}
+}
+
+func TestWorkerJob(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	job := WorkerJob(r, "img:default")
+	if *job.Spec.Completions != 4 || *job.Spec.Parallelism != 4 || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("want an Indexed Job of 4, got completions %d parallelism %d mode %s",
+			*job.Spec.Completions, *job.Spec.Parallelism, *job.Spec.CompletionMode)
+	}
+	if *job.Spec.BackoffLimit != 0 {
+		t.Errorf("a failed worker must fail the run, not be retried: backoffLimit %d", *job.Spec.BackoffLimit)
+	}
+	pod := job.Spec.Template.Spec
+	if pod.Subdomain != "r1-workers" || pod.NodeSelector["node-pool"] != "clients" || len(pod.Tolerations) != 1 {
+		t.Errorf("placement or subdomain not applied: %+v", pod)
+	}
+	if got := pod.Containers[0].Image; got != "img:default" {
+		t.Errorf("image = %q", got)
+	}
+	if job.Spec.Template.Labels[LabelRun] != "r1" || Service(r).Spec.Selector[LabelRole] != RoleWorker {
+		t.Error("the headless Service must select the worker pods")
+	}
+	r.Spec.Workers.Image = "img:override"
+	if got := WorkerJob(r, "img:default").Spec.Template.Spec.Containers[0].Image; got != "img:override" {
+		t.Errorf("spec.workers.image must override the manager's image, got %q", got)
+	}
+}
+
+func TestCoordinatorJob(t *testing.T) {
+	cases := []struct {
+		name    string
+		system  v1alpha1.System
+		brokers v1alpha1.BrokerEndpoints
+		want    map[string]string
+		absent  []string
+	}{
+		{"kafka", v1alpha1.SystemKafka, v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"},
+			map[string]string{"system": "kafka", "bootstrap": "k:9092"}, []string{"service-url", "admin-url"}},
+		{"pulsar", v1alpha1.SystemPulsar, v1alpha1.BrokerEndpoints{ServiceURL: "pulsar://p:6650", AdminURL: "http://p:8080"},
+			map[string]string{"system": "pulsar", "service-url": "pulsar://p:6650", "admin-url": "http://p:8080"}, []string{"bootstrap"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(c.system)
+			job, err := CoordinatorJob(r, "img", c.brokers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := args(job)
+			want := map[string]string{
+				"workers-service":   "r1-workers.bench.svc",
+				"count":             "4",
+				"worker-port":       "8080",
+				"run-id":            "0123abcd4567",
+				"run-name":          "r1",
+				"namespace":         "bench",
+				"results-configmap": "r1-results",
+				"owner-uid":         string(r.UID),
+				"durability-json":   `{"level":2}`,
+			}
+			for k, v := range c.want {
+				want[k] = v
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("--%s = %q, want %q", k, got[k], v)
+				}
+			}
+			for _, k := range c.absent {
+				if _, ok := got[k]; ok {
+					t.Errorf("--%s must not be set for %s", k, c.system)
+				}
+			}
+			var w v1alpha1.WorkloadSpec
+			if err := json.Unmarshal([]byte(got["workload-json"]), &w); err != nil || w.ProducerRate != 500 || w.MessageSize != 100 {
+				t.Errorf("--workload-json does not carry the workload: %v %+v", err, w)
+			}
+			if job.Spec.Template.Spec.ServiceAccountName != "r1-coordinator" {
+				t.Errorf("the coordinator needs its own ServiceAccount to write results")
+			}
+		})
+	}
+}
+
+func TestCoordinatorRBACOnlyTheResultsConfigMap(t *testing.T) {
+	sa, role, rb := CoordinatorRBAC(run(v1alpha1.SystemKafka))
+	if rb.Subjects[0].Name != sa.Name || rb.RoleRef.Name != role.Name {
+		t.Fatal("binding does not tie the ServiceAccount to the Role")
+	}
+	for _, rule := range role.Rules {
+		for _, v := range rule.Verbs {
+			if v != "create" && (len(rule.ResourceNames) != 1 || rule.ResourceNames[0] != "r1-results") {
+				t.Errorf("verb %q is not limited to the results ConfigMap: %+v", v, rule)
+			}
+		}
+	}
+}

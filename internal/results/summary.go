@@ -1,0 +1,580 @@
+// Package results turns the snapshots the coordinator collected into what a
+// run leaves behind: the summary JSON (whose headline is exactly
+// v1alpha1.ResultsSummary, the run's status.results), an OMB-compatible
+// result JSON that OMB's chart tooling reads, and the <run>-results
+// ConfigMap that carries both plus compressed HdrHistogram logs.
+// docs/results.md describes every field and unit.
+package results
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/stats"
+)
+
+// SchemaVersion identifies the layout of Summary.
+const SchemaVersion = "streambench.io/results/v1alpha1"
+
+// bytesPerMB: throughput is in MB/s of 10^6 bytes, as in the seeds and the
+// status printer columns.
+const bytesPerMB = 1e6
+
+// Input is everything a run's results are computed from.
+type Input struct {
+	// Run is the BenchmarkRun's name; the ConfigMap is <Run>-results.
+	Run string
+	// Namespace of the run (and of the ConfigMap).
+	Namespace string
+	// Owner, when set, makes the ConfigMap owned by the BenchmarkRun, so it
+	// goes with the run (ttlSecondsAfterFinished). Nil in local mode.
+	Owner *OwnerRef
+	// System under test.
+	System v1alpha1.System
+	// Driver is OMB's "driver" metadata (e.g. "Kafka-ack2-async"); empty
+	// means System.
+	Driver string
+	// Workload is the (defaulted) workload of the run.
+	Workload v1alpha1.WorkloadSpec
+	// Durability is the durability in effect.
+	Durability *v1alpha1.EffectiveDurability
+	// Snapshots are every snapshot of every worker, all phases.
+	Snapshots []stats.Snapshot
+	// ClockOffsets are the measured clock offsets of the workers.
+	ClockOffsets []ClockOffset
+	// RateSearch is the max-rate search, when producerRate was 0.
+	RateSearch *RateSearch
+	// Notes are remarks of the coordinator (e.g. a drain that plateaued).
+	Notes []string
+}
+
+// OwnerRef names the BenchmarkRun that owns the results ConfigMap.
+type OwnerRef struct {
+	Name string
+	UID  string
+}
+
+// ClockOffset is the clock of one worker against the coordinator's.
+type ClockOffset struct {
+	Worker string `json:"worker"`
+	// OffsetMs is worker clock - coordinator clock, in ms; positive means
+	// the worker's clock is ahead. End-to-end latency between a producer
+	// worker and a consumer worker is off by the difference of their
+	// offsets.
+	OffsetMs float64 `json:"offsetMs"`
+	// UncertaintyMs bounds the measurement (half the round trip).
+	UncertaintyMs float64 `json:"uncertaintyMs"`
+}
+
+// RateSearch is the outcome of the max-rate search (producerRate: 0).
+type RateSearch struct {
+	// RateMsgPerSec is the maximum sustainable rate found, in msg/s over all
+	// producers: the lower of the bracket's sustainable end and the publish
+	// and consume rates (per subscription) achieved while confirming it. The
+	// measured phase runs at it.
+	RateMsgPerSec float64 `json:"rateMsgPerSec"`
+	// Converged is false when the search stopped on its period limit before
+	// the bracket was narrow enough (RateMsgPerSec is then the highest rate
+	// seen sustainable), or when even the lowest rate fell behind
+	// (RateMsgPerSec is then that floor).
+	Converged bool `json:"converged"`
+	// LowMsgPerSec and HighMsgPerSec are the final bracket: the highest rate
+	// held sustainably and the lowest that fell behind (0 if none did).
+	LowMsgPerSec  float64 `json:"lowMsgPerSec"`
+	HighMsgPerSec float64 `json:"highMsgPerSec"`
+	// Steps are the evaluation periods, in order.
+	Steps []RateStep `json:"steps,omitempty"`
+}
+
+// RateStep is one evaluation period of the rate search.
+type RateStep struct {
+	TargetMsgPerSec  float64 `json:"targetMsgPerSec"`
+	PublishMsgPerSec float64 `json:"publishMsgPerSec"`
+	ConsumeMsgPerSec float64 `json:"consumeMsgPerSec"`
+	// Backlog is messages published but not yet consumed (per
+	// subscription) at the end of the period.
+	Backlog int64 `json:"backlog"`
+	// Pending is messages sent but neither acknowledged nor failed.
+	Pending       int64 `json:"pending"`
+	PublishErrors int64 `json:"publishErrors"`
+	// Verdict is how the search judged the period: "sustainable",
+	// "behind", "errors" or "settling" (the first period after a change).
+	Verdict string `json:"verdict"`
+}
+
+// LatencyDetail is a latency distribution in milliseconds.
+type LatencyDetail struct {
+	Count int64   `json:"count"`
+	Avg   float64 `json:"avg"`
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+	Max   float64 `json:"max"`
+	// Overflow counts values above 10 minutes (recorded as 10 minutes).
+	Overflow int64 `json:"overflow,omitempty"`
+	// Negative counts values below 0 (recorded as 0): clock skew.
+	Negative int64 `json:"negative,omitempty"`
+}
+
+// CurvePoint is one point of a latency quantile curve.
+type CurvePoint struct {
+	Percentile float64 `json:"percentile"`
+	Ms         float64 `json:"ms"`
+}
+
+// Curves are the quantile curves of one phase, for charts.
+type Curves struct {
+	PublishLatencyMs   []CurvePoint `json:"publishLatencyMs,omitempty"`
+	CorrectedLatencyMs []CurvePoint `json:"correctedLatencyMs,omitempty"`
+	EndToEndLatencyMs  []CurvePoint `json:"endToEndLatencyMs,omitempty"`
+}
+
+// PhaseSummary is the aggregate of one phase over all workers.
+type PhaseSummary struct {
+	Phase     stats.Phase `json:"phase"`
+	Seconds   float64     `json:"seconds"`
+	Intervals int         `json:"intervals"`
+	Workers   int         `json:"workers"`
+
+	Sent          int64 `json:"sent"`
+	Acked         int64 `json:"acked"`
+	PublishErrors int64 `json:"publishErrors"`
+	Received      int64 `json:"received"`
+	Duplicates    int64 `json:"duplicates"`
+
+	PublishRateMsgPerSec      float64 `json:"publishRateMsgPerSec"`
+	PublishMBPerSec           float64 `json:"publishMBPerSec"`
+	PublishErrorRateMsgPerSec float64 `json:"publishErrorRateMsgPerSec"`
+	ConsumeRateMsgPerSec      float64 `json:"consumeRateMsgPerSec"`
+	ConsumeMBPerSec           float64 `json:"consumeMBPerSec"`
+	// CatchUpConsumeMBPerSec is the read rate of the catch-up subscriptions
+	// (mixed workload) alone.
+	CatchUpConsumeMBPerSec float64 `json:"catchUpConsumeMBPerSec,omitempty"`
+
+	PublishLatencyMs         *LatencyDetail `json:"publishLatencyMs,omitempty"`
+	SendDelayMs              *LatencyDetail `json:"sendDelayMs,omitempty"`
+	CorrectedLatencyMs       *LatencyDetail `json:"correctedLatencyMs,omitempty"`
+	EndToEndLatencyMs        *LatencyDetail `json:"endToEndLatencyMs,omitempty"`
+	CatchUpEndToEndLatencyMs *LatencyDetail `json:"catchUpEndToEndLatencyMs,omitempty"`
+
+	// Curves are kept for the measure and drain phases only.
+	Curves *Curves `json:"curves,omitempty"`
+}
+
+// SeriesPoint is one point of the time series: one interval (or Stride
+// merged intervals) over all workers.
+type SeriesPoint struct {
+	Phase stats.Phase `json:"phase"`
+	Index int         `json:"index"`
+	// OffsetSeconds is the point's start after the run's first snapshot.
+	OffsetSeconds float64 `json:"offsetSeconds"`
+	Seconds       float64 `json:"seconds"`
+
+	PublishRateMsgPerSec      float64 `json:"publishRateMsgPerSec"`
+	PublishMBPerSec           float64 `json:"publishMBPerSec"`
+	PublishErrorRateMsgPerSec float64 `json:"publishErrorRateMsgPerSec"`
+	ConsumeRateMsgPerSec      float64 `json:"consumeRateMsgPerSec"`
+	ConsumeMBPerSec           float64 `json:"consumeMBPerSec"`
+	// Backlog is acked x subscriptions per topic - received (duplicates
+	// excluded), at the point's end, in messages.
+	Backlog int64 `json:"backlog"`
+
+	PublishLatencyMs   *LatencyDetail `json:"publishLatencyMs,omitempty"`
+	SendDelayMs        *LatencyDetail `json:"sendDelayMs,omitempty"`
+	CorrectedLatencyMs *LatencyDetail `json:"correctedLatencyMs,omitempty"`
+	EndToEndLatencyMs  *LatencyDetail `json:"endToEndLatencyMs,omitempty"`
+}
+
+// Series is the time series of the whole run, every phase in order.
+type Series struct {
+	// Stride is how many worker intervals each point merges (1 unless the
+	// series was thinned to fit the ConfigMap; see Truncation).
+	Stride int           `json:"stride"`
+	Points []SeriesPoint `json:"points"`
+}
+
+// SubscriptionCount is what one subscription received over the run.
+type SubscriptionCount struct {
+	Name          string `json:"name"`
+	CatchUp       bool   `json:"catchUp,omitempty"`
+	Received      int64  `json:"received"`
+	ReceivedBytes int64  `json:"receivedBytes"`
+	Duplicates    int64  `json:"duplicates,omitempty"`
+	Lost          int64  `json:"lost,omitempty"`
+}
+
+// Subscriptions summarises per-subscription counts. With many
+// subscriptions (e.g. 10,000 topics with one subscription each) only
+// MaxListedSubscriptions are listed: those with duplicates or losses first,
+// then the lowest and highest receivers.
+type Subscriptions struct {
+	Count       int                 `json:"count"`
+	MinReceived int64               `json:"minReceived"`
+	MaxReceived int64               `json:"maxReceived"`
+	Items       []SubscriptionCount `json:"items"`
+}
+
+// MaxListedSubscriptions bounds Subscriptions.Items.
+const MaxListedSubscriptions = 100
+
+// Truncation says what was thinned to keep the ConfigMap under 1 MiB.
+type Truncation struct {
+	// SeriesStride: each series point (and OMB list entry) merges this many
+	// intervals; merging is exact, only the time resolution drops.
+	SeriesStride int `json:"seriesStride"`
+	// IntervalHistogramStride: the same for intervals.hlog.gz; 0 means the
+	// interval histograms were left out.
+	IntervalHistogramStride int `json:"intervalHistogramStride"`
+	// SubscriptionsListed of Subscriptions.Count are listed.
+	SubscriptionsListed int `json:"subscriptionsListed"`
+}
+
+// Summary is the summary JSON (summary.json in the results ConfigMap).
+type Summary struct {
+	SchemaVersion string                        `json:"schemaVersion"`
+	Run           string                        `json:"run"`
+	System        v1alpha1.System               `json:"system"`
+	Workload      v1alpha1.WorkloadSpec         `json:"workload"`
+	Durability    *v1alpha1.EffectiveDurability `json:"durability,omitempty"`
+	Start         time.Time                     `json:"start"`
+	End           time.Time                     `json:"end"`
+	Workers       []string                      `json:"workers"`
+
+	// Results is the headline, exactly the run's status.results.
+	Results v1alpha1.ResultsSummary `json:"results"`
+	// Duplicates is deliveries of an already received message (all
+	// subscriptions, whole run).
+	Duplicates int64 `json:"duplicates"`
+
+	Phases        []PhaseSummary `json:"phases"`
+	Series        Series         `json:"series"`
+	Subscriptions Subscriptions  `json:"subscriptions"`
+	ClockOffsets  []ClockOffset  `json:"clockOffsets,omitempty"`
+	RateSearch    *RateSearch    `json:"rateSearch,omitempty"`
+	Truncation    *Truncation    `json:"truncation,omitempty"`
+	Notes         []string       `json:"notes,omitempty"`
+}
+
+// prepared holds what every output of a run is computed from, computed
+// once: BuildConfigMap may lay the results out several times.
+type prepared struct {
+	in     Input
+	phases []stats.Phase
+	// aggs and series are per phase (series at stride 1, merged over
+	// workers).
+	aggs   map[stats.Phase]stats.Snapshot
+	series map[stats.Phase][]stats.Snapshot
+	all    stats.Snapshot
+}
+
+func prepare(in Input) (*prepared, error) {
+	if len(stats.OfPhase(in.Snapshots, stats.PhaseMeasure)) == 0 {
+		return nil, fmt.Errorf("results of run %q: no snapshot of phase %q; the run did not reach its measured phase (check the coordinator's log and spec.workload.testDurationMinutes)", in.Run, stats.PhaseMeasure)
+	}
+	p := &prepared{in: in, phases: orderedPhases(in.Snapshots),
+		aggs: map[stats.Phase]stats.Snapshot{}, series: map[stats.Phase][]stats.Snapshot{}}
+	workers := map[stats.Phase]map[string]bool{}
+	for _, s := range in.Snapshots {
+		if workers[s.Phase] == nil {
+			workers[s.Phase] = map[string]bool{}
+		}
+		workers[s.Phase][s.Worker] = true
+	}
+	aggs := make([]stats.Snapshot, 0, len(p.phases))
+	for _, ph := range p.phases {
+		p.series[ph] = stats.Series(in.Snapshots, ph)
+		// The merge of a phase's series is its aggregate (Elapsed: the sum
+		// of the intervals' means over workers); merging each histogram
+		// once more instead of again from every snapshot halves the work.
+		a := stats.Merge(p.series[ph]...)
+		a.Workers = len(workers[ph])
+		p.aggs[ph] = a
+		aggs = append(aggs, a)
+	}
+	p.all = stats.Merge(aggs...)
+	return p, nil
+}
+
+// phaseSeries is the series of one phase, thinned by stride.
+func (p *prepared) phaseSeries(ph stats.Phase, stride int) []stats.Snapshot {
+	return strided(p.series[ph], stride)
+}
+
+// Summarize computes the full-detail summary of a run.
+func Summarize(in Input) (*Summary, error) {
+	p, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	return p.summarize(1), nil
+}
+
+func detail(h *stats.Histogram) *LatencyDetail {
+	if h.Count() == 0 {
+		return nil
+	}
+	q := h.Quantiles()
+	return &LatencyDetail{
+		Count: q.Count, Avg: q.Avg / 1000, P50: ms(q.P50), P75: ms(q.P75), P95: ms(q.P95),
+		P99: ms(q.P99), P999: ms(q.P999), P9999: ms(q.P9999), Max: ms(q.Max),
+		Overflow: q.Overflow, Negative: q.Negative,
+	}
+}
+
+func headline(h *stats.Histogram) v1alpha1.LatencySummary {
+	d := detail(h)
+	if d == nil {
+		return v1alpha1.LatencySummary{}
+	}
+	return v1alpha1.LatencySummary{Avg: d.Avg, P50: d.P50, P99: d.P99, P999: d.P999, P9999: d.P9999, Max: d.Max}
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+func curve(h *stats.Histogram) []CurvePoint {
+	c := h.Curve()
+	if c == nil {
+		return nil
+	}
+	out := make([]CurvePoint, len(c))
+	for i, p := range c {
+		out[i] = CurvePoint{Percentile: p.Percentile, Ms: ms(p.Micros)}
+	}
+	return out
+}
+
+// subscriptionsPerTopic is how many times each acknowledged message must be
+// received: every tailing and catch-up subscription of its topic.
+func subscriptionsPerTopic(w v1alpha1.WorkloadSpec) int64 {
+	n := int64(1)
+	if w.SubscriptionsPerTopic != nil {
+		n = int64(*w.SubscriptionsPerTopic)
+	}
+	if w.Mixed != nil {
+		c := int64(w.Mixed.CatchUpSubscriptionsPerTopic)
+		if c == 0 {
+			c = 1
+		}
+		n += c
+	}
+	return n
+}
+
+// orderedPhases lists the phases by their earliest snapshot start.
+func orderedPhases(snaps []stats.Snapshot) []stats.Phase {
+	first := map[stats.Phase]time.Time{}
+	for _, s := range snaps {
+		if t, ok := first[s.Phase]; !ok || s.Start.Before(t) {
+			first[s.Phase] = s.Start
+		}
+	}
+	ps := stats.Phases(snaps)
+	sort.SliceStable(ps, func(i, j int) bool { return first[ps[i]].Before(first[ps[j]]) })
+	return ps
+}
+
+func (p *prepared) summarize(seriesStride int) *Summary {
+	in, all := p.in, p.all
+	s := &Summary{
+		SchemaVersion: SchemaVersion, Run: in.Run, System: in.System, Workload: in.Workload,
+		Durability: in.Durability, Start: all.Start, End: all.End,
+		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
+		Notes: append([]string(nil), in.Notes...),
+	}
+	workers := map[string]bool{}
+	for _, sn := range in.Snapshots {
+		workers[sn.Worker] = true
+	}
+	for w := range workers {
+		s.Workers = append(s.Workers, w)
+	}
+	sort.Strings(s.Workers)
+
+	for _, ph := range p.phases {
+		s.Phases = append(s.Phases, p.phaseSummary(ph))
+	}
+
+	// Headline: the measured phase, plus whole-run counts.
+	m := p.aggs[stats.PhaseMeasure]
+	total := m.Consumer.Total()
+	r := &s.Results
+	r.PublishRateMsgPerSec = m.Rate(m.Producer.Acked)
+	r.PublishMBPerSec = m.Rate(m.Producer.AckedBytes) / bytesPerMB
+	r.ConsumeMBPerSec = m.Rate(total.ReceivedBytes) / bytesPerMB
+	r.PublishLatencyMs = headline(m.Producer.PublishLatency)
+	if m.Consumer.EndToEnd.Count() > 0 {
+		e := headline(m.Consumer.EndToEnd)
+		r.EndToEndLatencyMs = &e
+	}
+	if d, ok := p.aggs[stats.PhaseDrain]; ok {
+		read := d.Consumer.Totals(true)
+		if read.Received == 0 { // not mixed: every subscription drains
+			read = d.Consumer.Total()
+		}
+		cu := &v1alpha1.CatchUpSummary{
+			DrainMBPerSec: d.Rate(read.ReceivedBytes) / bytesPerMB,
+			DrainSeconds:  d.Seconds(),
+		}
+		if d.Producer.PublishLatency.Count() > 0 {
+			pl := headline(d.Producer.PublishLatency)
+			cu.PublishLatencyMs = &pl
+		}
+		r.CatchUp = cu
+	}
+	whole := all.Consumer.Total()
+	r.Sent, r.Acked, r.Received = all.Producer.Sent, all.Producer.Acked, whole.Received
+	s.Duplicates = whole.Duplicates
+	r.Lost = whole.Lost
+	if subs := subscriptionsPerTopic(in.Workload); subs > 0 {
+		// Every acknowledged message must reach every subscription of its
+		// topic once; what did not, after the final drain, is lost.
+		if missing := all.Producer.Acked*subs - (whole.Received - whole.Duplicates); missing > r.Lost {
+			r.Lost = missing
+		}
+	}
+
+	s.Series = p.seriesOf(seriesStride)
+	s.Subscriptions = subscriptions(all.Consumer.Subscriptions)
+	return s
+}
+
+func (pr *prepared) phaseSummary(p stats.Phase) PhaseSummary {
+	a := pr.aggs[p]
+	t := a.Consumer.Total()
+	ps := PhaseSummary{
+		Phase: p, Seconds: a.Seconds(), Intervals: len(pr.series[p]), Workers: a.Workers,
+		Sent: a.Producer.Sent, Acked: a.Producer.Acked, PublishErrors: a.Producer.PublishErrors,
+		Received: t.Received, Duplicates: t.Duplicates,
+		PublishRateMsgPerSec:      a.Rate(a.Producer.Acked),
+		PublishMBPerSec:           a.Rate(a.Producer.AckedBytes) / bytesPerMB,
+		PublishErrorRateMsgPerSec: a.Rate(a.Producer.PublishErrors),
+		ConsumeRateMsgPerSec:      a.Rate(t.Received),
+		ConsumeMBPerSec:           a.Rate(t.ReceivedBytes) / bytesPerMB,
+		CatchUpConsumeMBPerSec:    a.Rate(a.Consumer.Totals(true).ReceivedBytes) / bytesPerMB,
+		PublishLatencyMs:          detail(a.Producer.PublishLatency),
+		SendDelayMs:               detail(a.Producer.SendDelay),
+		CorrectedLatencyMs:        detail(a.Producer.CorrectedLatency),
+		EndToEndLatencyMs:         detail(a.Consumer.EndToEnd),
+		CatchUpEndToEndLatencyMs:  detail(a.Consumer.CatchUpEndToEnd),
+	}
+	if p == stats.PhaseMeasure || p == stats.PhaseDrain {
+		ps.Curves = &Curves{
+			PublishLatencyMs:   curve(a.Producer.PublishLatency),
+			CorrectedLatencyMs: curve(a.Producer.CorrectedLatency),
+			EndToEndLatencyMs:  curve(a.Consumer.EndToEnd),
+		}
+	}
+	return ps
+}
+
+// strided merges every stride consecutive points of a phase series.
+func strided(points []stats.Snapshot, stride int) []stats.Snapshot {
+	if stride <= 1 {
+		return points
+	}
+	var out []stats.Snapshot
+	for i := 0; i < len(points); i += stride {
+		j := min(i+stride, len(points))
+		m := stats.Merge(points[i:j]...)
+		// Merge of one phase's consecutive points: Elapsed is the mean over
+		// workers of each worker's sum, i.e. the span of the merged points.
+		m.Index = points[i].Index
+		out = append(out, m)
+	}
+	return out
+}
+
+func (pr *prepared) seriesOf(stride int) Series {
+	in := pr.in
+	subs := subscriptionsPerTopic(in.Workload)
+	out := Series{Stride: stride, Points: []SeriesPoint{}}
+	var start time.Time
+	for _, s := range in.Snapshots {
+		if start.IsZero() || s.Start.Before(start) {
+			start = s.Start
+		}
+	}
+	var acked, received int64
+	for _, p := range pr.phases {
+		for _, pt := range pr.phaseSeries(p, stride) {
+			t := pt.Consumer.Total()
+			acked += pt.Producer.Acked
+			received += t.Received - t.Duplicates
+			backlog := acked*subs - received
+			if backlog < 0 {
+				backlog = 0
+			}
+			out.Points = append(out.Points, SeriesPoint{
+				Phase: p, Index: pt.Index,
+				OffsetSeconds:             pt.Start.Sub(start).Seconds(),
+				Seconds:                   pt.Seconds(),
+				PublishRateMsgPerSec:      pt.Rate(pt.Producer.Acked),
+				PublishMBPerSec:           pt.Rate(pt.Producer.AckedBytes) / bytesPerMB,
+				PublishErrorRateMsgPerSec: pt.Rate(pt.Producer.PublishErrors),
+				ConsumeRateMsgPerSec:      pt.Rate(t.Received),
+				ConsumeMBPerSec:           pt.Rate(t.ReceivedBytes) / bytesPerMB,
+				Backlog:                   backlog,
+				PublishLatencyMs:          detail(pt.Producer.PublishLatency),
+				SendDelayMs:               detail(pt.Producer.SendDelay),
+				CorrectedLatencyMs:        detail(pt.Producer.CorrectedLatency),
+				EndToEndLatencyMs:         detail(pt.Consumer.EndToEnd),
+			})
+		}
+	}
+	return out
+}
+
+func subscriptions(m map[string]stats.Subscription) Subscriptions {
+	out := Subscriptions{Count: len(m), Items: []SubscriptionCount{}}
+	items := make([]SubscriptionCount, 0, len(m))
+	for name, s := range m {
+		items = append(items, SubscriptionCount{Name: name, CatchUp: s.CatchUp, Received: s.Received,
+			ReceivedBytes: s.ReceivedBytes, Duplicates: s.Duplicates, Lost: s.Lost})
+	}
+	if len(items) == 0 {
+		return out
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].Name < items[j].Name })
+	out.MinReceived, out.MaxReceived = items[0].Received, items[0].Received
+	for _, it := range items {
+		out.MinReceived = min(out.MinReceived, it.Received)
+		out.MaxReceived = max(out.MaxReceived, it.Received)
+	}
+	if len(items) <= MaxListedSubscriptions {
+		out.Items = items
+		return out
+	}
+	// Too many to list: the anomalous ones first (duplicates, losses), then
+	// the lowest and highest receivers, which show any imbalance.
+	rank := append([]SubscriptionCount(nil), items...)
+	sort.SliceStable(rank, func(i, j int) bool {
+		ai, aj := rank[i].Duplicates+rank[i].Lost > 0, rank[j].Duplicates+rank[j].Lost > 0
+		if ai != aj {
+			return ai
+		}
+		return rank[i].Received < rank[j].Received
+	})
+	anomalous := 0
+	for anomalous < len(rank) && rank[anomalous].Duplicates+rank[anomalous].Lost > 0 {
+		anomalous++
+	}
+	var pick []SubscriptionCount
+	if anomalous >= MaxListedSubscriptions {
+		pick = rank[:MaxListedSubscriptions]
+	} else {
+		pick = append(pick, rank[:anomalous]...)
+		rest := rank[anomalous:]
+		room := MaxListedSubscriptions - anomalous
+		lo := room / 2
+		pick = append(pick, rest[:lo]...)
+		pick = append(pick, rest[len(rest)-(room-lo):]...)
+	}
+	sort.Slice(pick, func(i, j int) bool { return pick[i].Name < pick[j].Name })
+	out.Items = pick
+	return out
+}

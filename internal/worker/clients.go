@@ -1,0 +1,170 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/stats"
+)
+
+// maxFailedSeqs bounds the failed sequence numbers a producer remembers; a
+// broker that rejects everything must not exhaust the worker's memory.
+const maxFailedSeqs = 100000
+
+type producer struct {
+	id       uint32
+	topic    string
+	client   driver.Producer
+	keys     KeyDistributor
+	payloads *Payloads
+	size     int
+	rec      *stats.Recorder
+	run      *run
+
+	nextSeq             atomic.Uint64
+	sent, acked, failed atomic.Int64
+	failedMu            sync.Mutex
+	failedSeqs          []uint64
+	bufs                sync.Pool
+}
+
+// loop publishes on the pacer's schedule until ctx ends. The client's
+// context is not ctx: stopping the load must not fail the messages already
+// handed to the client.
+func (p *producer) loop(ctx context.Context, pc *pacer) {
+	for {
+		intended, ok := pc.next(ctx)
+		if !ok {
+			return
+		}
+		p.send(intended)
+	}
+}
+
+func (p *producer) send(intended time.Time) {
+	buf, _ := p.bufs.Get().([]byte)
+	if buf == nil {
+		buf = make([]byte, p.size)
+	}
+	seq := p.nextSeq.Load()
+	sent := time.Now()
+	p.payloads.Fill(buf, Header{
+		ProducerID: p.id, Seq: seq,
+		SendMicros: sent.UnixMicro(), IntendedMicros: intended.UnixMicro(),
+	})
+	p.nextSeq.Store(seq + 1)
+	p.sent.Add(1)
+	p.rec.RecordSend(intended, sent, p.size)
+	p.client.Send(context.Background(), p.keys.Next(), buf, func(err error) {
+		now := time.Now()
+		if err != nil {
+			p.failed.Add(1)
+			p.rec.RecordPublishError()
+			p.failedMu.Lock()
+			if len(p.failedSeqs) < maxFailedSeqs {
+				p.failedSeqs = append(p.failedSeqs, seq)
+			}
+			p.failedMu.Unlock()
+			p.run.fail(fmt.Errorf("producer %d on %s: %w", p.id, p.topic, err))
+		} else {
+			p.acked.Add(1)
+			p.rec.RecordAck(intended, sent, now, p.size)
+		}
+		// The client is done with the payload once it has acknowledged it.
+		p.bufs.Put(buf) //nolint:staticcheck // a slice header allocation per put is cheaper than a message
+	})
+}
+
+type consumer struct {
+	client driver.Consumer
+	sub    *subscription
+}
+
+// subscription is the receiving side of one subscription on this worker,
+// shared by its consumers here.
+type subscription struct {
+	topic, name string
+	catchUp     bool
+	rec         *stats.SubscriptionRecorder
+	run         *run
+
+	mu                                  sync.Mutex
+	sets                                map[uint32]*SeqSet
+	received, unique, bytes, duplicates int64
+	probes, foreign                     int64
+}
+
+func (s *subscription) onMessage(m driver.Message) {
+	now := time.Now()
+	h, err := ParseHeader(m.Payload)
+	s.mu.Lock()
+	if err != nil {
+		s.foreign++
+		s.mu.Unlock()
+		return
+	}
+	if h.Probe {
+		s.probes++
+		s.mu.Unlock()
+		return
+	}
+	set := s.sets[h.ProducerID]
+	if set == nil {
+		set = &SeqSet{}
+		s.sets[h.ProducerID] = set
+	}
+	dup := set.Add(h.Seq)
+	s.received++
+	s.bytes += int64(len(m.Payload))
+	if dup {
+		s.duplicates++
+	} else {
+		s.unique++
+	}
+	s.mu.Unlock()
+
+	// End-to-end latency on the coordinator's time line: both ends are
+	// shifted by their worker's measured clock offset (OMB #216).
+	off := s.run.offsets.Load()
+	sentAt := time.UnixMicro(h.SendMicros - off.ProducerMicros[h.ProducerID])
+	recvAt := now.Add(-time.Duration(off.SelfMicros) * time.Microsecond)
+	s.rec.RecordReceive(sentAt, recvAt, len(m.Payload))
+	if dup {
+		s.rec.RecordDuplicates(1)
+	}
+}
+
+func (s *subscription) counters() protocol.SubscriptionCounters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return protocol.SubscriptionCounters{
+		Topic: s.topic, Subscription: s.name, CatchUp: s.catchUp,
+		Received: s.received, Unique: s.unique, Bytes: s.bytes, Duplicates: s.duplicates,
+		Probes: s.probes, Foreign: s.foreign,
+	}
+}
+
+func (s *subscription) seqs() (protocol.SubscriptionSeqs, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := protocol.SubscriptionSeqs{Topic: s.topic, Subscription: s.name}
+	ids := make([]uint32, 0, len(s.sets))
+	for id := range s.sets {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		b, err := s.sets[id].MarshalBinary()
+		if err != nil {
+			return out, err
+		}
+		out.Producers = append(out.Producers, protocol.ProducerSeqs{ProducerID: id, Set: b})
+	}
+	return out, nil
+}

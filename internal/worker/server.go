@@ -1,0 +1,189 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/streambench/streambench-operator/internal/protocol"
+)
+
+// maxRequestBytes bounds a request body (a payload file travels in
+// initialize, so it is generous).
+const maxRequestBytes = 64 << 20
+
+// Handler serves the worker API of protocol over w.
+func (w *Worker) Handler() http.Handler {
+	mux := http.NewServeMux()
+	post := func(path string, h func(r *http.Request) (any, error)) {
+		mux.HandleFunc("POST "+path, func(rw http.ResponseWriter, r *http.Request) {
+			r.Body = http.MaxBytesReader(rw, r.Body, maxRequestBytes)
+			reply(rw, h)(r)
+		})
+	}
+	get := func(path string, h func(r *http.Request) (any, error)) {
+		mux.HandleFunc("GET "+path, func(rw http.ResponseWriter, r *http.Request) { reply(rw, h)(r) })
+	}
+	post(protocol.PathInitialize, func(r *http.Request) (any, error) {
+		var req protocol.InitializeRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, w.Initialize(r.Context(), req)
+	})
+	post(protocol.PathCreateTopics, func(r *http.Request) (any, error) {
+		var req protocol.CreateTopicsRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return w.CreateTopics(r.Context(), req)
+	})
+	post(protocol.PathCreateProducers, func(r *http.Request) (any, error) {
+		var req protocol.CreateProducersRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, w.CreateProducers(r.Context(), req)
+	})
+	post(protocol.PathCreateConsumers, func(r *http.Request) (any, error) {
+		var req protocol.CreateConsumersRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, w.CreateConsumers(r.Context(), req)
+	})
+	post(protocol.PathClockOffsets, func(r *http.Request) (any, error) {
+		var req protocol.ClockOffsetsRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, w.SetClockOffsets(req)
+	})
+	post(protocol.PathProbe, func(r *http.Request) (any, error) { return w.Probe(r.Context()) })
+	post(protocol.PathStartLoad, func(r *http.Request) (any, error) {
+		var req protocol.StartLoadRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, w.StartLoad(req)
+	})
+	post(protocol.PathAdjustRate, func(r *http.Request) (any, error) {
+		var req protocol.AdjustRateRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return protocol.Empty{}, w.AdjustRate(req)
+	})
+	post(protocol.PathPhase, func(r *http.Request) (any, error) {
+		var req protocol.PhaseRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return w.SetPhase(req)
+	})
+	for path, pause := range map[string]bool{protocol.PathPauseConsumers: true, protocol.PathResumeConsumers: false} {
+		post(path, func(r *http.Request) (any, error) {
+			var req protocol.PauseRequest
+			if err := decode(r, &req); err != nil {
+				return nil, err
+			}
+			return protocol.Empty{}, w.Pause(req, pause)
+		})
+	}
+	post(protocol.PathStopLoad, func(r *http.Request) (any, error) { return protocol.Empty{}, w.StopLoad(r.Context()) })
+	get(protocol.PathStats, func(r *http.Request) (any, error) {
+		after, err := queryUint(r, "after")
+		if err != nil {
+			return nil, err
+		}
+		return w.Stats(after, r.URL.Query().Get("cut") == "true")
+	})
+	get(protocol.PathCounters, func(r *http.Request) (any, error) { return w.Counters() })
+	get(protocol.PathReceived, func(r *http.Request) (any, error) { return w.Received() })
+	post(protocol.PathStop, func(r *http.Request) (any, error) {
+		keep := r.URL.Query().Get("keepDriver") == "true"
+		return protocol.Empty{}, w.Stop(r.Context(), keep)
+	})
+	post(protocol.PathDeleteTopics, func(r *http.Request) (any, error) { return protocol.Empty{}, w.DeleteTopics(r.Context()) })
+	get(protocol.PathTime, func(*http.Request) (any, error) {
+		return protocol.TimeResponse{UnixMicros: time.Now().UnixMicro()}, nil
+	})
+	get(protocol.PathHealth, func(*http.Request) (any, error) { return protocol.Empty{}, nil })
+	return mux
+}
+
+func reply(rw http.ResponseWriter, h func(r *http.Request) (any, error)) func(r *http.Request) {
+	return func(r *http.Request) {
+		v, err := h(r)
+		rw.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			code := http.StatusInternalServerError
+			var bad badRequest
+			if errors.As(err, &bad) {
+				code = http.StatusBadRequest
+			} else if errors.Is(err, errNotInitialized) {
+				code = http.StatusConflict
+			}
+			rw.WriteHeader(code)
+			_ = json.NewEncoder(rw).Encode(protocol.Error{Error: err.Error()})
+			return
+		}
+		_ = json.NewEncoder(rw).Encode(v)
+	}
+}
+
+type badRequest struct{ error }
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest{fmt.Errorf("%s: request body: %w", r.URL.Path, err)}
+	}
+	return nil
+}
+
+func queryUint(r *http.Request, name string) (uint64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, badRequest{fmt.Errorf("query parameter %s=%q: want a non-negative integer", name, s)}
+	}
+	return v, nil
+}
+
+// Serve runs the worker's HTTP server on addr until ctx ends, then closes
+// the worker's clients.
+func Serve(ctx context.Context, addr string, w *Worker) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("worker listen on %s: %w", addr, err)
+	}
+	return ServeListener(ctx, ln, w)
+}
+
+// ServeListener is Serve on an open listener (tests and local mode pick a
+// free loopback port this way).
+func ServeListener(ctx context.Context, ln net.Listener, w *Worker) error {
+	srv := &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	_ = w.Close(sctx)
+	return nil
+}

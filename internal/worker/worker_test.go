@@ -1,0 +1,219 @@
+package worker
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func f64(v float64) *float64 { return &v }
+func i32(v int32) *int32     { return &v }
+
+func TestHeaderRoundTrip(t *testing.T) {
+	b := make([]byte, 100)
+	h := Header{Probe: true, ProducerID: 7, Seq: 1<<40 + 3, SendMicros: 1_700_000_000_123_456, IntendedMicros: 1_700_000_000_000_001}
+	h.Put(b)
+	got, err := ParseHeader(b)
+	if err != nil || got != h {
+		t.Fatalf("got %+v, %v; want %+v", got, err, h)
+	}
+	if _, err := ParseHeader(make([]byte, 100)); err == nil {
+		t.Error("a payload without the magic byte must be refused")
+	}
+	if _, err := ParseHeader(b[:HeaderSize-1]); err == nil {
+		t.Error("a short payload must be refused")
+	}
+}
+
+func TestPayloads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.bin")
+	content := make([]byte, 200)
+	for i := range content {
+		content[i] = byte(i)
+	}
+	if err := os.WriteFile(file, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("payload file: exact size, header over the start, rest kept", func(t *testing.T) {
+		p, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: 200, PayloadFile: file}, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, p.Size())
+		p.Fill(buf, Header{ProducerID: 1, Seq: 2})
+		if len(buf) != 200 {
+			t.Fatalf("size %d", len(buf))
+		}
+		if h, err := ParseHeader(buf); err != nil || h.Seq != 2 {
+			t.Fatalf("header %+v %v", h, err)
+		}
+		for i := HeaderSize; i < 200; i++ {
+			if buf[i] != byte(i) {
+				t.Fatalf("byte %d = %d, want the file's %d", i, buf[i], byte(i))
+			}
+		}
+	})
+	t.Run("payload file of the wrong size", func(t *testing.T) {
+		if _, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: 100, PayloadFile: file}, rng); err == nil {
+			t.Fatal("want an error naming payloadFile and messageSize")
+		}
+	})
+	t.Run("randomized: pool, random prefix, zero rest", func(t *testing.T) {
+		p, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: 1000, UseRandomizedPayloads: true,
+			RandomBytesRatio: f64(0.5), RandomizedPayloadPoolSize: i32(4)}, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.templates) != 4 {
+			t.Fatalf("pool of %d, want 4", len(p.templates))
+		}
+		nonzero := 0
+		for _, b := range p.templates[0][:500] {
+			if b != 0 {
+				nonzero++
+			}
+		}
+		if nonzero < 400 {
+			t.Errorf("random half has only %d non-zero bytes", nonzero)
+		}
+		for i, b := range p.templates[0][500:] {
+			if b != 0 {
+				t.Fatalf("byte %d of the zero half is %d", 500+i, b)
+			}
+		}
+		if string(p.templates[0]) == string(p.templates[1]) {
+			t.Error("pool payloads must differ")
+		}
+	})
+	t.Run("message smaller than the header", func(t *testing.T) {
+		if _, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: HeaderSize - 1}, rng); err == nil {
+			t.Fatal("want an error naming messageSize")
+		}
+	})
+}
+
+func TestKeyDistributors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	none, _ := NewKeyDistributor(v1alpha1.KeyNone, rng)
+	if none.Next() != nil {
+		t.Error("NO_KEY must give nil keys")
+	}
+	rr, _ := NewKeyDistributor(v1alpha1.KeyRoundRobin, rng)
+	first := string(rr.Next())
+	if len(first) != 7 {
+		t.Errorf("key length %d, want 7", len(first))
+	}
+	distinct := map[string]bool{first: true}
+	for i := 1; i < keyPoolSize; i++ {
+		distinct[string(rr.Next())] = true
+	}
+	if string(rr.Next()) != first {
+		t.Error("KEY_ROUND_ROBIN must cycle after 10,000 keys")
+	}
+	if len(distinct) < keyPoolSize*99/100 {
+		t.Errorf("only %d distinct keys of %d", len(distinct), keyPoolSize)
+	}
+	rn, _ := NewKeyDistributor(v1alpha1.KeyRandomNano, rng)
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		seen[string(rn.Next())] = true
+	}
+	if len(seen) < 900 {
+		t.Errorf("RANDOM_NANO gave %d distinct keys in 1000 draws", len(seen))
+	}
+	if _, err := NewKeyDistributor("ROUND", rng); err == nil {
+		t.Error("unknown distributor: want an error")
+	}
+}
+
+func TestSeqSet(t *testing.T) {
+	var a SeqSet
+	for s := uint64(0); s < 1000; s++ {
+		if s == 500 || s == 77 {
+			continue
+		}
+		if a.Add(s) {
+			t.Fatalf("seq %d reported duplicate", s)
+		}
+	}
+	if !a.Add(10) {
+		t.Error("second add of 10 must be a duplicate")
+	}
+	if a.Len() != 998 {
+		t.Errorf("len %d, want 998", a.Len())
+	}
+	if got := a.Missing(1000, map[uint64]bool{77: true}); got != 1 {
+		t.Errorf("missing %d, want 1 (500; 77 failed at send)", got)
+	}
+	if got := a.Missing(1010, nil); got != 12 {
+		t.Errorf("missing %d, want 12", got)
+	}
+	data, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b SeqSet
+	if err := b.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != a.Len() || !b.Has(999) || b.Has(500) {
+		t.Errorf("round trip: len %d, has 999 %v, has 500 %v", b.Len(), b.Has(999), b.Has(500))
+	}
+	var c SeqSet
+	c.Add(500)
+	c.Add(10)
+	if ov := b.Union(&c); ov != 1 {
+		t.Errorf("overlap %d, want 1 (seq 10)", ov)
+	}
+	if b.Missing(1000, map[uint64]bool{77: true}) != 0 || b.Len() != 999 {
+		t.Errorf("after union: missing %d len %d", b.Missing(1000, map[uint64]bool{77: true}), b.Len())
+	}
+}
+
+// TestPacerKeepsIntendedTimes: the intended times of a late sender do not
+// slip, and a rate change continues the grid without a gap or a repeat.
+func TestPacerKeepsIntendedTimes(t *testing.T) {
+	s := newSchedule()
+	s.set(1000) // 1 ms apart
+	start := time.Now()
+	p := newPacer(s, start)
+	ctx := context.Background()
+	var got []time.Time
+	for i := 0; i < 5; i++ {
+		it, ok := p.next(ctx)
+		if !ok {
+			t.Fatal("pacer stopped")
+		}
+		got = append(got, it)
+		if i == 1 {
+			time.Sleep(20 * time.Millisecond) // a slow send
+		}
+	}
+	for i, it := range got {
+		if want := start.Add(time.Duration(i) * time.Millisecond); !it.Equal(want) {
+			t.Errorf("intended[%d] = +%v, want +%v", i, it.Sub(start), want.Sub(start))
+		}
+	}
+	s.set(100) // 10 ms apart from the next point of the old grid
+	it, _ := p.next(ctx)
+	if want := start.Add(5 * time.Millisecond); !it.Equal(want) {
+		t.Errorf("first after change +%v, want +5ms", it.Sub(start))
+	}
+	it, _ = p.next(ctx)
+	if want := start.Add(15 * time.Millisecond); !it.Equal(want) {
+		t.Errorf("second after change +%v, want +15ms", it.Sub(start))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	s.set(0)
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	if _, ok := p.next(cctx); ok {
+		t.Error("rate 0 must send nothing until the context ends")
+	}
+}
