@@ -42,6 +42,7 @@ type coordinatorFlags struct {
 	resultsConfigMap, ownerUID       string
 	outputDir                        string
 	snapshotInterval, serviceTimeout time.Duration
+	shutdownWorkers                  bool
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -76,6 +77,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.resultsConfigMap, "results-configmap", "", "write the results into this ConfigMap (in a cluster)")
 	fl.StringVar(&f.ownerUID, "owner-uid", "", "UID of the BenchmarkRun that owns the results ConfigMap")
 	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
+	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
 	return cmd
 }
@@ -129,6 +131,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
 		}},
 		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
+		ShutdownWorkers: f.shutdownWorkers,
 	})
 	if res == nil || len(res.Snapshots) == 0 {
 		return runErr

@@ -62,6 +62,9 @@ type Options struct {
 	CatchUpTimeout time.Duration
 	// RateSearch tunes the max-rate search (producerRate 0).
 	RateSearch RateSearchOptions
+	// ShutdownWorkers asks every worker process to exit at the end (worker
+	// pods of a Job, which would otherwise idle until deleted).
+	ShutdownWorkers bool
 	// Logf logs progress (default log.Printf).
 	Logf func(format string, args ...any)
 }
@@ -683,6 +686,13 @@ func (c *coordinator) cleanup(topicsCreated bool) error {
 		if err := c.clients[0].post(ctx, protocol.PathDeleteTopics, nil, nil, callOpt{idempotent: true, timeout: 2 * time.Minute}); err != nil {
 			errs = append(errs, fmt.Errorf("deleting the run's topics (delete topics starting with %s by hand): %w", c.o.Driver.RunID, err))
 		}
+	}
+	if c.o.ShutdownWorkers {
+		// Best effort: a worker that does not answer is ended by its Job's
+		// deadline or the run's teardown.
+		_ = each(c.all(), func(i int) error {
+			return c.clients[i].post(ctx, protocol.PathShutdown, nil, nil, callOpt{idempotent: true, timeout: 10 * time.Second})
+		})
 	}
 	return errors.Join(errs...)
 }

@@ -35,8 +35,11 @@ const (
 	PathReceived        = "/v1/received"
 	PathStop            = "/v1/stop"
 	PathDeleteTopics    = "/v1/delete-topics"
-	PathTime            = "/v1/time"
-	PathHealth          = "/healthz"
+	// PathShutdown asks the worker process to exit once the coordinator is
+	// done with it, so a worker Job completes instead of idling.
+	PathShutdown = "/v1/shutdown"
+	PathTime     = "/v1/time"
+	PathHealth   = "/healthz"
 )
 
 // Error is the body of a failed call.

@@ -110,6 +110,10 @@ func (w *Worker) Handler() http.Handler {
 		return protocol.Empty{}, w.Stop(r.Context(), keep)
 	})
 	post(protocol.PathDeleteTopics, func(r *http.Request) (any, error) { return protocol.Empty{}, w.DeleteTopics(r.Context()) })
+	post(protocol.PathShutdown, func(*http.Request) (any, error) {
+		w.RequestShutdown()
+		return protocol.Empty{}, nil
+	})
 	get(protocol.PathTime, func(*http.Request) (any, error) {
 		return protocol.TimeResponse{UnixMicros: time.Now().UnixMicro()}, nil
 	})
@@ -160,8 +164,8 @@ func queryUint(r *http.Request, name string) (uint64, error) {
 	return v, nil
 }
 
-// Serve runs the worker's HTTP server on addr until ctx ends, then closes
-// the worker's clients.
+// Serve runs the worker's HTTP server on addr until ctx ends or the
+// coordinator asks it to shut down, then closes the worker's clients.
 func Serve(ctx context.Context, addr string, w *Worker) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -180,6 +184,7 @@ func ServeListener(ctx context.Context, ln net.Listener, w *Worker) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+	case <-w.shutdown:
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -42,6 +42,9 @@ type Worker struct {
 	opts Options
 	mu   sync.Mutex
 	run  *run
+
+	shutdownOnce sync.Once
+	shutdown     chan struct{}
 }
 
 // New returns an idle worker.
@@ -52,8 +55,11 @@ func New(opts Options) *Worker {
 	if opts.Name == "" {
 		opts.Name = "worker"
 	}
-	return &Worker{opts: opts}
+	return &Worker{opts: opts, shutdown: make(chan struct{})}
 }
+
+// RequestShutdown asks Serve to return (the coordinator's last call).
+func (w *Worker) RequestShutdown() { w.shutdownOnce.Do(func() { close(w.shutdown) }) }
 
 // errNotInitialized is returned by every call before Initialize.
 var errNotInitialized = errors.New("worker is not initialized: the coordinator must call initialize first")

@@ -120,7 +120,7 @@ func WorkerJob(run *v1alpha1.BenchmarkRun, defaultImage string) *batchv1.Job {
 	spec := podSpec(run, corev1.Container{
 		Name:      "worker",
 		Image:     image(run, defaultImage),
-		Args:      []string{"worker", fmt.Sprintf("--listen=:%d", Port), "--exit-after-stop"},
+		Args:      []string{"worker", fmt.Sprintf("--listen=:%d", Port)},
 		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: Port}},
 		Resources: run.Spec.Workers.Resources,
 	})
@@ -166,6 +166,8 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		"--namespace=" + run.Namespace,
 		"--results-configmap=" + ResultsName(run),
 		"--owner-uid=" + string(run.UID),
+		// The workers exit when the run is done, so their Job completes.
+		"--shutdown-workers",
 	}
 	if run.Spec.Driver != nil {
 		drv, err := json.Marshal(run.Spec.Driver)

@@ -106,6 +106,9 @@ func TestCoordinatorJob(t *testing.T) {
 				"owner-uid":         string(r.UID),
 				"durability-json":   `{"level":2}`,
 			}
+			if _, ok := got["shutdown-workers"]; !ok {
+				t.Error("--shutdown-workers missing: the worker Job would never complete")
+			}
 			for k, v := range c.want {
 				want[k] = v
 			}
