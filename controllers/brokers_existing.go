@@ -39,14 +39,8 @@ func (b existingBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 		}
 		return nil, "", err
 	}
-	if ready, reason := strimzi.Ready(kafka); !ready {
-		return nil, reason, nil
-	}
-	bootstrap, err := strimzi.Bootstrap(kafka)
-	if err != nil {
-		return nil, err.Error(), nil
-	}
-	return &v1alpha1.BrokerEndpoints{BootstrapServers: bootstrap}, "", nil
+	endpoints, reason := strimziEndpoints(kafka)
+	return endpoints, reason, nil
 }
 
 func (existingBrokers) Teardown(context.Context, *v1alpha1.BenchmarkRun) (bool, error) {

@@ -64,14 +64,21 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 	if err != nil {
 		return nil, "", err
 	}
+	endpoints, reason := strimziEndpoints(kafka)
+	return endpoints, reason, nil
+}
+
+// strimziEndpoints is the bootstrap of a Strimzi Kafka once it is ready, or
+// what it still lacks.
+func strimziEndpoints(kafka *unstructured.Unstructured) (*v1alpha1.BrokerEndpoints, string) {
 	if ready, reason := strimzi.Ready(kafka); !ready {
-		return nil, reason, nil
+		return nil, reason
 	}
 	bootstrap, err := strimzi.Bootstrap(kafka)
 	if err != nil {
-		return nil, err.Error(), nil
+		return nil, err.Error()
 	}
-	return &v1alpha1.BrokerEndpoints{BootstrapServers: bootstrap}, "", nil
+	return &v1alpha1.BrokerEndpoints{BootstrapServers: bootstrap}, ""
 }
 
 // Teardown deletes the Kafka and its pools explicitly rather than waiting

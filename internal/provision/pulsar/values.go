@@ -1,14 +1,12 @@
 package pulsar
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/streambench/streambench-operator/internal/provision"
 	"regexp"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -112,30 +110,7 @@ const releaseSuffix = "-pulsar"
 // first 6 hex digits of its SHA-256, so two runs never share a release and
 // the same run always gets the same one.
 func ReleaseName(run *v1alpha1.BenchmarkRun) string {
-	name := run.Name
-	var b strings.Builder
-	for _, c := range strings.ToLower(name) {
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	clean := strings.Trim(b.String(), "-")
-	if clean == "" || clean[0] < 'a' || clean[0] > 'z' {
-		clean = "sb-" + clean
-		clean = strings.TrimRight(clean, "-")
-	}
-	max := MaxReleaseNameLength - len(releaseSuffix)
-	if clean == name && len(clean) <= max {
-		return clean + releaseSuffix
-	}
-	sum := sha256.Sum256([]byte(name))
-	hash := "-" + hex.EncodeToString(sum[:])[:6]
-	if len(clean) > max-len(hash) {
-		clean = strings.TrimRight(clean[:max-len(hash)], "-")
-	}
-	return clean + hash + releaseSuffix
+	return provision.DNSLabel(run.Name, MaxReleaseNameLength-len(releaseSuffix), 6) + releaseSuffix
 }
 
 // Counts are the replica counts of a managed run, defaults applied.

@@ -1,11 +1,9 @@
 package strimzi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
+	"github.com/streambench/streambench-operator/internal/provision"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,28 +63,7 @@ const MaxClusterNameLength = 28
 // and gets the first 8 hex digits of its SHA-256, so two runs never share
 // a cluster and the same run always gets the same one.
 func ClusterName(run *v1alpha1.BenchmarkRun) string {
-	name := run.Name
-	var b strings.Builder
-	for _, c := range strings.ToLower(name) {
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	clean := strings.Trim(b.String(), "-")
-	if clean == "" || clean[0] < 'a' || clean[0] > 'z' {
-		clean = "sb-" + clean
-	}
-	if clean == name && len(clean) <= MaxClusterNameLength {
-		return clean
-	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := "-" + hex.EncodeToString(sum[:])[:8]
-	if len(clean) > MaxClusterNameLength-len(suffix) {
-		clean = clean[:MaxClusterNameLength-len(suffix)]
-	}
-	return strings.TrimRight(clean, "-") + suffix
+	return provision.DNSLabel(run.Name, MaxClusterNameLength, 8)
 }
 
 // PoolName is the name of the run's KafkaNodePool. Pools are namespaced
