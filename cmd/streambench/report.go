@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/report"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+func init() { rootCmd.AddCommand(newReportCmd()) }
+
+// clusterFlags reach the cluster that holds BenchmarkRuns named on the
+// command line.
+type clusterFlags struct {
+	kubeconfig, namespace string
+}
+
+func (f *clusterFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace of the BenchmarkRuns (default: the kubeconfig context's)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+}
+
+func newReportCmd() *cobra.Command {
+	var cf clusterFlags
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report <results dir | run name>",
+		Short: "Render a run's results as a self-contained HTML report",
+		Long: `report renders the results of one run as report.html: latency percentile
+curves, throughput and p99 over time, the backlog drain, and tables of the
+latency, message counts, durability settings, workload and clock offsets.
+
+The argument is a results directory (summary.json, omb-result.json, as
+written by 'streambench run --local' or the coordinator's --output-dir): the
+report is written into it. Otherwise it is the name of a BenchmarkRun: its
+results ConfigMap is read from the cluster, and the JSON files and the
+report are written to results/<run>/ (or --output).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			arg := args[0]
+			if isDir(arg) {
+				path, err := report.RenderDir(arg)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), path)
+				return nil
+			}
+			if err := checkRunName(arg); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+			defer cancel()
+			c, ns, err := cf.client()
+			if err != nil {
+				return err
+			}
+			cm, err := fetchResults(ctx, c, ns, arg)
+			if err != nil {
+				return err
+			}
+			dir := out
+			if dir == "" {
+				dir = filepath.Join("results", arg)
+			}
+			if err := writeConfigMapFiles(cm, dir); err != nil {
+				return err
+			}
+			path, err := report.RenderDir(dir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), path)
+			return nil
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "directory for a cluster run's files (default results/<run>)")
+	return cmd
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// checkRunName tells a mistyped directory from a run name: a Kubernetes name
+// has no slashes.
+func checkRunName(arg string) error {
+	if strings.ContainsAny(arg, `/\`) || arg == "." || arg == ".." {
+		return fmt.Errorf("%s: no such results directory (give a directory with summary.json, or the name of a BenchmarkRun)", arg)
+	}
+	return nil
+}
+
+func (f clusterFlags) client() (client.Client, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if f.kubeconfig != "" {
+		rules.ExplicitPath = f.kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("no cluster to read BenchmarkRuns from (--kubeconfig, $KUBECONFIG or ~/.kube/config): %w", err)
+	}
+	ns := f.namespace
+	if ns == "" {
+		if ns, _, err = cc.Namespace(); err != nil {
+			return nil, "", fmt.Errorf("--namespace: %w", err)
+		}
+	}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, "", err
+	}
+	return c, ns, nil
+}
+
+// fetchResults reads the results ConfigMap of a run: the one its status
+// names, or <run>-results when the BenchmarkRun is gone (the ConfigMap may
+// outlive it only briefly, as it is owned by the run).
+func fetchResults(ctx context.Context, c client.Reader, ns, run string) (*corev1.ConfigMap, error) {
+	name := results.ConfigMapName(run)
+	var br v1alpha1.BenchmarkRun
+	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: run}, &br)
+	switch {
+	case err == nil && br.Status.ResultsRef != "":
+		name = br.Status.ResultsRef
+	case err == nil:
+		return nil, fmt.Errorf("BenchmarkRun %s/%s has no results yet (phase %q%s); wait until it is Succeeded", ns, run, br.Status.Phase, message(br.Status.Message))
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("get BenchmarkRun %s/%s: %w", ns, run, err)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("no BenchmarkRun %s and no results ConfigMap %s in namespace %s; check the name and -n", run, name, ns)
+		}
+		return nil, fmt.Errorf("get results ConfigMap %s/%s: %w", ns, name, err)
+	}
+	return &cm, nil
+}
+
+func message(m string) string {
+	if m == "" {
+		return ""
+	}
+	return ": " + m
+}
+
+// writeConfigMapFiles writes a results ConfigMap as the files of a local
+// run: summary.json, omb-result.json and the histogram logs.
+func writeConfigMapFiles(cm *corev1.ConfigMap, dir string) error {
+	if _, err := results.Read(cm); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for k, v := range cm.Data {
+		if err := writeFileIn(dir, k, []byte(v)); err != nil {
+			return err
+		}
+	}
+	for k, v := range cm.BinaryData {
+		if err := writeFileIn(dir, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFileIn(dir, key string, b []byte) error {
+	if key != filepath.Base(key) || key == "." || key == ".." {
+		return errors.New("results ConfigMap key " + key + " is not a plain file name")
+	}
+	return os.WriteFile(filepath.Join(dir, key), b, 0o644)
+}

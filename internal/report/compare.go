@@ -1,0 +1,415 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
+)
+
+// Latency is one row of the seeds' latency tables, in ms. A value that the
+// results do not hold is NaN.
+type Latency struct {
+	Avg, P50, P90, P99, P999 float64
+}
+
+// Row is one run of a comparison.
+type Row struct {
+	Name   string
+	System v1alpha1.System
+	// RequestedLevel and AchievedLevel are 0 when the summary has no
+	// durability.
+	RequestedLevel, AchievedLevel v1alpha1.Level
+	Workload                      string
+
+	Publish Latency
+	// EndToEnd is nil for a produce-only run.
+	EndToEnd *Latency
+
+	PublishMsgPerSec float64
+	PublishMBPerSec  float64
+	ConsumeMBPerSec  float64
+	Lost, Duplicates int64
+}
+
+// Table is a comparison of runs, one row each, in the order given.
+type Table struct {
+	Rows []Row
+	// Warnings say what makes the runs unlike (different workloads, a
+	// durability level not achieved, lost messages): a fair comparison
+	// differs in the one setting under study only.
+	Warnings []string
+}
+
+// Compare tabulates runs as the durability seed's Tables 2-2 to 2-5:
+// Average, P50, P90, P99 and P999 of publish and end-to-end latency of the
+// measured phase, plus throughput.
+func Compare(runs []Named) (Table, error) {
+	if len(runs) == 0 {
+		return Table{}, errors.New("compare: no runs; give at least one results directory or run name")
+	}
+	var t Table
+	seen := map[string]int{}
+	for i, n := range runs {
+		if n.Summary == nil {
+			return Table{}, fmt.Errorf("compare: runs[%d] (%s) has no summary", i, n.Name)
+		}
+		if j, dup := seen[n.Name]; dup {
+			return Table{}, fmt.Errorf("compare: runs[%d] and runs[%d] are both named %q; give each run its own name (results directory or BenchmarkRun)", j, i, n.Name)
+		}
+		seen[n.Name] = i
+		t.Rows = append(t.Rows, row(n))
+	}
+	t.Warnings = warnings(runs)
+	return t, nil
+}
+
+func row(n Named) Row {
+	s := n.Summary
+	r := s.Results
+	pubCurve, _, e2eCurve := measureCurves(s, n.OMB)
+	var ombPub, ombE2E results.QuantileMap
+	if n.OMB != nil {
+		ombPub, ombE2E = n.OMB.AggregatedPublishLatencyQuantiles, n.OMB.AggregatedEndToEndLatencyQuantiles
+	}
+	out := Row{
+		Name: n.Name, System: s.System, Workload: s.Workload.Name,
+		Publish: Latency{
+			Avg: r.PublishLatencyMs.Avg, P50: r.PublishLatencyMs.P50,
+			P90: p90(pubCurve, ombPub),
+			P99: r.PublishLatencyMs.P99, P999: r.PublishLatencyMs.P999,
+		},
+		PublishMsgPerSec: r.PublishRateMsgPerSec, PublishMBPerSec: r.PublishMBPerSec, ConsumeMBPerSec: r.ConsumeMBPerSec,
+		Lost: r.Lost, Duplicates: s.Duplicates,
+	}
+	if e := r.EndToEndLatencyMs; e != nil {
+		out.EndToEnd = &Latency{Avg: e.Avg, P50: e.P50, P90: p90(e2eCurve, ombE2E), P99: e.P99, P999: e.P999}
+	}
+	if d := s.Durability; d != nil {
+		out.RequestedLevel, out.AchievedLevel = d.RequestedLevel, d.AchievedLevel
+	}
+	return out
+}
+
+// p90 is not in the summary's headline (it follows status.results); the
+// measured phase's quantile curve has it (percentiles 1..90 in steps of 1),
+// and so has OMB's quantile map.
+func p90(curve []results.CurvePoint, q results.QuantileMap) float64 {
+	if v, ok := valueAt(curve, 90); ok {
+		return v
+	}
+	if v, ok := valueAt(quantilePoints(q), 90); ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// valueAt is the value at percentile p: the value of the first point at or
+// above p, as HdrHistogram's valueAtPercentile answers (never a value
+// below the percentile's).
+func valueAt(curve []results.CurvePoint, p float64) (float64, bool) {
+	pts := append([]results.CurvePoint(nil), curve...)
+	sort.Slice(pts, func(i, j int) bool { return pts[i].Percentile < pts[j].Percentile })
+	for _, c := range pts {
+		if c.Percentile >= p-1e-9 {
+			return c.Ms, true
+		}
+	}
+	return 0, false
+}
+
+func warnings(runs []Named) []string {
+	var out []string
+	// The workload knobs that change latency and throughput; a name alone
+	// may differ (each run names its workload).
+	type knobs struct {
+		Topics, Partitions, Size, Producers, Subs, Consumers int64
+		Rate                                                 int64
+	}
+	key := func(w v1alpha1.WorkloadSpec) knobs {
+		k := knobs{Topics: int64(w.Topics), Partitions: int64(w.PartitionsPerTopic), Size: int64(w.MessageSize),
+			Producers: int64(w.ProducersPerTopic), Consumers: int64(w.ConsumerPerSubscription), Rate: w.ProducerRate}
+		if w.SubscriptionsPerTopic != nil {
+			k.Subs = int64(*w.SubscriptionsPerTopic)
+		}
+		return k
+	}
+	first := key(runs[0].Summary.Workload)
+	for _, n := range runs[1:] {
+		if k := key(n.Summary.Workload); k != first {
+			out = append(out, fmt.Sprintf("%s ran a different workload than %s (%s vs %s): compare like with like", n.Name, runs[0].Name, describe(k.Topics, k.Partitions, k.Size, k.Rate, k.Producers, k.Subs, k.Consumers), describe(first.Topics, first.Partitions, first.Size, first.Rate, first.Producers, first.Subs, first.Consumers)))
+		}
+	}
+	for _, n := range runs {
+		s := n.Summary
+		if d := s.Durability; d != nil && d.AchievedLevel != d.RequestedLevel {
+			out = append(out, fmt.Sprintf("%s: durability level %d requested, level %d achieved: %s", n.Name, d.RequestedLevel, d.AchievedLevel, nonEmpty(d.Explanation, "see its report")))
+		}
+		if s.Results.Lost > 0 {
+			out = append(out, fmt.Sprintf("%s lost %s acknowledged messages", n.Name, count(s.Results.Lost)))
+		}
+	}
+	return out
+}
+
+func describe(topics, parts, size, rate, prod, subs, cons int64) string {
+	r := "max rate"
+	if rate > 0 {
+		r = count(rate) + " msg/s"
+	}
+	return fmt.Sprintf("%d×%d partitions, %d B, %s, %d producers, %d subscriptions × %d consumers", topics, parts, size, r, prod, subs, cons)
+}
+
+// WriteText prints the table as the seeds' tables: publish latency,
+// end-to-end latency, then throughput and durability; run names on the
+// left, numbers right-aligned.
+func (t Table) WriteText(w io.Writer) error {
+	lat := func(get func(Row) *Latency) [][]string {
+		rows := [][]string{{"", "Average", "P50", "P90", "P99", "P999"}}
+		for _, r := range t.Rows {
+			l := get(r)
+			if l == nil {
+				rows = append(rows, []string{r.Name, "–", "–", "–", "–", "–"})
+				continue
+			}
+			rows = append(rows, []string{r.Name, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999)})
+		}
+		return rows
+	}
+	var b strings.Builder
+	writeGrid(&b, "Publish latency (ms)", lat(func(r Row) *Latency { return &r.Publish }))
+	if t.hasEndToEnd() {
+		b.WriteString("\n")
+		writeGrid(&b, "End-to-end latency (ms)", lat(func(r Row) *Latency { return r.EndToEnd }))
+	}
+	tp := [][]string{{"", "system", "level", "publish msg/s", "publish MB/s", "consume MB/s", "lost", "duplicates"}}
+	for _, r := range t.Rows {
+		tp = append(tp, []string{r.Name, string(r.System), r.levelText(),
+			count(int64(math.Round(r.PublishMsgPerSec))), mbps(r.PublishMBPerSec), mbps(r.ConsumeMBPerSec), count(r.Lost), count(r.Duplicates)})
+	}
+	b.WriteString("\n")
+	writeGrid(&b, "Throughput", tp)
+	for _, warn := range t.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeGrid prints a title and rows: the first column left-aligned, the
+// others right-aligned, two spaces apart.
+func writeGrid(b *strings.Builder, title string, rows [][]string) {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	b.WriteString(title + "\n")
+	for _, r := range rows {
+		var line strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				line.WriteString(c + pad)
+			} else {
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}
+
+// Text is WriteText into a string.
+func (t Table) Text() string {
+	var b strings.Builder
+	_ = t.WriteText(&b)
+	return b.String()
+}
+
+func (t Table) hasEndToEnd() bool {
+	for _, r := range t.Rows {
+		if r.EndToEnd != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Row) levelText() string {
+	switch {
+	case r.AchievedLevel == 0:
+		return "–"
+	case r.AchievedLevel != r.RequestedLevel:
+		return fmt.Sprintf("%d (asked %d)", r.AchievedLevel, r.RequestedLevel)
+	default:
+		return fmt.Sprint(r.AchievedLevel)
+	}
+}
+
+// comparePage is what the comparison template shows.
+type comparePage struct {
+	Title     string
+	Generated string
+	Warnings  []string
+	Sections  []latencySection
+	Rows      []compareRow
+	Charts    []*chart
+}
+
+type latencySection struct {
+	Title string
+	Rows  []latencyCells
+}
+
+type latencyCells struct {
+	Name  string
+	Color string
+	Cells []cell
+}
+
+type cell struct {
+	Text string
+	Best bool
+}
+
+type compareRow struct {
+	Row
+	Color                         string
+	Level, MsgPerSec, PubMB       string
+	ConsumeMB, LostText, DupsText string
+	Bad                           bool
+}
+
+// RenderCompare writes the comparison of runs as one HTML page: the
+// tables of Compare and the runs' latency curves overlaid.
+func RenderCompare(w io.Writer, runs []Named) error {
+	t, err := Compare(runs)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(runs))
+	for i, n := range runs {
+		names[i] = n.Name
+	}
+	pg := &comparePage{
+		Title:     "streambench comparison: " + strings.Join(names, ", "),
+		Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		Warnings:  t.Warnings,
+	}
+	color := func(i int) string { return runPalette[i%len(runPalette)] }
+	pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return &r.Publish })})
+	if t.hasEndToEnd() {
+		pg.Sections = append(pg.Sections, latencySection{Title: "End-to-end latency (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return r.EndToEnd })})
+	}
+	for i, r := range t.Rows {
+		pg.Rows = append(pg.Rows, compareRow{
+			Row: r, Color: color(i), Level: r.levelText(),
+			MsgPerSec: count(int64(math.Round(r.PublishMsgPerSec))), PubMB: mbps(r.PublishMBPerSec), ConsumeMB: mbps(r.ConsumeMBPerSec),
+			LostText: count(r.Lost), DupsText: count(r.Duplicates), Bad: r.Lost > 0 || r.Duplicates > 0,
+		})
+	}
+
+	var pub, e2e, p99 []line
+	for i, n := range runs {
+		pc, _, ec := measureCurves(n.Summary, n.OMB)
+		var pn, en int64
+		if m := phase(n.Summary, stats.PhaseMeasure); m != nil {
+			pn, en = samples(m.PublishLatencyMs), samples(m.EndToEndLatencyMs)
+		}
+		dashed := i >= len(runPalette)
+		pub = append(pub, line{Name: n.Name, Color: color(i), Dashed: dashed, XY: curveXY(pc, pn)})
+		e2e = append(e2e, line{Name: n.Name, Color: color(i), Dashed: dashed, XY: curveXY(ec, en)})
+		p99 = append(p99, line{Name: n.Name, Color: color(i), Dashed: dashed, XY: measureP99(n.Summary)})
+	}
+	for _, c := range []struct {
+		id, title string
+		lines     []line
+	}{
+		{"publish-quantiles", "Publish latency by percentile", pub},
+		{"e2e-quantiles", "End-to-end latency by percentile", e2e},
+	} {
+		ch, err := quantileChart(c.id, c.title, c.lines, wideW, wideH)
+		if err != nil {
+			return err
+		}
+		if ch != nil {
+			pg.Charts = append(pg.Charts, ch)
+		}
+	}
+	lo, hi, _ := logRange(p99)
+	logY := hi > 30*lo
+	y := "ms"
+	if logY {
+		y += ", log scale"
+	}
+	ch, err := timeChart("publish-p99", "99th percentile publish latency over the measured phase", y, timeUnit{"s", 1}, nil, p99, logY, wideW, halfH)
+	if err != nil {
+		return err
+	}
+	if ch != nil {
+		pg.Charts = append(pg.Charts, ch)
+	}
+	return compareTmpl.Execute(w, pg)
+}
+
+// measureP99 is the publish p99 of each interval of the measured phase,
+// against seconds since the phase started, so runs line up.
+func measureP99(s *results.Summary) plotter.XYs {
+	var xy plotter.XYs
+	start := math.NaN()
+	for _, p := range s.Series.Points {
+		if p.Phase != stats.PhaseMeasure || p.PublishLatencyMs == nil || p.PublishLatencyMs.Count == 0 {
+			continue
+		}
+		if math.IsNaN(start) {
+			start = p.OffsetSeconds
+		}
+		xy = append(xy, plotter.XY{X: p.OffsetSeconds - start + p.Seconds/2, Y: math.Max(p.PublishLatencyMs.P99, msFloor)})
+	}
+	return xy
+}
+
+// latencyRows formats a latency table and marks the lowest value of each
+// column.
+func latencyRows(t Table, color func(int) string, get func(Row) *Latency) []latencyCells {
+	cols := func(l *Latency) []float64 { return []float64{l.Avg, l.P50, l.P90, l.P99, l.P999} }
+	best := []float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}
+	for _, r := range t.Rows {
+		if l := get(r); l != nil {
+			for j, v := range cols(l) {
+				if !math.IsNaN(v) && v < best[j] {
+					best[j] = v
+				}
+			}
+		}
+	}
+	var out []latencyCells
+	for i, r := range t.Rows {
+		lc := latencyCells{Name: r.Name, Color: color(i)}
+		l := get(r)
+		for j := 0; j < 5; j++ {
+			if l == nil {
+				lc.Cells = append(lc.Cells, cell{Text: "–"})
+				continue
+			}
+			v := cols(l)[j]
+			lc.Cells = append(lc.Cells, cell{Text: ms(v), Best: len(t.Rows) > 1 && v == best[j]})
+		}
+		out = append(out, lc)
+	}
+	return out
+}

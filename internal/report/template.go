@@ -1,0 +1,213 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+)
+
+var funcs = template.FuncMap{
+	"ms":    ms,
+	"mbps":  mbps,
+	"count": count,
+	"rate":  func(v float64) string { return count(int64(math.Round(v))) },
+	"secs":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"signed": func(v float64) string {
+		return fmt.Sprintf("%+.3f", v)
+	},
+	"swatch": func(color string, dashed bool) template.CSS {
+		style := "solid"
+		if dashed {
+			style = "dashed"
+		}
+		return template.CSS(fmt.Sprintf("border-top:3px %s %s", style, color))
+	},
+	"dot": func(color string) template.CSS { return template.CSS("background:" + color) },
+	"mb":  func(b int64) float64 { return float64(b) / 1e6 },
+}
+
+// css is shared by the report and the comparison. The charts' text is drawn
+// by gonum/plot with Liberation Sans metrics; Arial and Helvetica have the
+// same metrics, so the labels keep their places when Liberation is missing.
+const css = `
+:root{--ink:#0f172a;--muted:#64748b;--line:#e2e8f0;--panel:#fff;--bg:#f1f5f9;--accent:#2563eb;--bad:#b91c1c}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--ink);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif}
+header{background:linear-gradient(135deg,#0f172a,#1e3a8a);color:#fff;padding:28px 0 30px}
+.wrap{max-width:1180px;margin:0 auto;padding:0 24px}
+header h1{margin:0 0 6px;font-size:28px;font-weight:650;letter-spacing:-.01em}
+header .sub{color:#cbd5e1;font-size:14px}
+.badges{margin-top:12px;display:flex;gap:8px;flex-wrap:wrap}
+.badge{display:inline-block;padding:3px 10px;border-radius:999px;font-size:12.5px;font-weight:600;background:rgba(255,255,255,.14);color:#fff;border:1px solid rgba(255,255,255,.25)}
+.badge.kafka{background:#e2e8f0;color:#0f172a}
+.badge.pulsar{background:#bfdbfe;color:#1e3a8a}
+.badge.lvl1{background:#bbf7d0;color:#14532d}.badge.lvl2{background:#d9f99d;color:#365314}
+.badge.lvl3{background:#fde68a;color:#78350f}.badge.lvl4{background:#fecaca;color:#7f1d1d}
+main{padding:24px 0 48px}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:14px;margin-bottom:22px}
+.card{background:var(--panel);border-radius:12px;padding:14px 16px;box-shadow:0 1px 2px rgba(15,23,42,.06),0 1px 8px rgba(15,23,42,.04);border-top:3px solid var(--accent)}
+.card.bad{border-top-color:var(--bad)}
+.card .label{font-size:11.5px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted);font-weight:600}
+.card .value{font-size:27px;font-weight:680;font-variant-numeric:tabular-nums;line-height:1.25;margin-top:4px}
+.card .unit{font-size:13px;color:var(--muted);font-weight:500;margin-left:4px}
+.card .subv{font-size:12.5px;color:var(--muted);font-variant-numeric:tabular-nums}
+.card.bad .value{color:var(--bad)}
+section{background:var(--panel);border-radius:12px;padding:18px 20px 20px;margin-bottom:20px;box-shadow:0 1px 2px rgba(15,23,42,.06),0 1px 8px rgba(15,23,42,.04)}
+section h2{margin:0 0 12px;font-size:17px;font-weight:650}
+section h3{margin:16px 0 6px;font-size:14px;color:#334155}
+.grid2{display:grid;grid-template-columns:1fr 1fr;gap:18px}
+@media (max-width:900px){.grid2{grid-template-columns:1fr}}
+figure{margin:0}
+figure.chart+figure.chart,.grid2+figure.chart,figure.chart+.grid2{margin-top:22px}
+figure h3{margin:0 0 4px}
+.chart svg{display:block;width:100%;height:auto}
+.chart svg text{font-family:"Liberation Sans",Arial,Helvetica,sans-serif!important}
+figcaption{font-size:12.5px;color:var(--muted);margin-top:4px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:13px;color:#334155;margin-top:6px}
+.legend span.sw{display:inline-block;width:22px;vertical-align:middle;margin-right:6px}
+table{border-collapse:collapse;width:100%;font-size:13.5px}
+th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{font-size:11.5px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);font-weight:600;background:#f8fafc}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n,td.nw{white-space:nowrap}
+section{overflow-x:auto}
+table.facts td:first-child{width:210px;color:#334155}
+tbody tr:nth-child(even) td{background:#fafbfc}
+td.bad{color:var(--bad);font-weight:650}
+td.best{font-weight:700;color:#15803d}
+td small{color:var(--muted)}
+code,td.code{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,monospace;font-size:12.5px}
+.warn{background:#fffbeb;border:1px solid #fcd34d;color:#78350f;border-radius:10px;padding:10px 14px;margin-bottom:16px;font-size:14px}
+.warn p{margin:2px 0}
+.kv{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:0 28px}
+.muted{color:var(--muted)}
+.dot{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:8px;vertical-align:baseline}
+ul.notes{margin:0;padding-left:20px}ul.notes li{margin:3px 0}
+footer{color:var(--muted);font-size:12.5px;text-align:center;padding:8px 0 28px}
+`
+
+const chartTmpl = `{{define "chart"}}<figure class="chart" id="{{.ID}}">
+<h3>{{.Title}}</h3>
+{{.SVG}}
+<div class="legend">{{range .Legend}}<span><span class="sw" style="{{swatch .Color .Dashed}}"></span>{{.Name}}</span>{{end}}</div>
+{{if .Note}}<figcaption>{{.Note}}</figcaption>{{end}}
+</figure>{{end}}`
+
+var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTmpl + `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.Title}}</title>
+<style>` + css + `</style></head>
+<body>
+<header><div class="wrap">
+<h1>{{.Run}}</h1>
+<div class="sub">{{if .Workload}}workload <b>{{.Workload}}</b>{{end}}{{if .Period}} · {{.Period}}{{end}}</div>
+<div class="badges">
+{{if .System}}<span class="badge {{.System}}">{{.System}}</span>{{end}}
+{{with .Level}}<span class="badge lvl{{.Achieved}}">durability level {{.Achieved}}{{if .Lowered}} (requested {{.Requested}}){{end}}</span>{{end}}
+{{if .Workers}}<span class="badge">{{len .Workers}} workers</span>{{end}}
+</div>
+</div></header>
+<main><div class="wrap">
+{{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
+<div class="cards">{{range .Cards}}<div class="card{{if .Bad}} bad{{end}}"><div class="label">{{.Label}}</div><div class="value">{{.Value}}{{if .Unit}}<span class="unit">{{.Unit}}</span>{{end}}</div><div class="subv">{{.Sub}}</div></div>{{end}}</div>
+
+{{if .Latency}}<section><h2>Latency</h2>{{range .Latency}}{{template "chart" .}}{{end}}</section>{{end}}
+
+<section><h2>Latency distribution, measured phase (ms)</h2>
+<table><thead><tr><th></th><th class="n">count</th><th class="n">avg</th><th class="n">p50</th><th class="n">p75</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th></tr></thead><tbody>
+{{range .LatencyRows}}<tr><td>{{.Name}}<br><small>{{.Note}}</small></td><td class="n">{{if lt .D.Count 0}}–{{else}}{{count .D.Count}}{{end}}</td><td class="n">{{ms .D.Avg}}</td><td class="n">{{ms .D.P50}}</td><td class="n">{{ms .D.P75}}</td><td class="n">{{ms .D.P95}}</td><td class="n">{{ms .D.P99}}</td><td class="n">{{ms .D.P999}}</td><td class="n">{{ms .D.P9999}}</td><td class="n">{{ms .D.Max}}</td></tr>
+{{end}}</tbody></table>
+</section>
+
+{{if .Timeline}}<section><h2>Over time</h2>
+<div class="grid2">{{range .Timeline}}{{if eq .ID "p99"}}</div>{{template "chart" .}}<div class="grid2">{{else}}{{template "chart" .}}{{end}}{{end}}</div>
+</section>{{end}}
+
+{{if .Drain}}<section><h2>Backlog</h2>{{range .Drain}}{{template "chart" .}}{{end}}</section>{{end}}
+
+<div class="grid2">
+<section><h2>Messages</h2>
+<table><tbody>{{range .Counts}}<tr><td>{{.Key}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Value}}</td></tr>{{end}}</tbody></table>
+</section>
+<section><h2>Workload</h2>
+<table><tbody>{{range .WorkloadKV}}<tr><td>{{.Key}}</td><td class="n">{{.Value}}</td></tr>{{end}}</tbody></table>
+</section>
+</div>
+
+{{if .Phases}}<section><h2>Phases</h2>
+<table><thead><tr><th>phase</th><th class="n">seconds</th><th class="n">sent</th><th class="n">acked</th><th class="n">errors</th><th class="n">received</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">publish p99 (ms)</th><th class="n">e2e p99 (ms)</th></tr></thead><tbody>
+{{range .Phases}}<tr><td class="nw">{{.Phase}}</td><td class="n">{{secs .Seconds}}</td><td class="n">{{count .Sent}}</td><td class="n">{{count .Acked}}</td><td class="n{{if gt .PublishErrors 0}} bad{{end}}">{{count .PublishErrors}}</td><td class="n">{{count .Received}}</td><td class="n">{{rate .PublishRateMsgPerSec}}</td><td class="n">{{mbps .PublishMBPerSec}}</td><td class="n">{{mbps .ConsumeMBPerSec}}</td><td class="n">{{.PubP99}}</td><td class="n">{{.E2EP99}}</td></tr>
+{{end}}</tbody></table>
+</section>{{end}}
+
+{{with .Durability}}<section><h2>Durability in effect</h2>
+<table class="facts"><tbody>
+<tr><td>requested level</td><td>{{.RequestedLevel}}</td></tr>
+<tr><td>achieved level</td><td{{if ne .AchievedLevel .RequestedLevel}} class="bad"{{end}}>{{.AchievedLevel}}</td></tr>
+<tr><td>replication</td><td>{{.Replication}}</td></tr>
+<tr><td>local (disk)</td><td>{{.Local}}</td></tr>
+{{if .Journal}}<tr><td>journal</td><td>{{.Journal}}</td></tr>{{end}}
+{{if .Explanation}}<tr><td>explanation</td><td>{{.Explanation}}</td></tr>{{end}}
+</tbody></table>
+<div class="kv">{{range .Components}}<div><h3>{{.Name}}</h3>
+{{if .Settings}}<table><tbody>{{range .Settings}}<tr><td class="code">{{.Key}}</td><td class="code n">{{.Value}}</td></tr>{{end}}</tbody></table>{{else}}<p class="muted">no settings applied</p>{{end}}</div>{{end}}</div>
+</section>{{end}}
+
+{{with .RateSearch}}<section><h2>Maximum-rate search</h2>
+<p>Measured at <b>{{rate .RateMsgPerSec}} msg/s</b>{{if not .Converged}} <span class="bad">(search did not converge)</span>{{end}}; highest rate held {{rate .LowMsgPerSec}} msg/s{{if gt .HighMsgPerSec 0.0}}, lowest that fell behind {{rate .HighMsgPerSec}} msg/s{{end}}.</p>
+{{if .Steps}}<table><thead><tr><th class="n">#</th><th class="n">target msg/s</th><th class="n">publish msg/s</th><th class="n">consume msg/s</th><th class="n">backlog</th><th class="n">pending</th><th class="n">errors</th><th>verdict</th></tr></thead><tbody>
+{{range $i, $s := .Steps}}<tr><td class="n">{{$i}}</td><td class="n">{{rate $s.TargetMsgPerSec}}</td><td class="n">{{rate $s.PublishMsgPerSec}}</td><td class="n">{{rate $s.ConsumeMsgPerSec}}</td><td class="n">{{count $s.Backlog}}</td><td class="n">{{count $s.Pending}}</td><td class="n">{{count $s.PublishErrors}}</td><td>{{$s.Verdict}}</td></tr>
+{{end}}</tbody></table>{{end}}
+</section>{{end}}
+
+<div class="grid2">
+{{if .Clocks}}<section><h2>Clock offsets</h2>
+<p class="muted" style="margin-top:0;font-size:13px">Worker clock − coordinator clock. End-to-end latency between two workers is off by the difference of their offsets.</p>
+<table><thead><tr><th>worker</th><th class="n">offset (ms)</th><th class="n">± (ms)</th></tr></thead><tbody>
+{{range .Clocks}}<tr><td class="code">{{.Worker}}</td><td class="n">{{signed .OffsetMs}}</td><td class="n">{{printf "%.3f" .UncertaintyMs}}</td></tr>{{end}}
+</tbody></table></section>{{end}}
+{{with .Subs}}<section><h2>Subscriptions</h2>
+<p class="muted" style="margin-top:0;font-size:13px">{{.Count}} subscriptions; received between {{count .MinReceived}} and {{count .MaxReceived}} messages each.</p>
+<table><thead><tr><th>subscription</th><th class="n">received</th><th class="n">MB</th><th class="n">duplicates</th><th class="n">lost</th></tr></thead><tbody>
+{{range .Items}}<tr><td class="code">{{.Name}}{{if .CatchUp}} <small>(catch-up)</small>{{end}}</td><td class="n">{{count .Received}}</td><td class="n">{{mbps (mb .ReceivedBytes)}}</td><td class="n{{if gt .Duplicates 0}} bad{{end}}">{{count .Duplicates}}</td><td class="n{{if gt .Lost 0}} bad{{end}}">{{count .Lost}}</td></tr>{{end}}
+</tbody></table></section>{{end}}
+</div>
+
+{{if .Notes}}<section><h2>Notes</h2><ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
+{{with .Truncation}}<section><h2>Truncation</h2>
+<p>The results were thinned to fit the results ConfigMap: each time-series point merges {{.SeriesStride}} intervals; interval histograms {{if eq .IntervalHistogramStride 0}}were left out{{else}}merge {{.IntervalHistogramStride}} intervals{{end}}; {{.SubscriptionsListed}} subscriptions are listed.</p>
+</section>{{end}}
+</div></main>
+<footer>streambench · generated {{.Generated}} · units: MB = 10<sup>6</sup> bytes, latencies in ms</footer>
+</body></html>
+`))
+
+var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chartTmpl + `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.Title}}</title>
+<style>` + css + `</style></head>
+<body>
+<header><div class="wrap">
+<h1>Comparison</h1>
+<div class="sub">{{len .Rows}} runs · measured phase · latencies in ms</div>
+<div class="badges">{{range .Rows}}<span class="badge"><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</span>{{end}}</div>
+</div></header>
+<main><div class="wrap">
+{{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
+<div class="grid2">
+{{range .Sections}}<section><h2>{{.Title}}</h2>
+<table><thead><tr><th></th><th class="n">Average</th><th class="n">P50</th><th class="n">P90</th><th class="n">P99</th><th class="n">P999</th></tr></thead><tbody>
+{{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td>{{range .Cells}}<td class="n{{if .Best}} best{{end}}">{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table></section>{{end}}
+</div>
+<section><h2>Throughput and durability</h2>
+<table><thead><tr><th></th><th>system</th><th>durability level</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
+{{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
+{{end}}</tbody></table></section>
+{{range .Charts}}<section>{{template "chart" .}}</section>{{end}}
+</div></main>
+<footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>
+</body></html>
+`))
