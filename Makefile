@@ -71,6 +71,18 @@ run: manifests generate ## Run the manager against the cluster of the current ku
 docker-build: ## Build the streambench image (needs a Docker engine).
 	docker build -t $(IMG) .
 
+##@ Local
+
+# The run and the workload of make quickstart; e.g. for Pulsar:
+# make quickstart QUICKSTART_RUN=config/samples/run-ack2-async-pulsar.yaml
+QUICKSTART_RUN ?= config/samples/run-ack2-async.yaml
+QUICKSTART_WORKLOAD ?= workloads/latency-1-topic-16-partitions-1kb-local.yaml
+
+.PHONY: quickstart
+quickstart: ## Build streambench and run a local Kafka benchmark at durability level 2 (needs Java 17+, Maven).
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/streambench ./cmd/streambench
+	$(LOCALBIN)/streambench run -f $(QUICKSTART_RUN) --local --workload $(QUICKSTART_WORKLOAD)
+
 ##@ Deployment
 
 .PHONY: install
@@ -105,3 +117,44 @@ $(GOLANGCI_LINT):
 ginkgo: $(GINKGO) ## Install the ginkgo CLI into bin/.
 $(GINKGO):
 	GOBIN=$(LOCALBIN) go install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)
+
+##@ End to end
+
+LOCAL_CLUSTER ?= hack/local-cluster/local-cluster.sh
+E2E_IMG ?= docker.io/streambench/streambench:e2e
+# The local cluster's kubeconfig unless another cluster is named.
+E2E_KUBECONFIG ?= $(LOCALBIN)/local-cluster/kubeconfig
+E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl || echo kubectl)
+E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 45m -v -ginkgo.v
+KIND_VERSION ?= v0.33.0
+KIND ?= $(LOCALBIN)/kind
+KIND_CLUSTER ?= streambench-e2e
+KIND_KUBECONFIG ?= $(LOCALBIN)/kind/kubeconfig
+
+.PHONY: local-cluster-up
+local-cluster-up: ## Start a one-node Kubernetes cluster built from source (root; no Docker).
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) $(LOCAL_CLUSTER) up
+
+.PHONY: local-cluster-down
+local-cluster-down: ## Stop the local cluster: every process, pod, network and data it made.
+	K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) down
+
+.PHONY: test-e2e
+test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG.
+	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
+		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image; fi
+	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) $(E2E_GO_TEST)
+
+.PHONY: test-e2e-kind
+test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.
+	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --wait 3m
+	@mkdir -p $(dir $(KIND_KUBECONFIG)) && $(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(KIND_KUBECONFIG)
+	$(MAKE) docker-build IMG=$(E2E_IMG)
+	$(KIND) load docker-image $(E2E_IMG) --name $(KIND_CLUSTER)
+	@# Pods reach the host, where the suite starts the brokers, at the gateway of Docker's kind network.
+	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl \
+		E2E_BROKER_HOST=$$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') \
+		$(E2E_GO_TEST)
+
+$(KIND):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kind@$(KIND_VERSION)

@@ -67,6 +67,10 @@ type Options struct {
 	ShutdownWorkers bool
 	// Logf logs progress (default log.Printf).
 	Logf func(format string, args ...any)
+	// Progress, if set, is called from the stats collector once per
+	// snapshot interval that every worker has reported (local mode's live
+	// display). It must not block for long.
+	Progress func(Progress)
 }
 
 // BacklogResult is what the backlog phases measured.
@@ -118,9 +122,10 @@ type coordinator struct {
 	plan    Plan
 	res     *Result
 
-	collMu  sync.Mutex
-	lastSeq []uint64
-	snaps   []stats.Snapshot
+	collMu   sync.Mutex
+	lastSeq  []uint64
+	snaps    []stats.Snapshot
+	progress *progressTracker
 }
 
 func (o *Options) defaults() {
@@ -166,7 +171,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	wl := o.Workload
 	workload.Default(&wl)
-	c := &coordinator{o: o, wl: wl, lastSeq: make([]uint64, len(o.Workers))}
+	c := &coordinator{o: o, wl: wl, lastSeq: make([]uint64, len(o.Workers)), progress: newProgressTracker(len(o.Workers))}
 	for _, u := range o.Workers {
 		c.clients = append(c.clients, newClient(u, o.CallTimeout, o.Retries))
 	}
@@ -174,7 +179,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	topicsCreated := false
 	defer func() {
 		c.res.End = time.Now()
-		cerr := c.cleanup(topicsCreated)
+		cerr := c.cleanup(topicsCreated, err != nil)
 		c.res.Snapshots = c.snaps
 		err = errors.Join(err, cerr)
 		res = c.res
@@ -439,6 +444,7 @@ func (c *coordinator) startCollector(ctx context.Context) (stop func()) {
 					continue
 				}
 				c.logInterval(n)
+				c.reportProgress(n)
 			}
 		}
 	}()
@@ -475,6 +481,20 @@ func (c *coordinator) logInterval(from int) {
 	}
 }
 
+// reportProgress hands the newest interval every worker has delivered to
+// Options.Progress.
+func (c *coordinator) reportProgress(from int) {
+	if c.o.Progress == nil {
+		return
+	}
+	c.collMu.Lock()
+	fresh := append([]stats.Snapshot(nil), c.snaps[from:]...)
+	c.collMu.Unlock()
+	if p, ok := c.progress.add(fresh, time.Now()); ok {
+		c.o.Progress(p)
+	}
+}
+
 // runLoad runs the phases from the synchronized start to the stop.
 func (c *coordinator) runLoad(ctx context.Context) error {
 	wl := c.wl
@@ -492,13 +512,21 @@ func (c *coordinator) runLoad(ctx context.Context) error {
 	case workload.IsBacklog(wl):
 		first = stats.PhaseBacklogBuild
 	}
+	// The second between the start command and the start itself carries
+	// no load. Without a warm-up it would be the measured phase's first
+	// second and dilute its rates, so it is labelled warm-up (the measured
+	// phase then starts at the start, below).
+	lead := first
+	if lead == stats.PhaseMeasure {
+		lead = stats.PhaseWarmup
+	}
 	// Start a second from now on the coordinator's clock, translated into
 	// each worker's clock, so every producer's schedule begins together.
 	startAt := time.Now().Add(time.Second).UnixMicro()
 	rates := c.plan.WorkerRates(rate)
 	err := each(c.plan.ProducerWorkers, func(i int) error {
 		return c.clients[i].post(ctx, protocol.PathStartLoad, protocol.StartLoadRequest{
-			StartAtMicros: startAt + c.res.ClockOffsets[i].OffsetMicros, RatePerSec: rates[i], Phase: string(first),
+			StartAtMicros: startAt + c.res.ClockOffsets[i].OffsetMicros, RatePerSec: rates[i], Phase: string(lead),
 		}, nil, callOpt{})
 	})
 	if err != nil {
@@ -506,10 +534,17 @@ func (c *coordinator) runLoad(ctx context.Context) error {
 	}
 	// Consumer-only workers label their snapshots too.
 	if err := each(c.consumerOnly(), func(i int) error {
-		return c.clients[i].post(ctx, protocol.PathPhase, protocol.PhaseRequest{Phase: string(first)}, nil, callOpt{})
+		return c.clients[i].post(ctx, protocol.PathPhase, protocol.PhaseRequest{Phase: string(lead)}, nil, callOpt{})
 	}); err != nil {
 		return err
 	}
+	// The measured phase's end is known from the start unless a rate
+	// search or a backlog comes first, which run until they are done.
+	var measureEnd time.Time
+	if !maxRate && !workload.IsBacklog(wl) {
+		measureEnd = time.UnixMicro(startAt).Add(workload.WarmupDuration(wl) + workload.TestDuration(wl))
+	}
+	c.progress.started(time.UnixMicro(startAt), measureEnd)
 	stopCollector := c.startCollector(ctx)
 	defer stopCollector()
 	if err := sleep(ctx, time.Until(time.UnixMicro(startAt))); err != nil {
@@ -547,6 +582,7 @@ func (c *coordinator) runLoad(ctx context.Context) error {
 	if err := c.setPhase(ctx, stats.PhaseMeasure); err != nil {
 		return err
 	}
+	c.progress.measuring(time.Now(), workload.TestDuration(wl))
 	if err := sleep(ctx, workload.TestDuration(wl)); err != nil {
 		return err
 	}
@@ -666,12 +702,13 @@ func behindSubscriptions(subs []SubscriptionRef, cs []protocol.CountersResponse)
 
 // cleanup stops every worker and deletes the topics, with its own bounded
 // context so a cancelled run still cleans up.
-func (c *coordinator) cleanup(topicsCreated bool) error {
+func (c *coordinator) cleanup(topicsCreated, failed bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var errs []error
-	// A last read, so a failed run still returns what was measured.
-	_ = c.collect(ctx, false)
+	// A last read, so a failed or interrupted run still returns what was
+	// measured, up to now: the interval in progress is closed too.
+	_ = c.collect(ctx, failed)
 	err := each(c.all(), func(i int) error {
 		q := ""
 		if i == 0 && topicsCreated {

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streambench/streambench-operator/internal/localrun"
+)
+
+func init() { rootCmd.AddCommand(newRunCmd()) }
+
+func newRunCmd() *cobra.Command {
+	var (
+		o     localrun.Options
+		local bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run -f FILE --local",
+		Short: "Run a BenchmarkRun on this machine: local brokers, workers and coordinator",
+		Long: `run reads a BenchmarkRun file (the same YAML kubectl apply takes), starts the
+brokers it asks for as local JVM processes (jars fetched from Maven Central on
+first use; needs Java 17+ and Maven), runs the workers and the coordinator in
+this process, prints progress every 10 s and a summary table at the end, and
+writes summary.json, omb-result.json and report.html into
+<results-dir>/<run-name>/.
+
+Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.`,
+		Example: `  streambench run -f config/samples/run-ack2-async.yaml --local \
+    --workload workloads/latency-1-topic-16-partitions-1kb-local.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.RunFile == "" {
+				return errors.New("-f FILE is required: the BenchmarkRun to run (e.g. -f config/samples/run-ack2-async.yaml)")
+			}
+			if !local {
+				return fmt.Errorf("only --local is supported by run; on a cluster use kubectl apply -f %s", o.RunFile)
+			}
+			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			_, err := localrun.Run(cmd.Context(), o)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.RunFile, "file", "f", "", "BenchmarkRun YAML file")
+	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
+	fl.StringVar(&o.WorkloadFile, "workload", "", "OMB workload YAML file that replaces spec.workload")
+	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")
+	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here (default: a temporary directory, removed at the end)")
+	return cmd
+}

@@ -1,0 +1,149 @@
+package localrun
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/workload"
+)
+
+// printHeader says what is about to run.
+func printHeader(w io.Writer, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, workloadFile string) {
+	wl := run.Spec.Workload
+	fmt.Fprintf(w, "streambench run %s (local)\n", run.Name)
+	where := "existing brokers"
+	if e := run.Spec.Cluster.Existing; e != nil {
+		where += " at " + strings.TrimSpace(e.BootstrapServers+" "+e.ServiceURL)
+	} else {
+		where = brokerWhat(run) + " on this machine"
+	}
+	fmt.Fprintf(w, "  system      %s: %s\n", run.Spec.System, where)
+	fmt.Fprintf(w, "  durability  %s\n", DescribeDurability(eff))
+	rate := fmt.Sprintf("%d msg/s", wl.ProducerRate)
+	if workload.IsMaxRate(wl) {
+		rate = "maximum rate (searched)"
+	}
+	from := ""
+	if workloadFile != "" {
+		from = " (from " + filepath.Base(workloadFile) + ")"
+	}
+	fmt.Fprintf(w, "  workload    %s%s: %d topic(s) x %d partitions, %d-byte messages, %s, %s warm-up + %s measured\n",
+		wl.Name, from, wl.Topics, wl.PartitionsPerTopic, wl.MessageSize, rate,
+		short(workload.WarmupDuration(wl)), short(workload.TestDuration(wl)))
+	fmt.Fprintf(w, "  workers     %d (in this process)\n", run.Spec.Workers.Count)
+}
+
+// DescribeDurability is the level achieved in words, with the reason when
+// it is weaker than the level asked for.
+func DescribeDurability(eff v1alpha1.EffectiveDurability) string {
+	s := fmt.Sprintf("level %d (%s replication, %s local", eff.AchievedLevel,
+		strings.ToLower(string(eff.Replication)), strings.ToLower(string(eff.Local)))
+	if eff.Journal != "" {
+		s += ", journal " + strings.ToLower(string(eff.Journal))
+	}
+	s += ")"
+	if eff.AchievedLevel != eff.RequestedLevel {
+		s += fmt.Sprintf(" - DOWNGRADED from the requested level %d: %s", eff.RequestedLevel, eff.Explanation)
+	}
+	return s
+}
+
+// FormatProgress is one live progress line.
+func FormatProgress(p coordinator.Progress) string {
+	left := "?"
+	if p.Remaining >= 0 {
+		left = clock(p.Remaining)
+	}
+	phase := string(p.Phase)
+	if p.Phase == coordinator.PhaseCooldown {
+		phase = "catch-up"
+	}
+	return fmt.Sprintf("[%s] %-13s %s left | publish %8.0f msg/s %7.2f MB/s p99 %8.2f ms | consume %8.0f msg/s %7.2f MB/s e2e p99 %8.2f ms",
+		clock(p.Elapsed), phase, left,
+		p.PublishMsgPerSec, p.PublishMBPerSec, p.PublishP99Ms,
+		p.ConsumeMsgPerSec, p.ConsumeMBPerSec, p.EndToEndP99Ms)
+}
+
+// clock is m:ss.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func short(d time.Duration) string {
+	if d == 0 {
+		return "no"
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	return s
+}
+
+// PrintSummary writes the terminal summary of a run: throughput, latency,
+// delivery accounting and the durability achieved.
+// reportPath is empty when no report was written; finished is false for
+// a run that was interrupted or failed, whose delivery was not accounted.
+func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finished bool) {
+	r := s.Results
+	var measure *results.PhaseSummary
+	for i := range s.Phases {
+		if s.Phases[i].Phase == stats.PhaseMeasure {
+			measure = &s.Phases[i]
+		}
+	}
+	fmt.Fprintf(w, "\nResults of %s: %s, workload %s\n\n", s.Run, s.System, s.Workload.Name)
+	consumeRate := 0.0
+	if measure != nil {
+		consumeRate = measure.ConsumeRateMsgPerSec
+	}
+	fmt.Fprintf(w, "%-18s%10s%10s\n", "throughput", "msg/s", "MB/s")
+	fmt.Fprintf(w, "%-18s%10.1f%10.2f\n", "  publish", r.PublishRateMsgPerSec, r.PublishMBPerSec)
+	fmt.Fprintf(w, "%-18s%10.1f%10.2f\n", "  consume", consumeRate, r.ConsumeMBPerSec)
+	fmt.Fprintf(w, "\n%-18s%10s%10s%10s%10s%10s%10s\n", "latency (ms)", "avg", "p50", "p99", "p99.9", "p99.99", "max")
+	row := func(name string, l v1alpha1.LatencySummary) {
+		fmt.Fprintf(w, "%-18s%10.2f%10.2f%10.2f%10.2f%10.2f%10.2f\n", "  "+name, l.Avg, l.P50, l.P99, l.P999, l.P9999, l.Max)
+	}
+	row("publish", r.PublishLatencyMs)
+	if r.EndToEndLatencyMs != nil {
+		row("end-to-end", *r.EndToEndLatencyMs)
+	}
+	if c := r.CatchUp; c != nil {
+		fmt.Fprintf(w, "\nbacklog drain     %.2f MB/s in %.1f s\n", c.DrainMBPerSec, c.DrainSeconds)
+		if c.PublishLatencyMs != nil {
+			row("publish (drain)", *c.PublishLatencyMs)
+		}
+	}
+
+	msgs := fmt.Sprintf("sent %d, acked %d, received %d", r.Sent, r.Acked, r.Received)
+	switch {
+	case !finished:
+		msgs += "; lost: not counted, the run did not finish"
+	case s.Duplicates > 0:
+		msgs += fmt.Sprintf(", lost %d, duplicates %d", r.Lost, s.Duplicates)
+	default:
+		msgs += fmt.Sprintf(", lost %d", r.Lost)
+	}
+	fmt.Fprintf(w, "\nmessages    %s\n", msgs)
+	if d := s.Durability; d != nil {
+		fmt.Fprintf(w, "durability  %s\n", DescribeDurability(*d))
+	}
+	for _, n := range s.Notes {
+		if strings.HasPrefix(n, "delivery accounting") {
+			continue // the messages line says it
+		}
+		fmt.Fprintf(w, "note        %s\n", n)
+	}
+	fmt.Fprintf(w, "results     %s, %s\n", filepath.Join(dir, results.KeySummary), filepath.Join(dir, results.KeyOMB))
+	if reportPath != "" {
+		fmt.Fprintf(w, "report      %s\n", reportPath)
+	}
+}

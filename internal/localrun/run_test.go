@@ -1,0 +1,362 @@
+package localrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
+)
+
+// These tests run `streambench run --local` end to end through Run, the
+// function the command calls: real brokers from Maven Central jars, real
+// in-process workers over HTTP, the real coordinator. They are kept short
+// (5 s warm-up, 15 s measured) and use a 5 s progress interval so the
+// progress lines show within the run.
+
+// lockedBuffer is written by the progress callback and the run's own
+// lines from different goroutines.
+type lockedBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	watch map[string]chan struct{}
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.b.Write(p)
+	for s, ch := range l.watch {
+		if strings.Contains(l.b.String(), s) {
+			close(ch)
+			delete(l.watch, s)
+		}
+	}
+	return n, err
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// when returns a channel closed once s has been written.
+func (l *lockedBuffer) when(s string) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch := make(chan struct{})
+	if strings.Contains(l.b.String(), s) {
+		close(ch)
+		return ch
+	}
+	if l.watch == nil {
+		l.watch = map[string]chan struct{}{}
+	}
+	l.watch[s] = ch
+	return ch
+}
+
+type localRun struct {
+	out            *Outcome
+	err            error
+	stdout, stderr *lockedBuffer
+}
+
+// running is a local run in progress.
+type running struct {
+	t      *testing.T
+	stderr *lockedBuffer
+	done   chan localRun
+}
+
+func startRun(t *testing.T, o Options) *running {
+	t.Helper()
+	lr := localRun{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	o.Stdout, o.Stderr = lr.stdout, lr.stderr
+	if o.ResultsDir == "" {
+		o.ResultsDir = t.TempDir()
+	}
+	if o.SnapshotInterval == 0 {
+		o.SnapshotInterval = 5 * time.Second
+	}
+	if o.Signals == nil {
+		// Never the test binary's own signals.
+		o.Signals = make(chan os.Signal)
+	}
+	r := &running{t: t, stderr: lr.stderr, done: make(chan localRun, 1)}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		lr.out, lr.err = Run(ctx, o)
+		r.done <- lr
+	}()
+	return r
+}
+
+// wait waits for the run to return.
+func (r *running) wait() localRun {
+	lr := <-r.done
+	r.t.Logf("stderr:\n%s\nstdout:\n%s", lr.stderr.String(), lr.stdout.String())
+	return lr
+}
+
+// waitFor waits until the run writes s to stderr, then calls act and waits
+// for the run to return. A run that ends before is a failure.
+func (r *running) waitFor(s string, act func()) localRun {
+	select {
+	case <-r.stderr.when(s):
+		act()
+		return r.wait()
+	case lr := <-r.done:
+		r.done <- lr
+		lr = r.wait()
+		r.t.Fatalf("the run ended (%v) before it wrote %q", lr.err, s)
+		return lr
+	}
+}
+
+// checkStopped fails unless every broker JVM the run started is gone.
+func checkStopped(t *testing.T, out *Outcome, want int) {
+	t.Helper()
+	if out == nil {
+		t.Fatal("no outcome")
+	}
+	if len(out.BrokerPids) != want {
+		t.Errorf("run started %d broker JVMs (%v), want %d", len(out.BrokerPids), out.BrokerPids, want)
+	}
+	for _, pid := range out.BrokerPids {
+		if localbrokers.PidAlive(pid) {
+			t.Errorf("broker pid %d still runs after the run returned", pid)
+			_ = localbrokers.StopPid(pid, 0)
+		}
+	}
+}
+
+// checkResults reads back what the run wrote and checks the delivery and
+// the rates.
+func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Summary {
+	t.Helper()
+	out := lr.out
+	if out.Summary == nil {
+		t.Fatal("no summary")
+	}
+	raw, err := os.ReadFile(filepath.Join(out.Dir, results.KeySummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum results.Summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatalf("summary.json does not parse: %v", err)
+	}
+	raw, err = os.ReadFile(filepath.Join(out.Dir, results.KeyOMB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var omb results.OMBResult
+	if err := json.Unmarshal(raw, &omb); err != nil {
+		t.Fatalf("omb-result.json does not parse: %v", err)
+	}
+	if len(omb.PublishRate) == 0 || omb.AggregatedPublishLatency99pct <= 0 || omb.MessageSize != int64(sum.Workload.MessageSize) {
+		t.Errorf("omb-result.json: publishRate %v, p99 %v, messageSize %d", omb.PublishRate, omb.AggregatedPublishLatency99pct, omb.MessageSize)
+	}
+	html, err := os.ReadFile(filepath.Join(out.Dir, "report.html"))
+	if err != nil {
+		t.Fatalf("report.html: %v", err)
+	}
+	if out.Report != filepath.Join(out.Dir, "report.html") || !bytes.Contains(html, []byte("<html")) || !bytes.Contains(html, []byte(sum.Run)) {
+		t.Errorf("report %q is not the run's HTML report (%d bytes)", out.Report, len(html))
+	}
+	r := sum.Results
+	if sum.System != system || r.Sent == 0 || r.Acked != r.Sent || r.Received != r.Acked || r.Lost != 0 || sum.Duplicates != 0 {
+		t.Errorf("system %s, sent %d, acked %d, received %d, lost %d, duplicates %d: want every sent message acked and received once",
+			sum.System, r.Sent, r.Acked, r.Received, r.Lost, sum.Duplicates)
+	}
+	if r.PublishRateMsgPerSec <= 0 || r.PublishMBPerSec <= 0 || r.ConsumeMBPerSec <= 0 || r.PublishLatencyMs.P99 <= 0 ||
+		r.EndToEndLatencyMs == nil || r.EndToEndLatencyMs.P99 <= 0 {
+		t.Errorf("headline %+v: want non-zero rates and latencies", r)
+	}
+	if sum.Durability == nil || sum.Durability.AchievedLevel != v1alpha1.Level2 {
+		t.Errorf("durability %+v, want level 2 achieved", sum.Durability)
+	}
+	// The terminal: progress lines on stderr, the table on stdout.
+	if e := lr.stderr.String(); !strings.Contains(e, "] measure") || !strings.Contains(e, "MB/s") || !strings.Contains(e, "e2e p99") {
+		t.Errorf("no progress line of the measured phase on stderr")
+	}
+	so := lr.stdout.String()
+	for _, w := range []string{"throughput", "p99.99", "end-to-end", fmt.Sprintf("lost %d", r.Lost), "durability  level 2", "report.html"} {
+		if !strings.Contains(so, w) {
+			t.Errorf("summary table lacks %q", w)
+		}
+	}
+	return &sum
+}
+
+// TestRunKafka is the quickstart: the sample Kafka run at level 2, three
+// brokers, with a short workload.
+func TestRunKafka(t *testing.T) {
+	lr := startRun(t, Options{RunFile: "../../config/samples/run-ack2-async.yaml", WorkloadFile: "testdata/short-latency.yaml"}).wait()
+	if lr.err != nil {
+		t.Fatalf("run: %v", lr.err)
+	}
+	checkStopped(t, lr.out, 3)
+	sum := checkResults(t, lr, v1alpha1.SystemKafka)
+	if len(sum.Workers) != 4 {
+		t.Errorf("%d workers, want the sample's 4", len(sum.Workers))
+	}
+}
+
+// TestRunPulsar runs the Pulsar sample (level 2: ensemble 3, write 3, ack 2
+// on three real bookies) with the same workload. The sample asks for three
+// brokers; the standalone has one, and the run says so.
+func TestRunPulsar(t *testing.T) {
+	lr := startRun(t, Options{RunFile: "../../config/samples/run-ack2-async-pulsar.yaml", WorkloadFile: "testdata/short-latency.yaml"}).wait()
+	if lr.err != nil {
+		t.Fatalf("run: %v", lr.err)
+	}
+	checkStopped(t, lr.out, 1)
+	sum := checkResults(t, lr, v1alpha1.SystemPulsar)
+	if !strings.Contains(strings.Join(sum.Notes, "\n"), "asks for 3 Pulsar brokers") {
+		t.Errorf("the summary notes do not say the standalone has one broker: %q", sum.Notes)
+	}
+	if !strings.Contains(lr.stderr.String(), "note: spec.cluster.managed.brokers asks for 3") {
+		t.Errorf("the terminal does not say the standalone has one broker")
+	}
+	if p := sum.Durability.Pulsar; p == nil || p.EnsembleSize != 3 || p.AckQuorum != 2 {
+		t.Errorf("pulsar durability %+v, want ensemble 3, ack quorum 2", p)
+	}
+}
+
+// TestRunExisting uses brokers the run did not start (spec.cluster.existing):
+// a full run, then a run stopped by one Ctrl-C. Neither may stop the brokers.
+func TestRunExisting(t *testing.T) {
+	ctx := context.Background()
+	k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Brokers: 1, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.Stop(); err != nil {
+			t.Errorf("stopping Kafka: %v", err)
+		}
+	})
+	dir := t.TempDir()
+	runFile := filepath.Join(dir, "existing.yaml")
+	if err := os.WriteFile(runFile, []byte(fmt.Sprintf(`apiVersion: streambench.io/v1alpha1
+kind: BenchmarkRun
+metadata: {name: existing-kafka}
+spec:
+  system: kafka
+  durability:
+    replication: {replicas: 1, ackReplicas: 1, mode: Sync}
+    local: {mode: Async}
+  cluster:
+    existing: {bootstrapServers: %q}
+  workers: {count: 2}
+`, k.Bootstrap())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alive := func() {
+		t.Helper()
+		for _, pid := range k.Pids() {
+			if !localbrokers.PidAlive(pid) {
+				t.Fatalf("the run stopped broker pid %d, which it did not start", pid)
+			}
+		}
+	}
+
+	t.Run("complete", func(t *testing.T) {
+		lr := startRun(t, Options{RunFile: runFile, WorkloadFile: "testdata/short-latency.yaml"}).wait()
+		if lr.err != nil {
+			t.Fatalf("run: %v", lr.err)
+		}
+		checkStopped(t, lr.out, 0)
+		alive()
+		sum := lr.out.Summary
+		if sum == nil || sum.Results.Lost != 0 || sum.Results.Received == 0 || sum.Results.Received != sum.Results.Acked {
+			t.Fatalf("summary %+v", sum)
+		}
+	})
+
+	t.Run("one Ctrl-C", func(t *testing.T) {
+		sigs := make(chan os.Signal, 1)
+		lr := startRun(t, Options{RunFile: runFile, WorkloadFile: "testdata/long-latency.yaml", Signals: sigs}).
+			waitFor("] measure", func() { sigs <- syscall.SIGINT })
+		if !errors.Is(lr.err, ErrInterrupted) {
+			t.Fatalf("error %v, want ErrInterrupted", lr.err)
+		}
+		alive()
+		// What was measured before the signal is kept, and says so.
+		sum := lr.out.Summary
+		if sum == nil {
+			t.Fatal("no partial results written")
+		}
+		if !strings.Contains(strings.Join(sum.Notes, "\n"), "did not finish: interrupted") {
+			t.Errorf("notes %q do not say the run was interrupted", sum.Notes)
+		}
+		if !strings.Contains(lr.stdout.String(), "lost: not counted, the run did not finish") {
+			t.Errorf("the table of an interrupted run must not claim a loss count")
+		}
+		// The interval in progress at the signal is kept too.
+		if sum.Results.Sent == 0 || sum.Results.PublishRateMsgPerSec <= 0 {
+			t.Errorf("partial results hold no measurement: %+v", sum.Results)
+		}
+		// Without a warm-up, the measured phase starts with the load: its
+		// first interval is not the idle second before the start.
+		for _, p := range sum.Series.Points {
+			if p.Phase == stats.PhaseMeasure && p.Index == 0 && p.PublishRateMsgPerSec <= 0 {
+				t.Errorf("the measured phase starts with an idle interval: %+v", p)
+			}
+		}
+	})
+}
+
+// TestRunSecondInterrupt: Ctrl-C twice kills the broker JVMs at once; none
+// is left behind.
+func TestRunSecondInterrupt(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	got := startRun(t, Options{RunFile: "testdata/kafka-1-broker.yaml", WorkloadFile: "testdata/long-latency.yaml", Signals: sigs}).
+		waitFor("] measure", func() {
+			sigs <- syscall.SIGINT
+			sigs <- syscall.SIGINT
+		})
+	if !errors.Is(got.err, ErrInterrupted) {
+		t.Fatalf("error %v, want ErrInterrupted", got.err)
+	}
+	if !strings.Contains(got.stderr.String(), "killing the broker JVMs") {
+		t.Errorf("the second signal did not kill the brokers")
+	}
+	checkStopped(t, got.out, 1)
+}
+
+// TestRunWithoutJava: without java and mvn the run stops at once with what
+// to install, before it writes anything.
+func TestRunWithoutJava(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	results := t.TempDir()
+	out, err := Run(context.Background(), Options{
+		RunFile: "../../config/samples/run-ack2-async.yaml", WorkloadFile: "testdata/short-latency.yaml",
+		ResultsDir: results, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Signals: make(chan os.Signal),
+	})
+	if err == nil || !strings.Contains(err.Error(), "install a JDK") || !strings.Contains(err.Error(), "Maven") {
+		t.Fatalf("error %v, want localbrokers.CheckJava's", err)
+	}
+	if out != nil {
+		t.Errorf("outcome %+v before anything ran", out)
+	}
+	if entries, _ := os.ReadDir(results); len(entries) != 0 {
+		t.Errorf("results written without a run: %v", entries)
+	}
+}
