@@ -51,6 +51,9 @@ type KafkaOptions struct {
 	ReadyTimeout time.Duration
 	// Log, if set, receives progress lines.
 	Log func(format string, args ...any)
+	// Host is the address the brokers listen on and advertise (default
+	// 127.0.0.1); see host.go.
+	Host string
 }
 
 // KafkaNode is one started Kafka node.
@@ -70,6 +73,7 @@ type Kafka struct {
 	removeDir bool
 	stopOnce  sync.Once
 	stopErr   error
+	host      string
 }
 
 // kafkaOwnedKeys are set per node by StartKafka; BrokerConfig may not
@@ -141,7 +145,10 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	}
 	logf("kafka %s jars ready after %s", o.Version, time.Since(start).Round(time.Millisecond))
 
-	k := &Kafka{Dir: o.Dir, Version: o.Version}
+	if err := checkHost("KafkaOptions.Host", o.Host); err != nil {
+		return nil, err
+	}
+	k := &Kafka{Dir: o.Dir, Version: o.Version, host: o.Host}
 	if k.Dir == "" {
 		if k.Dir, err = os.MkdirTemp("", "streambench-kafka-"); err != nil {
 			return nil, err
@@ -189,7 +196,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			return nil, err
 		}
 		props[i] = filepath.Join(nodeDir, "server.properties")
-		text := KafkaNodeProperties(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig)
+		text := kafkaPropertiesOnHost(KafkaNodeProperties(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig), o.Host)
 		if err := os.WriteFile(props[i], []byte(text), 0o644); err != nil {
 			return nil, err
 		}
@@ -238,7 +245,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	}
 	deadline := time.Now().Add(o.ReadyTimeout)
 	for _, n := range k.Nodes {
-		if err := n.Process.WaitPort(ctx, "127.0.0.1:"+strconv.Itoa(n.Port), time.Until(deadline)); err != nil {
+		if err := n.Process.WaitPort(ctx, k.hostname()+":"+strconv.Itoa(n.Port), time.Until(deadline)); err != nil {
 			return nil, err
 		}
 	}
@@ -305,7 +312,7 @@ func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra 
 func (k *Kafka) Bootstrap() string {
 	s := make([]string, len(k.Nodes))
 	for i, n := range k.Nodes {
-		s[i] = "127.0.0.1:" + strconv.Itoa(n.Port)
+		s[i] = k.hostname() + ":" + strconv.Itoa(n.Port)
 	}
 	return strings.Join(s, ",")
 }

@@ -53,6 +53,9 @@ type PulsarOptions struct {
 	ReadyTimeout time.Duration
 	// Log, if set, receives progress lines.
 	Log func(format string, args ...any)
+	// Host is the address the broker listens on and advertises (default
+	// 127.0.0.1); see host.go.
+	Host string
 }
 
 // Pulsar is a running local Pulsar standalone: one JVM with ZooKeeper, the
@@ -70,6 +73,7 @@ type Pulsar struct {
 	removeDir bool
 	stopOnce  sync.Once
 	stopErr   error
+	host      string
 }
 
 // pulsarOwnedKeys are set by StartPulsar; the config maps may not override
@@ -227,7 +231,10 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	p := &Pulsar{Dir: o.Dir, Version: o.Version}
+	if err := checkHost("PulsarOptions.Host", o.Host); err != nil {
+		return nil, err
+	}
+	p := &Pulsar{Dir: o.Dir, Version: o.Version, host: o.Host}
 	if p.Dir == "" {
 		if p.Dir, err = os.MkdirTemp("", "streambench-pulsar-"); err != nil {
 			return nil, err
@@ -258,6 +265,9 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		"webServicePort":         strconv.Itoa(p.WebPort),
 		"httpServerEnabled":      strconv.FormatBool(o.BookieHTTP),
 		"functionsWorkerEnabled": "false",
+	}
+	for k, v := range pulsarHostConfig(o.Host) {
+		owned[k] = v
 	}
 	if o.BookieHTTP {
 		owned["httpServerPort"] = strconv.Itoa(p.BookieHTTPPort)
@@ -361,11 +371,15 @@ func pulsarPorts(p *Pulsar, bookies int, http bool) error {
 	return nil
 }
 
-// ServiceURL is the binary protocol endpoint (pulsar://127.0.0.1:port).
-func (p *Pulsar) ServiceURL() string { return fmt.Sprintf("pulsar://127.0.0.1:%d", p.BrokerPort) }
+// ServiceURL is the binary protocol endpoint (pulsar://127.0.0.1:port, or
+// the Host given).
+func (p *Pulsar) ServiceURL() string {
+	return fmt.Sprintf("pulsar://%s:%d", p.hostname(), p.BrokerPort)
+}
 
-// AdminURL is the admin REST endpoint (http://127.0.0.1:port).
-func (p *Pulsar) AdminURL() string { return fmt.Sprintf("http://127.0.0.1:%d", p.WebPort) }
+// AdminURL is the admin REST endpoint (http://127.0.0.1:port, or the Host
+// given).
+func (p *Pulsar) AdminURL() string { return fmt.Sprintf("http://%s:%d", p.hostname(), p.WebPort) }
 
 // Pids are the processes to stop (one JVM).
 func (p *Pulsar) Pids() []int {

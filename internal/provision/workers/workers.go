@@ -98,6 +98,10 @@ func workerCount(run *v1alpha1.BenchmarkRun) int32 {
 func podSpec(run *v1alpha1.BenchmarkRun, c corev1.Container) corev1.PodSpec {
 	p := run.Spec.Workers.Placement
 	c.ImagePullPolicy = corev1.PullIfNotPresent
+	// The last log lines become the container's termination message when it
+	// fails, so status.message of a failed run says why (e.g. brokers
+	// unreachable), not only the exit code.
+	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	c.SecurityContext = &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		RunAsNonRoot:             ptr.To(true),

@@ -146,3 +146,19 @@ func TestCoordinatorRBACOnlyTheResultsConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// A failed run's status.message comes from the failed container's
+// termination message; with the logs as fallback it carries the error the
+// coordinator or worker printed (e.g. brokers that do not answer).
+func TestContainersReportTheirLogsOnError(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	coord, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []*batchv1.Job{WorkerJob(r, "img"), coord} {
+		if got := job.Spec.Template.Spec.Containers[0].TerminationMessagePolicy; got != corev1.TerminationMessageFallbackToLogsOnError {
+			t.Errorf("Job %s: terminationMessagePolicy %q, want FallbackToLogsOnError", job.Name, got)
+		}
+	}
+}

@@ -1,0 +1,507 @@
+#!/usr/bin/env bash
+# A real single-node Kubernetes cluster from source, for the e2e suite on
+# machines without Docker (kind needs a Docker engine and the kindest/node
+# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|load-image
+#
+#   up          build the binaries once (bin/k8s/<version>/), write every
+#               config under the state dir, start etcd, kube-apiserver,
+#               containerd, kube-controller-manager, kube-scheduler, CoreDNS
+#               and the kubelet, and wait until the node is Ready
+#   down        stop every process by its own pid, tear down the pods' network
+#               and containerd state, remove the state dir's cluster data
+#   status      print each part and whether its pid is alive
+#   load-image  build the streambench image (static binary, no Docker) and
+#               import it into the cluster's containerd
+#
+# Networking, all inside this machine: a CNI bridge cni0 with gateway
+# 10.244.0.1 (pods 10.244.0.0/24) whose address is also the node IP, so pods
+# reach processes on the host (brokers, CoreDNS) there. There is no
+# kube-proxy: the only ClusterIP pods use is the `kubernetes` Service
+# (10.96.0.1:443, what in-cluster clients dial), so that address is put on the
+# host's loopback and kube-apiserver listens on it. Headless Services need no
+# proxy; CoreDNS runs on the host at 10.244.0.1:53 and is the pods' DNS.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-1.36.3}"
+ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
+COREDNS_VERSION="${COREDNS_VERSION:-1.15.0}"
+E2E_IMG="${E2E_IMG:-docker.io/streambench/streambench:e2e}"
+PAUSE_IMG="docker.io/streambench/pause:1.0"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+here="$root/hack/local-cluster"
+bin="${LOCAL_CLUSTER_BIN_DIR:-$root/bin/k8s/$K8S_VERSION}"
+state="${LOCAL_CLUSTER_DIR:-$root/bin/local-cluster}"
+# Unix sockets have a 108-byte path limit, so they live under /run.
+run_dir="/run/streambench-local-cluster"
+
+NODE_NAME="streambench-local"
+NODE_IP="10.244.0.1"
+POD_CIDR="10.244.0.0/24"
+SERVICE_CIDR="10.96.0.0/16"
+API_IP="10.96.0.1"
+API_PORT=443
+ETCD_PORT=12379
+ETCD_PEER_PORT=12380
+BRIDGE="cni0"
+CNI_NET="streambench-local"
+READY_TIMEOUT="${READY_TIMEOUT:-180}"
+
+containerd_sock="$run_dir/containerd.sock"
+kubeconfig="$state/kubeconfig"
+pki="$state/pki"
+logs="$state/logs"
+pids="$state/pids"
+cni_conf="$state/cni/net.d"
+cni_ipam="$state/cni/ipam"
+
+# Start order; down stops them in reverse.
+parts=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler coredns kubelet)
+
+log() { echo "local-cluster: $*" >&2; }
+die() { echo "local-cluster: $*" >&2; exit 1; }
+
+need_root() {
+  [ "$(id -u)" = 0 ] || die "must run as root (it starts containerd and the kubelet and creates the bridge $BRIDGE)"
+}
+
+pid_of() { [ -f "$pids/$1.pid" ] && cat "$pids/$1.pid" || true; }
+
+alive() {
+  local pid; pid="$(pid_of "$1")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]
+}
+
+tail_log() { echo "--- last lines of $logs/$1.log:" >&2; tail -n "${2:-25}" "$logs/$1.log" >&2 || true; }
+
+fail_part() {
+  local part="$1"; shift
+  echo "local-cluster: $part: $*" >&2
+  tail_log "$part"
+  echo "local-cluster: stop what started with: $0 down" >&2
+  exit 1
+}
+
+# start <part> <binary> <args...>: own session, own log and pid file.
+start() {
+  local part="$1"; shift
+  if alive "$part"; then log "$part already running (pid $(pid_of "$part"))"; return; fi
+  setsid "$@" >"$logs/$part.log" 2>&1 < /dev/null &
+  echo $! > "$pids/$part.pid"
+  log "$part started (pid $!, log ${logs#$root/}/$part.log)"
+}
+
+# wait_for <part> <seconds> <command...>: until the command succeeds, the
+# part's process dies, or the time is up.
+wait_for() {
+  local part="$1" secs="$2"; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    alive "$part" || fail_part "$part" "exited during start"
+    [ $SECONDS -lt $deadline ] || fail_part "$part" "not ready after ${secs}s"
+    sleep 1
+  done
+}
+
+stop_pid() {
+  local name="$1" pid="$2" grace="${3:-20}"
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  local i
+  for ((i = 0; i < grace * 5; i++)); do
+    kill -0 "$pid" 2>/dev/null || { log "$name stopped (pid $pid)"; return 0; }
+    sleep 0.2
+  done
+  log "$name did not stop within ${grace}s; killing pid $pid"
+  kill -KILL "$pid" 2>/dev/null || true
+  sleep 0.5
+}
+
+stop_part() {
+  local pid; pid="$(pid_of "$1")"
+  [ -n "$pid" ] && stop_pid "$1" "$pid" "${2:-20}"
+  rm -f "$pids/$1.pid"
+}
+
+kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+ctr() { command ctr --address "$containerd_sock" "$@"; }
+
+install_packages() {
+  local missing=()
+  command -v containerd >/dev/null || missing+=(containerd)
+  command -v runc >/dev/null || missing+=(runc)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  [ ${#missing[@]} -eq 0 ] && return
+  log "installing ${missing[*]} with apt-get"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
+    || die "apt-get could not install ${missing[*]}"
+}
+
+# --- certificates and credentials (openssl) ---------------------------------
+
+write_pki() {
+  mkdir -p "$pki"
+  [ -f "$pki/ca.crt" ] && return
+  log "writing certificates and keys into ${pki#$root/}"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=streambench-local-ca" \
+    -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
+  cat > "$pki/apiserver.ext" <<EOF
+basicConstraints=CA:FALSE
+keyUsage=digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:$API_IP,IP:$NODE_IP,IP:127.0.0.1
+EOF
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
+    -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" 2>/dev/null
+  openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 365 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt" 2>/dev/null
+  # The service-account token signing pair.
+  openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  # One admin token (group system:masters) for kubectl and every component.
+  echo "$(openssl rand -hex 24),streambench-admin,streambench-admin,system:masters" > "$pki/tokens.csv"
+  chmod 600 "$pki"/*.key "$pki/tokens.csv"
+}
+
+write_configs() {
+  mkdir -p "$logs" "$pids" "$cni_conf" "$cni_ipam" "$state/etcd" "$state/containerd" "$state/kubelet" "$run_dir"
+  local token; token="$(cut -d, -f1 "$pki/tokens.csv")"
+  cat > "$kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: streambench-local
+  cluster:
+    server: https://$API_IP:$API_PORT
+    certificate-authority: $pki/ca.crt
+users:
+- name: streambench-admin
+  user:
+    token: $token
+contexts:
+- name: streambench-local
+  context: {cluster: streambench-local, user: streambench-admin}
+current-context: streambench-local
+EOF
+  chmod 600 "$kubeconfig"
+
+  # restrict_oom_score_adj: root here lacks CAP_SYS_RESOURCE, and without it
+  # every sandbox fails in runc with "can't get final child's PID from pipe".
+  cat > "$state/containerd/config.toml" <<EOF
+version = 2
+root = "$state/containerd/root"
+state = "$run_dir/containerd-state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+[grpc]
+  address = "$containerd_sock"
+[ttrpc]
+  address = "$run_dir/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMG"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$cni_conf"
+EOF
+
+  # No portmap and no ipMasq: no pod uses a host port, nothing leaves the
+  # machine, so the cluster adds no iptables rules.
+  cat > "$cni_conf/10-streambench.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "$CNI_NET",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": true,
+      "isDefaultGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$cni_ipam",
+        "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$NODE_IP"}]]
+      }
+    }
+  ]
+}
+EOF
+
+  # The pods' DNS: cluster names only; there is no upstream to forward to.
+  cat > "$state/Corefile" <<EOF
+cluster.local:53 {
+    bind $NODE_IP
+    errors
+    kubernetes cluster.local {
+        kubeconfig $kubeconfig streambench-local
+    }
+}
+EOF
+  echo "nameserver $NODE_IP" > "$state/resolv.conf"
+
+  # cgroup v1 host: the kubelet refuses v1 unless told, and the QoS and
+  # node-allocatable cgroups cannot be managed here.
+  cat > "$state/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $NODE_IP
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+cgroupDriver: cgroupfs
+failCgroupV1: false
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
+failSwapOn: false
+localStorageCapacityIsolation: false
+containerRuntimeEndpoint: unix://$containerd_sock
+clusterDNS: [$NODE_IP]
+clusterDomain: cluster.local
+resolvConf: $state/resolv.conf
+podLogsDir: $state/kubelet/pod-logs
+serializeImagePulls: false
+# The images were imported, not pulled: garbage collection must never drop
+# them, and other work on this disk must not evict the test pods.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+EOF
+}
+
+# --- network ----------------------------------------------------------------
+
+# has_addr <dev> <ip/prefix>; reads the whole output first (a grep -q in a
+# pipe would make `ip` die of SIGPIPE, which pipefail reports as failure).
+has_addr() {
+  local out; out="$(ip -o addr show dev "$1" 2>/dev/null)" || return 1
+  [[ "$out" == *" inet $2 "* ]]
+}
+
+setup_network() {
+  # The bridge exists before the kubelet starts: the node IP must be on a
+  # host interface, and the CNI bridge plugin reuses a bridge that has its
+  # gateway address.
+  if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
+    ip link add "$BRIDGE" type bridge || die "network: cannot create bridge $BRIDGE (needs CAP_NET_ADMIN)"
+    touch "$state/created-bridge"
+  fi
+  has_addr "$BRIDGE" "$NODE_IP/24" || ip addr add "$NODE_IP/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  if ! has_addr lo "$API_IP/32"; then
+    ip addr add "$API_IP/32" dev lo || die "network: cannot add $API_IP to lo"
+    touch "$state/created-api-ip"
+  fi
+}
+
+teardown_network() {
+  if [ -f "$state/created-bridge" ] || has_addr "$BRIDGE" "$NODE_IP/24"; then
+    ip link del "$BRIDGE" 2>/dev/null && log "removed bridge $BRIDGE" || true
+  fi
+  if has_addr lo "$API_IP/32"; then
+    ip addr del "$API_IP/32" dev lo && log "removed $API_IP from lo" || true
+  fi
+  rm -f "$state/created-bridge" "$state/created-api-ip"
+}
+
+# --- images -----------------------------------------------------------------
+
+image_tool() {
+  local tool="$state/images/ociimage"
+  if [ ! -x "$tool" ] || [ -n "$(find "$here/ociimage" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
+    (cd "$root" && go build -o "$tool" ./hack/local-cluster/ociimage)
+  fi
+  echo "$tool"
+}
+
+import_image() {
+  ctr -n k8s.io images import "$1" >/dev/null || die "containerd: could not import $1"
+}
+
+load_pause() {
+  mkdir -p "$state/images"
+  local tar="$state/images/pause.tar"
+  if [ ! -f "$tar" ]; then
+    (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/images/pause" ./hack/local-cluster/pause)
+    "$(image_tool)" -binary "$state/images/pause" -image "$PAUSE_IMG" -entrypoint /pause -out "$tar"
+  fi
+  import_image "$tar"
+}
+
+load_image() {
+  need_root
+  alive containerd || die "containerd is not running; start the cluster with: $0 up"
+  mkdir -p "$state/images"
+  log "building $E2E_IMG (static streambench binary, no Docker)"
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/images/streambench" ./cmd/streambench)
+  "$(image_tool)" -binary "$state/images/streambench" -image "$E2E_IMG" -entrypoint /streambench -out "$state/images/streambench.tar"
+  import_image "$state/images/streambench.tar"
+  log "imported $E2E_IMG"
+}
+
+# --- up / down / status -----------------------------------------------------
+
+up() {
+  need_root
+  local t0=$SECONDS
+  install_packages
+  log "binaries: building into ${bin#$root/} if missing"
+  K8S_VERSION="$K8S_VERSION" ETCD_VERSION="$ETCD_VERSION" COREDNS_VERSION="$COREDNS_VERSION" \
+    LOCAL_CLUSTER_BIN_DIR="$bin" "$here/build-binaries.sh" >/dev/null
+  log "binaries ready after $((SECONDS - t0))s"
+  mkdir -p "$state"
+  write_pki
+  write_configs
+  setup_network
+
+  start etcd "$bin/etcd" --name streambench-local --data-dir "$state/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "streambench-local=http://127.0.0.1:$ETCD_PEER_PORT" \
+    --unsafe-no-fsync
+  wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+
+  start kube-apiserver "$bin/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address "$API_IP" --secure-port "$API_PORT" --advertise-address "$NODE_IP" \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --client-ca-file "$pki/ca.crt" --token-auth-file "$pki/tokens.csv" \
+    --authorization-mode RBAC --allow-privileged=true \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-account-issuer "https://kubernetes.default.svc.cluster.local" \
+    --kubelet-preferred-address-types InternalIP --cert-dir "$state/apiserver"
+  wait_for kube-apiserver 120 kubectl get --raw /readyz
+
+  start containerd containerd --config "$state/containerd/config.toml"
+  wait_for containerd 60 ctr version
+  load_pause
+
+  start kube-controller-manager "$bin/kube-controller-manager" \
+    --kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
+    --bind-address 127.0.0.1 --leader-elect=false \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+    --service-cluster-ip-range "$SERVICE_CIDR" --controllers '*,-nodeipam'
+  start kube-scheduler "$bin/kube-scheduler" \
+    --kubeconfig "$kubeconfig" --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
+    --bind-address 127.0.0.1 --leader-elect=false
+  start coredns "$bin/coredns" -conf "$state/Corefile"
+  start kubelet "$bin/kubelet" --config "$state/kubelet/config.yaml" --kubeconfig "$kubeconfig" \
+    --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" \
+    --root-dir "$state/kubelet/root" --cert-dir "$state/kubelet/pki" --v 1
+
+  log "waiting up to ${READY_TIMEOUT}s for node $NODE_NAME to be Ready"
+  local deadline=$((SECONDS + READY_TIMEOUT)) p
+  until [ "$(kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; do
+    for p in "${parts[@]}"; do alive "$p" || fail_part "$p" "exited while waiting for the node"; done
+    [ $SECONDS -lt $deadline ] || fail_part kubelet "node $NODE_NAME not Ready after ${READY_TIMEOUT}s: $(kubectl get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}' 2>&1)"
+    sleep 1
+  done
+  wait_for coredns 30 grep -q "CoreDNS-" "$logs/coredns.log"
+  log "node $NODE_NAME Ready after $((SECONDS - t0))s; KUBECONFIG=${kubeconfig#$root/}"
+}
+
+# Pods first, through the kubelet, so the CRI tears down their network
+# (CNI DEL) and volumes; then the processes; then whatever is left.
+down() {
+  need_root
+  [ -d "$state" ] || { log "nothing to stop (no ${state#$root/})"; teardown_network; return; }
+  if alive kubelet && alive kube-apiserver; then
+    stop_part kube-controller-manager
+    stop_part kube-scheduler
+    log "deleting every pod through the kubelet"
+    kubectl delete pods --all-namespaces --all --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+    local deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ] && [ -n "$(ctr -n k8s.io tasks ls -q 2>/dev/null | head -1)" ]; do sleep 1; done
+  fi
+  local p i
+  for ((i = ${#parts[@]} - 1; i >= 0; i--)); do
+    p="${parts[$i]}"
+    [ "$p" = containerd ] && cleanup_containers
+    stop_part "$p"
+  done
+  stop_shims
+  cleanup_mounts
+  teardown_network
+  # Fresh cluster data every time; certificates, images and binaries stay.
+  rm -rf "$state/etcd" "$state/containerd/root" "$state/kubelet/root" "$state/kubelet/pod-logs" "$cni_ipam" "$state/apiserver" "$run_dir" "$state/netns-before"
+  log "down"
+}
+
+# Containers the kubelet did not stop (e.g. it was already gone).
+cleanup_containers() {
+  alive containerd || return 0
+  local c
+  for c in $(ctr -n k8s.io tasks ls -q 2>/dev/null); do
+    ctr -n k8s.io tasks kill -s SIGKILL "$c" >/dev/null 2>&1 || true
+  done
+  sleep 1
+  for c in $(ctr -n k8s.io tasks ls -q 2>/dev/null); do ctr -n k8s.io tasks delete -f "$c" >/dev/null 2>&1 || true; done
+  for c in $(ctr -n k8s.io containers ls -q 2>/dev/null); do ctr -n k8s.io containers delete "$c" >/dev/null 2>&1 || true; done
+}
+
+# containerd-shim processes detach from containerd; ours are the ones whose
+# command line names this cluster's containerd socket.
+stop_shims() {
+  local d pid cmd
+  for d in /proc/[0-9]*; do
+    pid="${d#/proc/}"
+    cmd="$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" || continue
+    [[ "$cmd" == *containerd-shim*" -address $containerd_sock "* ]] || continue
+    stop_pid containerd-shim "$pid" 5
+  done
+}
+
+# Mounts under the state and run dirs (overlay root file systems, volume
+# tmpfs) and network namespaces of pods this cluster ran.
+cleanup_mounts() {
+  local m
+  for m in $(awk -v s="$state/" -v r="$run_dir/" 'index($2, s) == 1 || index($2, r) == 1 {print $2}' /proc/self/mounts | sort -r); do
+    umount -l "$m" 2>/dev/null || true
+  done
+  if [ -f "$state/netns-before" ]; then
+    for m in $(ls /var/run/netns 2>/dev/null | grep '^cni-' || true); do
+      grep -qx "$m" "$state/netns-before" && continue
+      umount "/var/run/netns/$m" 2>/dev/null || true
+      rm -f "/var/run/netns/$m"
+    done
+  fi
+}
+
+status() {
+  local p rc=0
+  for p in "${parts[@]}"; do
+    if alive "$p"; then printf '%-24s running (pid %s)\n' "$p" "$(pid_of "$p")"
+    else printf '%-24s not running\n' "$p"; rc=1; fi
+  done
+  if [ $rc = 0 ]; then
+    printf '%-24s %s\n' node "$(kubectl get node "$NODE_NAME" --no-headers 2>&1 | awk '{print $2}')"
+    printf '%-24s %s\n' kubeconfig "$kubeconfig"
+  fi
+  return $rc
+}
+
+case "${1:-}" in
+  up)
+    mkdir -p "$state"
+    # Pod network namespaces that existed before are never touched by down.
+    [ -f "$state/netns-before" ] || { ls /var/run/netns 2>/dev/null | grep '^cni-' > "$state/netns-before" || true; }
+    up ;;
+  down) down ;;
+  status) status ;;
+  load-image) load_image ;;
+  *) echo "usage: $0 up|down|status|load-image" >&2; exit 2 ;;
+esac

@@ -1,0 +1,204 @@
+//go:build e2e
+
+// Package e2e runs the operator as users install it (config/default) in a
+// real cluster — any cluster the KUBECONFIG points at: the local cluster of
+// hack/local-cluster, or kind in CI — against real Kafka and Pulsar brokers
+// started on the host.
+//
+// Run it with `make test-e2e` (or `make test-e2e-kind`). The build tag keeps
+// it out of `go test ./...`; invoked without a reachable cluster, the suite
+// fails and says how to get one.
+//
+// Environment:
+//
+//	KUBECONFIG       the cluster (required)
+//	E2E_IMG          the streambench image, already in the cluster's
+//	                 container runtime (default docker.io/streambench/streambench:e2e)
+//	E2E_BROKER_HOST  the host address pods reach, where the brokers listen
+//	                 (default 10.244.0.1, the local cluster's bridge gateway;
+//	                 for kind, the Docker network's gateway)
+//	E2E_KUBECTL      kubectl binary (default kubectl on PATH)
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// The manifests name this image; the suite replaces it with E2E_IMG.
+const manifestImage = "docker.io/streambench/streambench:dev"
+
+const operatorNamespace = "streambench-system"
+
+var (
+	k8s        client.Client
+	kubeconfig string
+	kubectlBin string
+	image      string
+	brokerHost string
+	repoRoot   string
+	testNS     string
+	manifests  []byte
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "streambench e2e")
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+var _ = BeforeSuite(func() {
+	kubeconfig = os.Getenv("KUBECONFIG")
+	Expect(kubeconfig).NotTo(BeEmpty(), "KUBECONFIG is not set: the e2e suite needs a cluster. "+
+		"Start one with `make local-cluster-up` (then `make test-e2e`) or run `make test-e2e-kind`")
+	image = envOr("E2E_IMG", "docker.io/streambench/streambench:e2e")
+	brokerHost = envOr("E2E_BROKER_HOST", "10.244.0.1")
+	kubectlBin = envOr("E2E_KUBECTL", "kubectl")
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred(), "KUBECONFIG=%s cannot be read: is the cluster up? "+
+		"Start one with `make local-cluster-up` or run `make test-e2e-kind`", kubeconfig)
+	cfg.Timeout = 15 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	v, err := dc.ServerVersion()
+	Expect(err).NotTo(HaveOccurred(), "the cluster of KUBECONFIG=%s is not reachable: %v. "+
+		"Start one with `make local-cluster-up` or run `make test-e2e-kind`", kubeconfig, err)
+	GinkgoWriter.Printf("cluster %s (Kubernetes %s), image %s, brokers at %s\n", cfg.Host, v.GitVersion, image, brokerHost)
+	cfg.Timeout = time.Minute
+
+	scheme := k8sruntime.NewScheme()
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+
+	By("installing the CRD and the operator from config/default with image " + image)
+	out := kubectl(nil, "kustomize", filepath.Join(repoRoot, "config", "default"))
+	Expect(strings.Count(out, manifestImage)).To(BeNumerically(">=", 2), "config/default no longer names %s for the manager and the workers; update the suite", manifestImage)
+	manifests = []byte(strings.ReplaceAll(out, manifestImage, image))
+	kubectl(manifests, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/benchmarkruns.streambench.io")
+	waitForManager()
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "streambench-e2e-"}}
+	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
+	testNS = ns.Name
+	GinkgoWriter.Printf("test namespace %s\n", testNS)
+})
+
+var _ = AfterSuite(func() {
+	if k8s == nil {
+		return
+	}
+	ctx := context.Background()
+	if CurrentSpecReport().Failed() || os.Getenv("E2E_DUMP") != "" {
+		dumpOperator()
+	}
+	if testNS != "" {
+		By("deleting the test namespace " + testNS)
+		// Runs first, while the operator can still remove their finalizers.
+		_ = k8s.DeleteAllOf(ctx, &v1alpha1.BenchmarkRun{}, client.InNamespace(testNS))
+		Eventually(func(g Gomega) {
+			var runs v1alpha1.BenchmarkRunList
+			g.Expect(k8s.List(ctx, &runs, client.InNamespace(testNS))).To(Succeed())
+			g.Expect(runs.Items).To(BeEmpty())
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		_ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}})
+	}
+	if manifests != nil && os.Getenv("E2E_KEEP_OPERATOR") == "" {
+		By("removing the operator")
+		kubectl(manifests, "delete", "--ignore-not-found", "--wait=false", "-f", "-")
+	}
+})
+
+// kubectl runs kubectl against the suite's cluster and returns its stdout;
+// a failure fails the spec with stderr.
+func kubectl(stdin []byte, args ...string) string {
+	out, err := kubectlE(stdin, args...)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return out
+}
+
+func kubectlE(stdin []byte, args ...string) (string, error) {
+	cmd := exec.Command(kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+func waitForManager() {
+	By("waiting for the operator Deployment to be available")
+	ctx := context.Background()
+	Eventually(func(g Gomega) {
+		var deps appsv1.DeploymentList
+		g.Expect(k8s.List(ctx, &deps, client.InNamespace(operatorNamespace))).To(Succeed())
+		g.Expect(deps.Items).To(HaveLen(1))
+		d := deps.Items[0]
+		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1), "manager pods: %s", podSummary(operatorNamespace))
+	}).WithTimeout(3*time.Minute).WithPolling(2*time.Second).Should(Succeed(), func() string {
+		dumpOperator()
+		return "the operator did not become available"
+	})
+}
+
+func podSummary(ns string) string {
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "%s %s", p.Name, p.Status.Phase)
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				fmt.Fprintf(&b, " (%s: %s %s)", cs.Name, w.Reason, w.Message)
+			}
+			if t := cs.State.Terminated; t != nil {
+				fmt.Fprintf(&b, " (%s: exit %d %s)", cs.Name, t.ExitCode, t.Reason)
+			}
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}
+
+func dumpOperator() {
+	out, _ := kubectlE(nil, "-n", operatorNamespace, "logs", "--tail=80", "-l", "app.kubernetes.io/component=manager")
+	GinkgoWriter.Printf("--- operator pods: %s\n--- operator log:\n%s\n", podSummary(operatorNamespace), out)
+}

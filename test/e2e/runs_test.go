@@ -1,0 +1,227 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+func logf(format string, args ...any) { GinkgoWriter.Printf(format+"\n", args...) }
+
+// runTimeout bounds one short run: pods start, a 15 s warm-up and a 30 s
+// measured phase, topics created and deleted, results written.
+const runTimeout = 8 * time.Minute
+
+// smallWorkload is a short, light run: the brokers and the cluster share a
+// small machine, and the suite checks behaviour, not performance.
+func smallWorkload(name string, testMinutes float64) v1alpha1.WorkloadSpec {
+	return v1alpha1.WorkloadSpec{
+		Name:                    name,
+		Topics:                  1,
+		PartitionsPerTopic:      2,
+		MessageSize:             256,
+		SubscriptionsPerTopic:   ptr.To[int32](1),
+		ConsumerPerSubscription: 1,
+		ProducersPerTopic:       1,
+		ProducerRate:            200,
+		WarmupDurationMinutes:   ptr.To(0.25),
+		TestDurationMinutes:     ptr.To(testMinutes),
+	}
+}
+
+func newRun(prefix string, system v1alpha1.System, existing v1alpha1.ExistingCluster, testMinutes float64) *v1alpha1.BenchmarkRun {
+	return &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Namespace: testNS},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			System:   system,
+			Cluster:  v1alpha1.ClusterSpec{Existing: &existing},
+			Workload: smallWorkload(prefix, testMinutes),
+			Workers:  v1alpha1.WorkersSpec{Count: 2},
+		},
+	}
+}
+
+func getRun(ctx context.Context, run *v1alpha1.BenchmarkRun) *v1alpha1.BenchmarkRun {
+	var got v1alpha1.BenchmarkRun
+	ExpectWithOffset(2, k8s.Get(ctx, client.ObjectKeyFromObject(run), &got)).To(Succeed())
+	return &got
+}
+
+// waitForPhase waits until the run reaches want; a run that finishes in the
+// other final phase stops the wait at once with its message and pods.
+func waitForPhase(ctx context.Context, run *v1alpha1.BenchmarkRun, want v1alpha1.Phase, timeout time.Duration) *v1alpha1.BenchmarkRun {
+	var got *v1alpha1.BenchmarkRun
+	EventuallyWithOffset(1, func(g Gomega) {
+		got = getRun(ctx, run)
+		final := got.Status.Phase == v1alpha1.PhaseSucceeded || got.Status.Phase == v1alpha1.PhaseFailed
+		if final && got.Status.Phase != want {
+			StopTrying(fmt.Sprintf("run %s ended %s, not %s: %s\npods: %s\n%s",
+				got.Name, got.Status.Phase, want, got.Status.Message, podSummary(testNS), runLogs(got))).Now()
+		}
+		g.Expect(got.Status.Phase).To(Equal(want), "run %s is %s: %s", got.Name, got.Status.Phase, got.Status.Message)
+	}).WithTimeout(timeout).WithPolling(2*time.Second).Should(Succeed(), func() string {
+		return "pods: " + podSummary(testNS) + "\n" + runLogs(got)
+	})
+	return got
+}
+
+func runLogs(run *v1alpha1.BenchmarkRun) string {
+	if run == nil {
+		return ""
+	}
+	out, _ := kubectlE(nil, "-n", testNS, "logs", "--tail=40", "--prefix", "-l", workers.LabelRun+"="+run.Name)
+	return "--- logs of the run's pods:\n" + out
+}
+
+// expectResults checks status.results, the results ConfigMap and the
+// printer columns of a succeeded run.
+func expectResults(ctx context.Context, run *v1alpha1.BenchmarkRun, system v1alpha1.System) {
+	By("status.results carries the headline numbers")
+	r := run.Status.Results
+	Expect(r).NotTo(BeNil(), "status.results of %s", run.Name)
+	Expect(r.Sent).To(BeNumerically(">", 0))
+	Expect(r.Acked).To(Equal(r.Sent), "every sent message acknowledged")
+	Expect(r.Received).To(BeNumerically(">=", r.Acked), "every acknowledged message consumed")
+	Expect(r.Lost).To(BeZero())
+	Expect(r.PublishMBPerSec).To(BeNumerically(">", 0))
+	Expect(r.PublishLatencyMs.P99).To(BeNumerically(">", 0))
+	Expect(r.EndToEndLatencyMs).NotTo(BeNil())
+	Expect(run.Status.Durability).NotTo(BeNil())
+
+	By("the results ConfigMap holds the same summary and the OMB result")
+	Expect(run.Status.ResultsRef).To(Equal(workers.ResultsName(run)))
+	var cm corev1.ConfigMap
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: run.Status.ResultsRef}, &cm)).To(Succeed())
+	Expect(cm.Data).To(HaveKey(results.KeyOMB))
+	sum, err := results.Read(&cm)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(sum.System).To(Equal(system))
+	Expect(sum.Run).To(Equal(run.Name))
+	Expect(sum.Results.Sent).To(Equal(r.Sent))
+	Expect(sum.Results.Received).To(Equal(r.Received))
+	Expect(sum.Workers).To(HaveLen(2))
+
+	By("kubectl get benchmarkruns fills every printer column")
+	out := kubectl(nil, "-n", testNS, "get", "benchmarkruns", run.Name)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	Expect(lines).To(HaveLen(2), out)
+	for _, col := range []string{"NAME", "SYSTEM", "DURABILITY", "PHASE", "PUB MB/S", "PUB P99 (MS)", "E2E P99 (MS)", "AGE"} {
+		Expect(lines[0]).To(ContainSubstring(col), out)
+	}
+	Expect(lines[1]).NotTo(ContainSubstring("<none>"), out)
+	fields := strings.Fields(lines[1])
+	Expect(fields).To(HaveLen(8), out)
+	Expect(fields[0]).To(Equal(run.Name))
+	Expect(fields[1]).To(Equal(string(system)))
+	Expect(fields[2]).To(Equal(strconv.Itoa(int(run.Status.Durability.AchievedLevel))))
+	Expect(fields[3]).To(Equal(string(v1alpha1.PhaseSucceeded)))
+	for _, f := range fields[4:7] {
+		n, err := strconv.ParseFloat(f, 64)
+		Expect(err).NotTo(HaveOccurred(), "column value %q in\n%s", f, out)
+		Expect(n).To(BeNumerically(">", 0), out)
+	}
+	GinkgoWriter.Printf("%s\n", out)
+}
+
+var _ = Describe("a run whose brokers are unreachable", func() {
+	It("ends Failed with the reason", func(ctx SpecContext) {
+		// Port 1 on the broker host: the connection is refused at once.
+		run := newRun("e2e-unreachable", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: brokerHost + ":1"}, 0.25)
+		run.Spec.Timeouts.Run = &metav1.Duration{Duration: 4 * time.Minute}
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 6*time.Minute)
+		// The coordinator's own error (its log, as the termination
+		// message) names the brokers that do not answer.
+		Expect(got.Status.Message).To(ContainSubstring(brokerHost+":1"), "status.message says which brokers failed")
+		var failed *metav1.Condition
+		for i := range got.Status.Conditions {
+			if got.Status.Conditions[i].Type == v1alpha1.ConditionFailed {
+				failed = &got.Status.Conditions[i]
+			}
+		}
+		Expect(failed).NotTo(BeNil(), "a Failed condition")
+		Expect(failed.Status).To(Equal(metav1.ConditionTrue))
+		Expect(failed.Reason).NotTo(BeEmpty())
+		GinkgoWriter.Printf("failed run: reason %s: %s\n", failed.Reason, got.Status.Message)
+	}, SpecTimeout(8*time.Minute))
+})
+
+var _ = Describe("Kafka in existing-cluster mode", Ordered, func() {
+	var kafka *localbrokers.Kafka
+
+	BeforeAll(func(ctx SpecContext) {
+		By("starting 3 Kafka brokers on the host, listening on " + brokerHost)
+		var err error
+		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
+	}, NodeTimeout(6*time.Minute))
+
+	It("runs a workload to Succeeded with results in status and the ConfigMap", func(ctx SpecContext) {
+		run := newRun("e2e-kafka", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 0.5)
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, runTimeout)
+		expectResults(ctx, got, v1alpha1.SystemKafka)
+	}, SpecTimeout(runTimeout+time.Minute))
+
+	It("removes the Jobs of a run deleted while it is running", func(ctx SpecContext) {
+		run := newRun("e2e-delete", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 10)
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 3*time.Minute)
+		jobs := []string{workers.WorkerJobName(run), workers.CoordinatorName(run)}
+		for _, name := range jobs {
+			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: name}, &batchv1.Job{})).To(Succeed(), "Job %s while running", name)
+		}
+		By("deleting the run while it is running")
+		Expect(k8s.Delete(ctx, run)).To(Succeed())
+		Eventually(func(g Gomega) {
+			for _, name := range jobs {
+				err := k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: name}, &batchv1.Job{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Job %s still there (%v)", name, err)
+			}
+			err := k8s.Get(ctx, client.ObjectKeyFromObject(run), &v1alpha1.BenchmarkRun{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "run still there (%v)", err)
+			var pods corev1.PodList
+			g.Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{workers.LabelRun: run.Name})).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty(), "the run's pods are removed with its Jobs")
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	}, SpecTimeout(6*time.Minute))
+})
+
+var _ = Describe("Pulsar in existing-cluster mode", Ordered, func() {
+	var pulsar *localbrokers.Pulsar
+
+	BeforeAll(func(ctx SpecContext) {
+		By("starting Pulsar standalone with 3 bookies on the host, listening on " + brokerHost)
+		var err error
+		pulsar, err = localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Host: brokerHost, Log: logf})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(pulsar.Stop()).To(Succeed()) })
+	}, NodeTimeout(6*time.Minute))
+
+	It("runs a workload to Succeeded with results in status and the ConfigMap", func(ctx SpecContext) {
+		run := newRun("e2e-pulsar", v1alpha1.SystemPulsar, v1alpha1.ExistingCluster{ServiceURL: pulsar.ServiceURL(), AdminURL: pulsar.AdminURL()}, 0.5)
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, runTimeout)
+		expectResults(ctx, got, v1alpha1.SystemPulsar)
+	}, SpecTimeout(runTimeout+time.Minute))
+})
