@@ -264,7 +264,7 @@ func describeStrict(err error) error {
 		where = "the top level"
 	}
 	msg := fmt.Sprintf("%s: unknown field %q in %s", path, name, where)
-	if s := suggest(name, known); s != "" {
+	if s := workload.Suggest(name, known); s != "" {
 		return fmt.Errorf("%s; did you mean %q?", msg, s)
 	}
 	if len(known) > 0 && len(known) <= 16 {
@@ -356,40 +356,6 @@ func collectTags(t reflect.Type, keys *[]string) {
 			*keys = append(*keys, name)
 		}
 	}
-}
-
-// suggest returns the known key closest to k when it is a likely typo.
-func suggest(k string, known []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range known {
-		if d := levenshtein(strings.ToLower(k), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && (bestD <= 2 || bestD*3 <= len(best)) {
-		return best
-	}
-	return ""
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Default applies the CRD's defaults (the +kubebuilder:default markers of

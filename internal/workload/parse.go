@@ -228,7 +228,7 @@ func checkObject(obj map[string]any, s *schema, prefix string, errs *[]error) {
 		fs, ok := s.fields[k]
 		if !ok {
 			msg := fmt.Sprintf("unknown field %q in %s", k, s.name)
-			if sug := suggest(k, s.keys); sug != "" {
+			if sug := Suggest(k, s.keys); sug != "" {
 				msg += fmt.Sprintf("; did you mean %q?", sug)
 			} else {
 				msg += fmt.Sprintf("; known fields: %s", strings.Join(s.keys, ", "))
@@ -372,9 +372,9 @@ func lookup(obj map[string]any, path []string) (any, bool) {
 	return cur, cur != nil
 }
 
-// suggest returns the known key closest to k, or "" when none is close
-// enough to be a likely typo.
-func suggest(k string, known []string) string {
+// Suggest returns the known key closest to k, or "" when none is close
+// enough to be a likely typo. Local mode uses it for the whole BenchmarkRun.
+func Suggest(k string, known []string) string {
 	best, bestD := "", math.MaxInt
 	lk := strings.ToLower(k)
 	for _, c := range known {

@@ -271,8 +271,8 @@ func TestSuggest(t *testing.T) {
 		{"zzz", ""},
 	}
 	for _, tt := range tests {
-		if got := suggest(tt.in, specSchema.keys); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := Suggest(tt.in, specSchema.keys); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
