@@ -156,5 +156,10 @@ test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) wit
 		E2E_BROKER_HOST=$$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') \
 		$(E2E_GO_TEST)
 
+.PHONY: test-e2e-kind-managed
+test-e2e-kind-managed: ## After test-e2e-kind: managed Kafka (Strimzi) and Pulsar (Helm chart) runs on kind; needs the internet.
+	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl \
+		go test -tags 'e2e e2e_managed' ./test/e2e -count=1 -timeout 60m -v -ginkgo.v -ginkgo.label-filter=managed
+
 $(KIND):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kind@$(KIND_VERSION)
