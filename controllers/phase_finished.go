@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,7 +31,7 @@ func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1a
 		}
 		run.SetCondition(v1alpha1.ConditionTornDown, metav1.ConditionTrue, string(run.Spec.Teardown.Policy),
 			"brokers and workers removed; the results ConfigMap stays until the run is deleted")
-		if err := r.updateStatus(ctx, run, "Normal", "TornDown"); err != nil {
+		if err := r.updateStatus(ctx, run, corev1.EventTypeNormal, "TornDown"); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
