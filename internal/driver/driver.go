@@ -22,8 +22,8 @@ type Config struct {
 	Durability v1alpha1.EffectiveDurability
 	// Overrides are the spec's client setting overrides (may be nil).
 	Overrides *v1alpha1.DriverSpec
-	// RunID names this run; Pulsar creates the namespace streambench/<RunID>,
-	// Kafka prefixes its topics with it, so runs never share topics.
+	// RunID names this run; Pulsar creates the namespace streambench/sb-<RunID>,
+	// Kafka names its topics sb-<RunID>-<i>, so runs never share topics.
 	RunID string
 }
 
