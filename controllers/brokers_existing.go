@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -31,9 +29,8 @@ func (b existingBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 	if ns == "" {
 		ns = run.Namespace
 	}
-	kafka := &unstructured.Unstructured{}
-	kafka.SetGroupVersionKind(strimzi.KafkaGVK)
-	if err := b.Get(ctx, types.NamespacedName{Namespace: ns, Name: e.StrimziCluster.Name}, kafka); err != nil {
+	kafka := strimziRef(strimzi.KafkaGVK, ns, e.StrimziCluster.Name)
+	if err := b.Get(ctx, client.ObjectKeyFromObject(kafka), kafka); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Sprintf("Strimzi Kafka %s/%s (spec.cluster.existing.strimziCluster) does not exist yet", ns, e.StrimziCluster.Name), nil
 		}

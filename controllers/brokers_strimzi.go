@@ -6,7 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -50,9 +50,8 @@ func (b strimziBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 }
 
 func (b strimziBrokers) kafka(ctx context.Context, run *v1alpha1.BenchmarkRun) (*unstructured.Unstructured, error) {
-	kafka := &unstructured.Unstructured{}
-	kafka.SetGroupVersionKind(strimzi.KafkaGVK)
-	err := b.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: strimzi.ClusterName(run)}, kafka)
+	kafka := strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run))
+	err := b.Get(ctx, client.ObjectKeyFromObject(kafka), kafka)
 	return kafka, err
 }
 
@@ -88,21 +87,19 @@ func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun
 	if err := strimzi.CRDsInstalled(b.RESTMapper()); err != nil {
 		return true, nil // nothing of Strimzi's can exist
 	}
-	pools, err := strimzi.NodePools(run)
-	if err != nil {
-		return false, err
-	}
-	kafka, err := strimzi.Kafka(run, v1alpha1.EffectiveDurability{})
-	if err != nil {
-		// The builder only fails on a spec the run could not have deployed.
-		kafka = &unstructured.Unstructured{}
-		kafka.SetGroupVersionKind(strimzi.KafkaGVK)
-		kafka.SetName(strimzi.ClusterName(run))
-		kafka.SetNamespace(run.Namespace)
-	}
-	objs := []client.Object{kafka, strimzi.MetricsConfigMap(run)}
-	for _, p := range pools {
-		objs = append(objs, p)
-	}
-	return deleteAll(ctx, b.Client, objs...)
+	// Deleting needs only kind, name and namespace; the builders would also
+	// re-validate a spec that is long past validation.
+	return deleteAll(ctx, b.Client,
+		strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run)),
+		strimziRef(strimzi.KafkaNodePoolGVK, run.Namespace, strimzi.PoolName(run)),
+		strimzi.MetricsConfigMap(run))
+}
+
+// strimziRef is a Strimzi object known by its name only.
+func strimziRef(gvk schema.GroupVersionKind, namespace, name string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	obj.SetNamespace(namespace)
+	obj.SetName(name)
+	return obj
 }
