@@ -1,8 +1,12 @@
 # streambench — make help lists every target.
 
 IMG ?= docker.io/streambench/streambench:dev
+# The from-source builds take their versions from the pinned modules in
+# hack/tools/ (go.mod and go.sum committed); these must agree with them
+# (hack/tools/check.sh) and are changed together with hack/tools/update.sh.
 K8S_VERSION ?= 1.36.3
 ETCD_VERSION ?= 3.6.16
+COREDNS_VERSION ?= 1.15.0
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.6.2
 GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
@@ -48,14 +52,44 @@ vet: ## Run go vet.
 lint: golangci-lint ## Run golangci-lint.
 	$(GOLANGCI_LINT) run
 
+.PHONY: modules
+modules: ## Download every pinned Go module (streambench's and hack/tools/').
+	@hack/timed.sh "modules" bash -c 'go mod download && for m in hack/tools/*/go.mod; do (cd "$${m%/go.mod}" && GOFLAGS=-mod=readonly go mod download); done'
+
+.PHONY: verify
+verify: controller-gen ## Fail when the CRD, RBAC, deepcopy code or go.mod/go.sum (also hack/tools/*) are stale.
+	@hack/timed.sh "verify generated files" hack/verify.sh
+
 .PHONY: envtest
 envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use only).
-	@K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh >/dev/null
+	@hack/timed.sh "envtest binaries" env K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh >/dev/null
+
+# make test runs the suites in three stages, so that a cold machine's time is
+# seen per stage: packages that start real brokers (JVMs, jars from Maven
+# Central on first use), the report in headless Chromium, and the rest (unit
+# tests and the envtest suite on a real kube-apiserver and etcd).
+BROKER_PKGS = ./internal/coordinator ./internal/driver/kafka ./internal/driver/pulsar ./internal/localbrokers ./internal/localrun
+REPORT_PKGS = ./internal/report
+GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" go test -timeout 40m
 
 .PHONY: test
-test: manifests generate fmt vet envtest ## Run unit tests and the envtest suite on a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" \
-		go test ./... -timeout 40m -coverprofile cover.out
+test: modules verify fmt vet envtest test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
+
+.PHONY: test-unit
+test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
+	@hack/timed.sh "unit and envtest suites" bash -c '$(GO_TEST) $$(go list ./... | grep -vxF -f <(go list $(BROKER_PKGS) $(REPORT_PKGS)))'
+
+.PHONY: test-brokers
+test-brokers: ## Integration tests against real Kafka and Pulsar brokers (local JVMs).
+	@hack/timed.sh "broker integration tests" bash -c '$(GO_TEST) $(BROKER_PKGS)'
+
+.PHONY: test-report
+test-report: ## The HTML report, rendered in headless Chromium (installed from Debian when missing).
+	@hack/timed.sh "report test" bash -c '$(GO_TEST) $(REPORT_PKGS)'
+
+.PHONY: ci-cold
+ci-cold: ## Run .ci/run on a fresh clone with empty Go, build and jar caches; print each stage's time.
+	hack/ci-cold.sh
 
 ##@ Build
 
@@ -131,9 +165,13 @@ KIND ?= $(LOCALBIN)/kind
 KIND_CLUSTER ?= streambench-e2e
 KIND_KUBECONFIG ?= $(LOCALBIN)/kind/kubeconfig
 
+.PHONY: cluster-binaries
+cluster-binaries: ## Build the local cluster's Kubernetes binaries and CoreDNS from source (first use only).
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) hack/local-cluster/build-binaries.sh >/dev/null
+
 .PHONY: local-cluster-up
 local-cluster-up: ## Start a one-node Kubernetes cluster built from source (root; no Docker).
-	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) $(LOCAL_CLUSTER) up
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) $(LOCAL_CLUSTER) up
 
 .PHONY: local-cluster-down
 local-cluster-down: ## Stop the local cluster: every process, pod, network and data it made.

@@ -1,7 +1,8 @@
 // CoreDNS with only the plugins the local cluster needs: cluster DNS for
 // Services and headless Services (the coordinator finds its workers through
-// one), bound to the CNI bridge address. Built by build-binaries.sh in a
-// throw-away module; the .txt suffix keeps it out of this module's packages.
+// one), bound to the CNI bridge address. Its own module (go.mod and go.sum
+// committed, built with -mod=readonly by hack/local-cluster/build-binaries.sh)
+// keeps CoreDNS's dependencies out of streambench's and pins them.
 package main
 
 import (

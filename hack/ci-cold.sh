@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The cold-start check: runs .ci/run as a brand-new machine would, on a fresh
+# clone of the committed HEAD with empty Go module, Go build and broker-jar
+# caches, a temporary HOME, GOPATH and GOCACHE and no bin/, and prints how
+# long each stage took.
+#
+#   make ci-cold            (KEEP=1 keeps the temporary folder for a look)
+#
+# What it cannot empty: packages installed system-wide with apt-get
+# (containerd, runc, the CNI plugins, chromium); on a new machine the scripts
+# install them on first use, which adds a minute or two.
+# Needs what .ci/run needs: root for the local cluster, Go, Java 17 and Maven.
+set -euo pipefail
+src="$(git -C "$(dirname "${BASH_SOURCE[0]}")/.." rev-parse --show-toplevel)"
+
+if [ -n "$(git -C "$src" status --porcelain --untracked-files=no)" ]; then
+  echo "ci-cold: note: uncommitted changes are not tested; ci-cold clones HEAD ($(git -C "$src" rev-parse --short HEAD))" >&2
+fi
+if [ -d /run/streambench-local-cluster ] || ip link show cni0 >/dev/null 2>&1; then
+  echo "ci-cold: a local cluster seems to be up (cni0 or /run/streambench-local-cluster exists);" >&2
+  echo "  stop it first with: make local-cluster-down" >&2
+  exit 1
+fi
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/streambench-ci-cold.XXXXXX")"
+cleanup() {
+  if [ "${KEEP:-}" = 1 ]; then echo "ci-cold: kept $tmp" >&2; return; fi
+  chmod -R u+w "$tmp" 2>/dev/null || true # the module cache is read-only
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# .ci/run runs in a clone with shared/ beside it, as CI has it.
+git clone -q "$src" "$tmp/repo"
+if [ -d "$src/../shared" ]; then ln -s "$(cd "$src/../shared" && pwd)" "$tmp/shared"; fi
+
+# A new machine's HOME has the machine's own settings (go env, git identity)
+# and no caches.
+mkdir -p "$tmp/home/.config"
+[ -f "$HOME/.config/go/env" ] && mkdir -p "$tmp/home/.config/go" && cp "$HOME/.config/go/env" "$tmp/home/.config/go/env"
+[ -f "$HOME/.gitconfig" ] && cp "$HOME/.gitconfig" "$tmp/home/.gitconfig"
+
+# Nothing installed by hand in the old GOPATH/bin may be found.
+path="$(echo "$PATH" | tr ':' '\n' | grep -vxF "$(go env GOPATH)/bin" | paste -sd:)"
+
+echo "ci-cold: $tmp/repo at $(git -C "$tmp/repo" rev-parse --short HEAD); load: $(uptime | sed 's/.*load average: //')" >&2
+start=$(date +%s)
+rc=0
+(
+  cd "$tmp/repo"
+  env -u GOPATH -u GOCACHE -u GOMODCACHE -u XDG_CACHE_HOME -u STREAMBENCH_CACHE -u HELM_CACHE_HOME \
+    -u KUBEBUILDER_ASSETS -u KUBECONFIG \
+    HOME="$tmp/home" GOPATH="$tmp/gopath" GOCACHE="$tmp/gocache" PATH="$path" CI=true \
+    STAGE_TIMES="$tmp/stage-times" \
+    bash .ci/run </dev/null
+) || rc=$?
+total=$(( $(date +%s) - start ))
+
+echo
+echo "ci-cold: stage times (cold caches, $(nproc) cores)"
+cat "$tmp/stage-times" 2>/dev/null || true
+printf '%-28s %5d s  (%dm%02ds) %s\n' "total .ci/run" "$total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")"
+echo "load after: $(uptime | sed 's/.*load average: //')"
+exit "$rc"

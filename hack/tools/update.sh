@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Re-pins the from-source tool modules in hack/tools/ (k8s, etcd, coredns) to
+# the versions given, and is the only step that resolves module versions for
+# them. The builds (hack/envtest-binaries.sh, hack/local-cluster/build-binaries.sh)
+# use the committed go.mod and go.sum with -mod=readonly and never resolve
+# anything, so a moved "latest" cannot change what they build.
+#
+#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.15.0 hack/tools/update.sh
+#
+# Then bump the same versions in the Makefile and commit the go.mod/go.sum
+# changes; the bin/k8s/<version>/ cache is keyed by the Kubernetes version.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:?set K8S_VERSION, e.g. 1.36.3}"
+ETCD_VERSION="${ETCD_VERSION:?set ETCD_VERSION, e.g. 3.6.16}"
+COREDNS_VERSION="${COREDNS_VERSION:?set COREDNS_VERSION, e.g. 1.15.0}"
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local
+
+# k8s.io/kubernetes cannot be required as an ordinary module: its go.mod points
+# every k8s.io/<staging> module at ./staging/..., so each of them is replaced
+# by its published v0.<minor>.<patch>.
+(
+  cd "$here/k8s"
+  rm -f go.mod go.sum
+  go mod init streambench.local/tools/k8s >/dev/null 2>&1
+  gomod="$(go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  [ -n "$gomod" ] || { echo "update: could not download k8s.io/kubernetes@v$K8S_VERSION" >&2; exit 1; }
+  grep -E '^[[:space:]]*k8s\.io/[^ ]+ => \./staging/' "$gomod" | awk '{print $1}' | while read -r mod; do
+    go mod edit -replace "$mod=$mod@v0.${K8S_VERSION#*.}"
+  done
+  # tools.go (present before tidy) keeps the requirement: tidy never drops a
+  # module whose packages are imported, and never raises a required version.
+  go mod edit -require "k8s.io/kubernetes@v$K8S_VERSION"
+  go mod tidy
+)
+(
+  cd "$here/etcd"
+  rm -f go.mod go.sum
+  go mod init streambench.local/tools/etcd >/dev/null 2>&1
+  go mod edit -require "go.etcd.io/etcd/server/v3@v$ETCD_VERSION"
+  go mod tidy
+)
+(
+  cd "$here/coredns"
+  rm -f go.mod go.sum
+  go mod init streambench.local/tools/coredns >/dev/null 2>&1
+  go mod edit -require "github.com/coredns/coredns@v$COREDNS_VERSION"
+  go mod tidy
+)
+"$here/check.sh"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Fails when generated or resolved files in the tree are stale: the CRD and
+# RBAC (controller-gen manifests), the deepcopy code (controller-gen object),
+# go.mod/go.sum of streambench and of the pinned tool modules in hack/tools/
+# (go mod tidy). It regenerates them, compares them with what was there
+# before, and names every file that changed: those must be committed, or a
+# fresh clone builds something else than what was tested.
+#
+# It compares against the files as they were, not against git HEAD, so it
+# can run in a working tree with uncommitted changes (make test runs it).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+MAKE="${MAKE:-make}"
+
+generated() {
+  git ls-files --cached --others --exclude-standard -- \
+    go.mod go.sum config/crd config/rbac 'api/*zz_generated*.go' 'hack/tools/*/go.mod' 'hack/tools/*/go.sum' | sort -u
+}
+snapshot() { generated | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; }
+
+before="$(snapshot)"
+"$MAKE" --no-print-directory manifests generate >/dev/null
+go mod tidy
+for mod in hack/tools/*/go.mod; do (cd "$(dirname "$mod")" && go mod tidy); done
+after="$(snapshot)"
+
+changed="$( (diff <(echo "$before") <(echo "$after") || true) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)"
+if [ -n "$changed" ]; then
+  echo "verify: these files were stale and have been regenerated; review and commit them:" >&2
+  echo "$changed" | sed 's/^/  /' >&2
+  echo "(CRD/RBAC: make manifests; deepcopy: make generate; go.mod/go.sum: go mod tidy, in hack/tools/*/ too)" >&2
+  exit 1
+fi
+echo "verify: CRD, RBAC, deepcopy and go.mod/go.sum are up to date" >&2
