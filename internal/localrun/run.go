@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
+	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
 	if err != nil {
 		return nil, err
 	}
@@ -343,6 +343,19 @@ func startWorkers(ctx context.Context, n int) (urls []string, wait func(), err e
 		urls = append(urls, "http://"+ln.Addr().String())
 	}
 	return urls, wait, nil
+}
+
+// localVersion is the broker version local mode starts (whatever the spec
+// pins: see LocalNotes), or "" for existing brokers, whose version is not
+// known until read from them.
+func localVersion(run *v1alpha1.BenchmarkRun) string {
+	switch {
+	case run.Spec.Cluster.Managed == nil:
+		return ""
+	case run.Spec.System == v1alpha1.SystemPulsar:
+		return localbrokers.DefaultPulsarVersion
+	}
+	return localbrokers.DefaultKafkaVersion
 }
 
 func brokerWhat(run *v1alpha1.BenchmarkRun) string {
