@@ -328,7 +328,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 			P50: time.Duration(q.P50) * time.Microsecond, P99: time.Duration(q.P99) * time.Microsecond,
 			Acked: m.Producer.Acked, Syncs: diff(after, before),
 		}
-		o.Log("%s: publish p50 %s p99 %s, %d acked, %.1f delayed syncs per message", c.Name(), ms(r.P50), ms(r.P99), r.Acked, r.SyncsPerMessage())
+		o.Log("%s: publish p50 %s p99 %s, %d acked, %.1f delayed syncs per message (%s)", c.Name(), ms(r.P50), ms(r.P99), r.Acked, r.SyncsPerMessage(), SyncCalls(r.Syncs))
 		out = append(out, r)
 	}
 	return out, nil
