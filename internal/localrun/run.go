@@ -225,8 +225,10 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			},
 			Workload: run.Spec.Workload, PayloadData: payload,
 			SnapshotInterval: o.SnapshotInterval,
-			Logf:             logger.Printf,
-			Progress:         func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
+			// Brokers this run did not start are read, not assumed.
+			ReadDurability: run.Spec.Cluster.Existing != nil,
+			Logf:           logger.Printf,
+			Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
 		})
 		done <- ran{res, err}
 	}()
@@ -242,6 +244,10 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}
 	if r.res != nil {
 		out.Accounting = r.res.Accounting
+		if d := r.res.Durability; d != nil {
+			out.Durability = *d
+			say("durability read from the existing brokers: %s", DescribeDurability(*d))
+		}
 	}
 	runErr := interrupted(ctx, r.err)
 	if r.res == nil || len(stats.OfPhase(r.res.Snapshots, stats.PhaseMeasure)) == 0 {
