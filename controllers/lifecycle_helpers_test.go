@@ -118,6 +118,12 @@ func finishJob(job *batchv1.Job, succeeded bool) {
 // writeResults plays the coordinator: real measurements recorded with the
 // stats package, summarised and written with the results package.
 func writeResults(run *v1alpha1.BenchmarkRun) *results.Summary {
+	return writeResultsWith(run, run.Status.Durability)
+}
+
+// writeResultsWith is writeResults with the durability the coordinator
+// reports (for an existing cluster: what it read from the brokers).
+func writeResultsWith(run *v1alpha1.BenchmarkRun, d *v1alpha1.EffectiveDurability) *results.Summary {
 	start := time.Now().Add(-10 * time.Second)
 	rec := stats.NewRecorder("worker-0", stats.PhaseMeasure, start)
 	sub := rec.Subscription("sub-0", false)
@@ -133,7 +139,7 @@ func writeResults(run *v1alpha1.BenchmarkRun) *results.Summary {
 		Owner:      &results.OwnerRef{Name: run.Name, UID: string(run.UID)},
 		System:     run.Spec.System,
 		Workload:   run.Spec.Workload,
-		Durability: run.Status.Durability,
+		Durability: d,
 		Snapshots:  []stats.Snapshot{snap},
 	})
 	Expect(err).NotTo(HaveOccurred())

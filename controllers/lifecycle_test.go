@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
@@ -66,7 +67,8 @@ var _ = Describe("a run against an existing cluster", func() {
 		Expect(coordinator.OwnerReferences).To(HaveLen(1))
 		Expect(coordinator.OwnerReferences[0].UID).To(Equal(running.UID))
 		Expect(coordinator.Spec.Template.Spec.Containers[0].Args).To(ContainElements(
-			"coordinator", "--system=kafka", "--bootstrap=kafka.example:9092", "--results-configmap="+run.Name+"-results"))
+			"coordinator", "--system=kafka", "--bootstrap=kafka.example:9092", "--results-configmap="+run.Name+"-results",
+			"--existing-cluster"))
 		Expect(coordinator.Spec.Template.Spec.Containers[0].Image).To(Equal(testImage))
 		workerJob := getJob(run, workers.WorkerJobName(run))
 		Expect(*workerJob.Spec.CompletionMode).To(Equal(batchv1.IndexedCompletion))
@@ -85,6 +87,41 @@ var _ = Describe("a run against an existing cluster", func() {
 		Eventually(func() bool {
 			return meta.IsStatusConditionTrue(getRun(run).Status.Conditions, v1alpha1.ConditionTornDown)
 		}).Should(BeTrue())
+	})
+
+	It("reports in status.durability what the coordinator read from the existing brokers", func() {
+		run := existingKafkaRun(ns)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(running.Status.Durability.Verification).To(Equal(v1alpha1.NotVerified))
+		Expect(running.Status.Durability.Explanation).To(ContainSubstring("the broker version is not known"))
+
+		// Plays the coordinator, which reads the brokers (the envtest has
+		// none; internal/durability/inspect is tested on real ones): the
+		// benchmark topic has min.insync.replicas=1, so acks=all is async.
+		found := map[string]durability.Setting{
+			"min.insync.replicas": {Value: "1", Source: "dynamic cluster-wide broker default"},
+			"flush.messages":      {Value: "9223372036854775807", Source: "Kafka's default"},
+		}
+		broker := map[string]durability.Setting{"min.insync.replicas": {Value: "1", Source: "static broker config"}}
+		read := durability.ObserveKafka(*running.Status.Durability, durability.KafkaObservation{
+			Brokers: map[int32]map[string]durability.Setting{1: broker, 2: broker, 3: broker},
+			Topics:  map[string]map[string]durability.Setting{"sb-topic-0": found}, Replicas: map[string]int{"sb-topic-0": 3},
+		})
+		writeResultsWith(running, &read)
+		finishJob(getJob(run, workers.CoordinatorName(run)), true)
+		done := waitPhase(run, v1alpha1.PhaseSucceeded)
+
+		d := done.Status.Durability
+		Expect(d.RequestedLevel).To(Equal(v1alpha1.Level2))
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level4))
+		Expect(d.Replication).To(Equal(v1alpha1.ReplicationAsync))
+		Expect(d.Kafka.Broker).To(HaveKeyWithValue("min.insync.replicas", "1"))
+		Expect(d.Explanation).To(ContainSubstring("Read from the existing cluster"))
+		Expect(d.Explanation).To(ContainSubstring("topic sb-topic-0 has min.insync.replicas=1"))
+		cond := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionDurabilityResolved)
+		Expect(cond.Reason).To(Equal(v1alpha1.ReasonLevelDowngraded))
+		Expect(cond.Message).To(ContainSubstring("durability read from the existing cluster: level 2 requested, level 4 in effect"))
 	})
 
 	It("runs Pulsar to Succeeded with the given service and admin URLs", func() {

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -46,6 +47,22 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	}
 	run.Status.Results = &summary.Results
 	run.Status.ResultsRef = name
+	if d := summary.Durability; run.Spec.Cluster.Existing != nil && d != nil && d.Explanation != "" {
+		// The coordinator read the existing brokers (the controller may
+		// not reach them): what they really give replaces the translation
+		// recorded at creation, which only said what was asked.
+		run.Status.Durability = d
+		reason, msg := v1alpha1.ReasonTranslated, fmt.Sprintf("durability read from the existing cluster: level %d in effect, %s", d.AchievedLevel, durability.VerificationLabel(d))
+		if d.AchievedLevel != d.RequestedLevel {
+			msg = fmt.Sprintf("durability read from the existing cluster: level %d requested, level %d in effect: %s", d.RequestedLevel, d.AchievedLevel, d.Explanation)
+		}
+		// A larger number is a weaker level; a stronger one than asked is
+		// reported too, but is no downgrade.
+		if d.AchievedLevel > d.RequestedLevel {
+			reason = v1alpha1.ReasonLevelDowngraded
+		}
+		run.SetCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg)
+	}
 	run.SetCondition(v1alpha1.ConditionResultsRecorded, metav1.ConditionTrue, "Recorded", "results in status.results and ConfigMap "+name)
 	return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded",
 		fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99))

@@ -10,13 +10,14 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
 // reconcileNew takes a run that has no phase yet: it translates the declared
 // durability into the system's settings, records them (and any downgrade) in
 // status, and moves the run to Pending.
 func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
-	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
+	eff, err := durability.TranslateFor(run.Spec.System, brokerVersion(run), run.Spec.DurabilityOrDefault())
 	if err != nil {
 		// The API server's validation makes this unreachable; a spec that
 		// slipped through (an older CRD) fails with the reason.
@@ -25,7 +26,7 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	}
 
 	run.Status.Durability = &eff
-	reason, msg := v1alpha1.ReasonTranslated, fmt.Sprintf("durability level %d in effect", eff.AchievedLevel)
+	reason, msg := v1alpha1.ReasonTranslated, fmt.Sprintf("durability level %d in effect, %s", eff.AchievedLevel, durability.VerificationLabel(&eff))
 	eventType := corev1.EventTypeNormal
 	if eff.AchievedLevel != eff.RequestedLevel {
 		reason = v1alpha1.ReasonLevelDowngraded
@@ -35,6 +36,25 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	run.SetCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg)
 	run.MoveTo(v1alpha1.PhasePending, msg)
 	return ctrl.Result{}, r.updateStatus(ctx, run, eventType, reason)
+}
+
+// brokerVersion is the broker version a run's durability applies to: the
+// managed cluster's, with Strimzi's default for Kafka when none is pinned.
+// An unpinned managed Pulsar takes whatever image the configured chart
+// names, and an existing cluster is whatever it is, so both are "" (not
+// known) here; for an existing cluster the coordinator reads the version
+// and the settings from the brokers and replaces status.durability.
+func brokerVersion(run *v1alpha1.BenchmarkRun) string {
+	m := run.Spec.Cluster.Managed
+	switch {
+	case m == nil:
+		return ""
+	case m.Version != "":
+		return m.Version
+	case run.Spec.System == v1alpha1.SystemKafka:
+		return strimzi.DefaultKafkaVersion
+	}
+	return ""
 }
 
 // reconcilePending deploys the brokers (nothing for an existing cluster) and

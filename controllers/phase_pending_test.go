@@ -46,19 +46,23 @@ var _ = Describe("a new BenchmarkRun", func() {
 		Expect(cond.Reason).To(Equal(v1alpha1.ReasonTranslated))
 	})
 
-	It("reports the level Kafka really achieves when asked for level 1, with a warning event", func() {
+	It("gives managed Kafka level 1 as asked, verified by the experiment for Strimzi's Kafka 4.3.1", func() {
 		run := validRun(ns, v1alpha1.SystemKafka)
 		run.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(1)}
 		got := pending(run)
 		d := got.Status.Durability
 		Expect(d.RequestedLevel).To(Equal(v1alpha1.Level1))
-		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level2))
-		Expect(d.Local).To(Equal(v1alpha1.LocalAsync))
-		Expect(d.Explanation).NotTo(BeEmpty())
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level1))
+		Expect(d.Local).To(Equal(v1alpha1.LocalSync))
+		Expect(d.BrokerVersion).To(Equal("4.3.1"))
+		Expect(d.Verification).To(Equal(v1alpha1.Verified))
+		Expect(d.Explanation).To(ContainSubstring("verified by the sync-delay experiment on Kafka 4.3.1"))
+		Expect(d.Explanation).To(ContainSubstring("a sync per append on every replica"))
 		Expect(d.Kafka.Topic).To(HaveKeyWithValue("flush.messages", "1"))
+		Expect(d.Kafka.Topic).To(HaveKeyWithValue("flush.ms", "0"))
 		cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDurabilityResolved)
-		Expect(cond.Reason).To(Equal(v1alpha1.ReasonLevelDowngraded))
-		Expect(cond.Message).To(ContainSubstring("level 1 requested, level 2 achieved"))
+		Expect(cond.Reason).To(Equal(v1alpha1.ReasonTranslated))
+		Expect(cond.Message).To(Equal("durability level 1 in effect, verified for Kafka 4.3.1"))
 
 		Eventually(func(g Gomega) {
 			var events eventsv1.EventList
@@ -69,8 +73,24 @@ var _ = Describe("a new BenchmarkRun", func() {
 					reasons = append(reasons, e.Type+"/"+e.Reason)
 				}
 			}
-			g.Expect(reasons).To(ContainElement("Warning/" + v1alpha1.ReasonLevelDowngraded))
+			g.Expect(reasons).To(ContainElement("Normal/" + v1alpha1.ReasonTranslated))
+			g.Expect(reasons).NotTo(ContainElement("Warning/" + v1alpha1.ReasonLevelDowngraded))
 		}).Should(Succeed())
+	})
+
+	It("marks Kafka level 3 on a version the experiment does not cover as configured, not verified", func() {
+		run := validRun(ns, v1alpha1.SystemKafka)
+		run.Spec.Cluster.Managed.Version = "3.9.0"
+		run.Spec.Durability = &v1alpha1.DurabilitySpec{Level: level(3)}
+		got := pending(run)
+		d := got.Status.Durability
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level3))
+		Expect(d.BrokerVersion).To(Equal("3.9.0"))
+		Expect(d.Verification).To(Equal(v1alpha1.NotVerified))
+		Expect(d.Explanation).To(ContainSubstring("not verified"))
+		Expect(d.Explanation).To(ContainSubstring("does not cover Kafka 3.9.0"))
+		cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDurabilityResolved)
+		Expect(cond.Message).To(Equal("durability level 3 in effect, as configured, not verified"))
 	})
 
 	It("gives Pulsar level 1 as asked: ack quorum 2 and a synced journal", func() {

@@ -116,6 +116,20 @@ type LocalDurability struct {
 	FlushIntervalMs *int32 `json:"flushIntervalMs,omitempty"`
 }
 
+// Verification says how an achieved durability level was established.
+// +kubebuilder:validation:Enum=Verified;NotVerified
+type Verification string
+
+const (
+	// Verified: the sync-delay experiment showed, on this system and broker
+	// version, that the level's acknowledgements wait for a local sync
+	// exactly when the level promises one.
+	Verified Verification = "Verified"
+	// NotVerified: the level is what the settings promise; no experiment
+	// covers this broker version (or the version is not known).
+	NotVerified Verification = "NotVerified"
+)
+
 // EffectiveDurability is what a run really gets, per component.
 type EffectiveDurability struct {
 	// RequestedLevel is the level asked for (derived from explicit settings
@@ -130,9 +144,22 @@ type EffectiveDurability struct {
 	Local       LocalMode       `json:"local"`
 	// +optional
 	Journal JournalMode `json:"journal,omitempty"`
-	// Explanation says why the achieved level differs from the requested one.
+	// Explanation says how the achieved level was established (the
+	// experiment that verified it, or that it is as configured and not
+	// verified) and, when it differs from the requested level, why.
 	// +optional
 	Explanation string `json:"explanation,omitempty"`
+	// BrokerVersion is the broker version the level applies to: the
+	// managed cluster's version, or what an existing cluster reported;
+	// empty when it is not known.
+	// +optional
+	BrokerVersion string `json:"brokerVersion,omitempty"`
+	// Verification says whether the achieved level was measured: Verified
+	// when the sync-delay experiment (docs/methodology.md) covers this
+	// system and broker version, NotVerified when the level is only what
+	// the settings promise.
+	// +optional
+	Verification Verification `json:"verification,omitempty"`
 	// Kafka holds the Kafka settings when the system is kafka.
 	// +optional
 	Kafka *KafkaDurability `json:"kafka,omitempty"`

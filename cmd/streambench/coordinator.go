@@ -43,6 +43,7 @@ type coordinatorFlags struct {
 	outputDir                        string
 	snapshotInterval, serviceTimeout time.Duration
 	shutdownWorkers                  bool
+	existingCluster                  bool
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -78,6 +79,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.ownerUID, "owner-uid", "", "UID of the BenchmarkRun that owns the results ConfigMap")
 	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
 	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
+	fl.BoolVar(&f.existingCluster, "existing-cluster", false, "the brokers are an existing cluster: read their durability settings and report the level really in effect")
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
 	return cmd
 }
@@ -132,6 +134,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		}},
 		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
 		ShutdownWorkers: f.shutdownWorkers,
+		ReadDurability:  f.existingCluster,
 	})
 	if res == nil || len(res.Snapshots) == 0 {
 		return runErr

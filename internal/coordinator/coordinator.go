@@ -20,6 +20,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/durability/inspect"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -65,6 +66,11 @@ type Options struct {
 	// ShutdownWorkers asks every worker process to exit at the end (worker
 	// pods of a Job, which would otherwise idle until deleted).
 	ShutdownWorkers bool
+	// ReadDurability says the brokers are an existing cluster that
+	// streambench did not configure: once the topics exist, their and the
+	// brokers' durability settings are read (internal/durability/inspect)
+	// and Result.Durability reports the level really in effect.
+	ReadDurability bool
 	// Logf logs progress (default log.Printf).
 	Logf func(format string, args ...any)
 	// Progress, if set, is called from the stats collector once per
@@ -104,6 +110,9 @@ type Result struct {
 	MeasuredRate float64             `json:"measuredRate"`
 	RateSearch   *results.RateSearch `json:"rateSearch,omitempty"`
 	Backlog      *BacklogResult      `json:"backlog,omitempty"`
+	// Durability is what an existing cluster was found to give
+	// (Options.ReadDurability); nil when it was not read.
+	Durability *v1alpha1.EffectiveDurability `json:"durability,omitempty"`
 	// Notes are remarks for the results (e.g. subscriptions that never
 	// caught up).
 	Notes []string  `json:"notes,omitempty"`
@@ -194,6 +203,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, fmt.Errorf("creating topics: %w", err)
 	}
 	topicsCreated = true
+	if o.ReadDurability {
+		c.readDurability(ctx, topics.Topics)
+	}
 	plan, err := NewPlan(len(o.Workers), o.Driver.RunID, topics.Topics, wl)
 	if err != nil {
 		return nil, err
@@ -214,6 +226,22 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 }
 
 func (c *coordinator) logf(format string, args ...any) { c.o.Logf(format, args...) }
+
+// readDurability reads the existing cluster's durability settings. A
+// cluster that cannot be read does not stop the run: the results then say
+// the level is as requested, not verified, and why it was not read.
+func (c *coordinator) readDurability(ctx context.Context, topics []string) {
+	asked := c.o.Driver.Durability
+	eff, err := inspect.Existing(ctx, c.o.Driver.System, c.o.Driver.Brokers, asked, topics)
+	if err != nil {
+		eff = asked
+		eff.Verification = v1alpha1.NotVerified
+		eff.Explanation = fmt.Sprintf("The existing cluster's durability settings could not be read (%v); the level is as requested, not verified.", err)
+		c.res.Notes = append(c.res.Notes, "durability: "+eff.Explanation)
+	}
+	c.logf("durability of the existing cluster: level %d in effect (%d requested): %s", eff.AchievedLevel, eff.RequestedLevel, eff.Explanation)
+	c.res.Durability = &eff
+}
 
 // each calls f for every worker index in idx in parallel and joins the
 // errors.

@@ -52,8 +52,21 @@ func TestKafka(t *testing.T) {
 	}
 
 	t.Run("fixed-rate", func(t *testing.T) {
-		res := runCase(t, urls, cfg, fixedRateWorkload(), Options{})
+		// As for an existing cluster: the coordinator reads the brokers
+		// and the run's topics after creating them.
+		res := runCase(t, urls, cfg, fixedRateWorkload(), Options{ReadDurability: true})
 		noTopicsLeft(t, res)
+		d := res.Durability
+		if d == nil {
+			t.Fatal("ReadDurability set, but no durability read")
+		}
+		if d.AchievedLevel != v1alpha1.Level2 || d.Kafka.Topic["min.insync.replicas"] != "2" || d.Kafka.Broker["min.insync.replicas"] != "2" ||
+			!strings.Contains(d.Explanation, "Read from the existing cluster") {
+			t.Errorf("durability read: level %d, topic %v, broker %v: %s", d.AchievedLevel, d.Kafka.Topic, d.Kafka.Broker, d.Explanation)
+		}
+		if in := res.ResultsInput("r", "", &eff); in.Durability != d {
+			t.Error("the results carry the translation, not what was read")
+		}
 	})
 	t.Run("backlog", func(t *testing.T) {
 		res := runCase(t, urls, cfg, backlogWorkload(), Options{})

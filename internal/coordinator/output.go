@@ -12,8 +12,12 @@ import (
 
 // ResultsInput is the results package's input for this run: the
 // snapshots, the clock offsets, the rate search and notes with the exact
-// delivery accounting and the backlog drain.
+// delivery accounting and the backlog drain. The durability is what the
+// run read from an existing cluster when it did, else the one given.
 func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.EffectiveDurability) results.Input {
+	if r.Durability != nil {
+		durability = r.Durability
+	}
 	in := results.Input{
 		Run: run, Namespace: namespace, System: r.System, Workload: r.Workload,
 		Durability: durability, Snapshots: r.Snapshots, RateSearch: r.RateSearch,

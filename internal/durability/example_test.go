@@ -44,18 +44,26 @@ func ExampleTranslate() {
 	//   broker map[bookkeeperNumberOfChannelsPerBookie:64 managedLedgerDefaultAckQuorum:2 managedLedgerDefaultEnsembleSize:3 managedLedgerDefaultWriteQuorum:3 managedLedgerNewEntriesCheckDelayInMillis:0]
 }
 
-// Kafka cannot give level 1; Translate configures the nearest setting and
-// says what the run really gets.
-func ExampleTranslate_kafkaDowngrade() {
+// Kafka's per-message flush is sync local durability: the sync-delay
+// experiment showed Kafka 4.3.1 acknowledging only after the flush, so level
+// 1 on that version is verified; on another version it is as configured.
+func ExampleTranslateFor() {
 	level := v1.Level1
-	k, err := durability.Translate(v1.SystemKafka, v1.DurabilitySpec{Level: &level})
-	if err != nil {
-		panic(err)
+	for _, version := range []string{"4.3.1", "3.9.0"} {
+		k, err := durability.TranslateFor(v1.SystemKafka, version, v1.DurabilitySpec{Level: &level})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("requested", k.RequestedLevel, "achieved", k.AchievedLevel, "local", k.Local, "on", version, k.Verification)
+		fmt.Println("  report:", durability.VerificationLabel(&k))
 	}
-	fmt.Println("requested", k.RequestedLevel, "achieved", k.AchievedLevel, "local", k.Local)
+	k, _ := durability.TranslateFor(v1.SystemKafka, "4.3.1", v1.DurabilitySpec{Level: &level})
 	fmt.Println("topic", k.Kafka.Topic)
 
 	// Output:
-	// requested 1 achieved 2 local Async
+	// requested 1 achieved 1 local Sync on 4.3.1 Verified
+	//   report: verified for Kafka 4.3.1
+	// requested 1 achieved 1 local Sync on 3.9.0 NotVerified
+	//   report: as configured, not verified
 	// topic map[flush.messages:1 flush.ms:0 min.insync.replicas:2 unclean.leader.election.enable:false]
 }

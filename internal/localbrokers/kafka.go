@@ -54,6 +54,10 @@ type KafkaOptions struct {
 	// Host is the address the brokers listen on and advertise (default
 	// 127.0.0.1); see host.go.
 	Host string
+	// Env is added to the environment of the broker JVMs (not of the
+	// storage format tool), e.g. syncdelay.Env for the durability
+	// experiment.
+	Env []string
 }
 
 // KafkaNode is one started Kafka node.
@@ -231,7 +235,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		n := &k.Nodes[i]
 		j := JVM{
 			Name: "kafka-" + strconv.Itoa(n.ID), Classpath: cp, Main: "kafka.Kafka",
-			Args: []string{props[i]}, JVMArgs: jvmArgs, Dir: filepath.Dir(props[i]),
+			Args: []string{props[i]}, JVMArgs: jvmArgs, Dir: filepath.Dir(props[i]), Env: o.Env,
 		}
 		if o.Detached {
 			n.Process, err = StartJVMDetached(j)

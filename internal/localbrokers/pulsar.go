@@ -56,6 +56,9 @@ type PulsarOptions struct {
 	// Host is the address the broker listens on and advertises (default
 	// 127.0.0.1); see host.go.
 	Host string
+	// Env is added to the standalone JVM's environment, e.g. syncdelay.Env
+	// for the durability experiment.
+	Env []string
 }
 
 // Pulsar is a running local Pulsar standalone: one JVM with ZooKeeper, the
@@ -321,7 +324,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		// (LocalBookkeeperEnsemble) each bookie gets this file's settings
 		// with only its port, id and directories changed, and the broker
 		// keeps its settings as written.
-		Env: []string{"PULSAR_STANDALONE_USE_ZOOKEEPER=1"},
+		Env: append([]string{"PULSAR_STANDALONE_USE_ZOOKEEPER=1"}, o.Env...),
 		Dir: p.Dir,
 	}
 	logf("pulsar %s: starting standalone with %d bookies (broker %d, admin %d, log %s)", o.Version, o.Bookies, p.BrokerPort, p.WebPort, filepath.Join(p.Dir, j.Name+".log"))

@@ -9,6 +9,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -148,18 +149,23 @@ func TestFormatProgress(t *testing.T) {
 
 func TestDescribeDurability(t *testing.T) {
 	l1, l2 := v1alpha1.Level1, v1alpha1.Level2
-	k1, err := durability.Translate(v1alpha1.SystemKafka, v1alpha1.DurabilitySpec{Level: &l1})
+	k1, err := durability.TranslateFor(v1alpha1.SystemKafka, localbrokers.DefaultKafkaVersion, v1alpha1.DurabilitySpec{Level: &l1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := DescribeDurability(k1); !strings.Contains(got, "level 2") || !strings.Contains(got, "DOWNGRADED from the requested level 1") || !strings.Contains(got, k1.Explanation) {
-		t.Errorf("Kafka level 1: %q", got)
+	if got, want := DescribeDurability(k1), "level 1 (sync replication, sync local), verified for Kafka 4.3.1"; got != want {
+		t.Errorf("Kafka level 1: %q, want %q", got, want)
 	}
-	p2, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{Level: &l2})
+	p2, err := durability.TranslateFor(v1alpha1.SystemPulsar, "", v1alpha1.DurabilitySpec{Level: &l2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := DescribeDurability(p2); got != "level 2 (sync replication, async local, journal write)" {
-		t.Errorf("Pulsar level 2: %q", got)
+	if got, want := DescribeDurability(p2), "level 2 (sync replication, async local, journal write), as configured, not verified"; got != want {
+		t.Errorf("Pulsar level 2 of an unknown version: %q, want %q", got, want)
+	}
+	// A level lower than asked (an existing cluster's settings) says why.
+	p2.RequestedLevel, p2.Explanation = l1, "min.insync.replicas=1 on the brokers"
+	if got := DescribeDurability(p2); !strings.Contains(got, "DOWNGRADED from the requested level 1: min.insync.replicas=1") {
+		t.Errorf("downgraded: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/workload"
@@ -40,15 +41,16 @@ func printHeader(w io.Writer, run *v1alpha1.BenchmarkRun, eff v1alpha1.Effective
 	fmt.Fprintf(w, "  workers     %d (in this process)\n", run.Spec.Workers.Count)
 }
 
-// DescribeDurability is the level achieved in words, with the reason when
-// it is weaker than the level asked for.
+// DescribeDurability is the level achieved in words, whether the sync-delay
+// experiment verified it for the broker version, and the reason when it is
+// weaker than the level asked for.
 func DescribeDurability(eff v1alpha1.EffectiveDurability) string {
 	s := fmt.Sprintf("level %d (%s replication, %s local", eff.AchievedLevel,
 		strings.ToLower(string(eff.Replication)), strings.ToLower(string(eff.Local)))
 	if eff.Journal != "" {
 		s += ", journal " + strings.ToLower(string(eff.Journal))
 	}
-	s += ")"
+	s += "), " + durability.VerificationLabel(&eff)
 	if eff.AchievedLevel != eff.RequestedLevel {
 		s += fmt.Sprintf(" - DOWNGRADED from the requested level %d: %s", eff.RequestedLevel, eff.Explanation)
 	}

@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
+	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +225,10 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			},
 			Workload: run.Spec.Workload, PayloadData: payload,
 			SnapshotInterval: o.SnapshotInterval,
-			Logf:             logger.Printf,
-			Progress:         func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
+			// Brokers this run did not start are read, not assumed.
+			ReadDurability: run.Spec.Cluster.Existing != nil,
+			Logf:           logger.Printf,
+			Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
 		})
 		done <- ran{res, err}
 	}()
@@ -242,6 +244,10 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}
 	if r.res != nil {
 		out.Accounting = r.res.Accounting
+		if d := r.res.Durability; d != nil {
+			out.Durability = *d
+			say("durability read from the existing brokers: %s", DescribeDurability(*d))
+		}
 	}
 	runErr := interrupted(ctx, r.err)
 	if r.res == nil || len(stats.OfPhase(r.res.Snapshots, stats.PhaseMeasure)) == 0 {
@@ -343,6 +349,19 @@ func startWorkers(ctx context.Context, n int) (urls []string, wait func(), err e
 		urls = append(urls, "http://"+ln.Addr().String())
 	}
 	return urls, wait, nil
+}
+
+// localVersion is the broker version local mode starts (whatever the spec
+// pins: see LocalNotes), or "" for existing brokers, whose version is not
+// known until read from them.
+func localVersion(run *v1alpha1.BenchmarkRun) string {
+	switch {
+	case run.Spec.Cluster.Managed == nil:
+		return ""
+	case run.Spec.System == v1alpha1.SystemPulsar:
+		return localbrokers.DefaultPulsarVersion
+	}
+	return localbrokers.DefaultKafkaVersion
 }
 
 func brokerWhat(run *v1alpha1.BenchmarkRun) string {

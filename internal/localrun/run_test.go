@@ -288,6 +288,20 @@ spec:
 		if sum == nil || sum.Results.Lost != 0 || sum.Results.Received == 0 || sum.Results.Received != sum.Results.Acked {
 			t.Fatalf("summary %+v", sum)
 		}
+		// The brokers were read, not assumed: their values (Kafka's
+		// default min.insync.replicas 1, no flush) are in the results,
+		// and the level holds (1 of 1 replicas is a majority).
+		d := sum.Durability
+		if d == nil || !strings.Contains(d.Explanation, "Read from the existing cluster") {
+			t.Fatalf("durability %+v was not read from the brokers", d)
+		}
+		if d.AchievedLevel != v1alpha1.Level2 || d.Verification != v1alpha1.NotVerified || d.Kafka.Broker["min.insync.replicas"] != "1" {
+			t.Errorf("durability read: level %d, %s, broker %v; want level 2, not verified (Kafka does not tell its version), min.insync.replicas 1",
+				d.AchievedLevel, d.Verification, d.Kafka.Broker)
+		}
+		if _, assumed := d.Kafka.Broker["default.replication.factor"]; !assumed {
+			t.Errorf("broker default.replication.factor not read: %v", d.Kafka.Broker)
+		}
 	})
 
 	t.Run("one Ctrl-C", func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
@@ -134,6 +135,8 @@ type reportPage struct {
 type levelBadge struct {
 	Achieved, Requested v1alpha1.Level
 	Lowered             bool
+	// Evidence is how the level was established (see durabilityView).
+	Evidence string
 }
 
 type card struct {
@@ -159,6 +162,9 @@ type phaseRow struct {
 
 type durabilityView struct {
 	*v1alpha1.EffectiveDurability
+	// Evidence is "verified for <system> <version>" or "as configured,
+	// not verified" (internal/durability.VerificationLabel).
+	Evidence   string
 	Components []component
 }
 
@@ -185,7 +191,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		pg.Period = fmt.Sprintf("%s – %s (%s)", s.Start.UTC().Format("2006-01-02 15:04:05"), s.End.UTC().Format("15:04:05 MST"), s.End.Sub(s.Start).Round(time.Second))
 	}
 	if d := s.Durability; d != nil {
-		pg.Level = &levelBadge{Achieved: d.AchievedLevel, Requested: d.RequestedLevel, Lowered: d.AchievedLevel != d.RequestedLevel}
+		pg.Level = &levelBadge{Achieved: d.AchievedLevel, Requested: d.RequestedLevel, Lowered: d.AchievedLevel != d.RequestedLevel, Evidence: dur.VerificationLabel(d)}
 		if pg.Level.Lowered {
 			pg.Warnings = append(pg.Warnings, fmt.Sprintf("Durability level %d was requested but only level %d is achieved: %s", d.RequestedLevel, d.AchievedLevel, nonEmpty(d.Explanation, "see the durability table")))
 		}
@@ -468,7 +474,7 @@ func fromSummary(l *v1alpha1.LatencySummary) *results.LatencyDetail {
 }
 
 func durability(d *v1alpha1.EffectiveDurability) *durabilityView {
-	v := &durabilityView{EffectiveDurability: d}
+	v := &durabilityView{EffectiveDurability: d, Evidence: dur.VerificationLabel(d)}
 	if k := d.Kafka; k != nil {
 		v.Components = append(v.Components,
 			component{"Kafka topics", append([]kv{{Key: "replication factor", Value: fmt.Sprint(k.ReplicationFactor)}}, sortedKV(k.Topic)...)},

@@ -282,6 +282,10 @@ func TestRenderDirFromRealRun(t *testing.T) {
 	if got := p.row(t, dur, "requested level")[1]; got != "2" || d.RequestedLevel != 2 {
 		t.Errorf("requested level cell %q (summary %d)", got, d.RequestedLevel)
 	}
+	// The test data has no broker version, so the level is as configured.
+	if got := p.row(t, dur, "established")[1]; got != "as configured, not verified" || d.Verification == v1alpha1.Verified {
+		t.Errorf("established cell %q (summary verification %q)", got, d.Verification)
+	}
 	if got := p.row(t, dur, "replication")[1]; got != string(d.Replication) {
 		t.Errorf("replication cell %q, want %s", got, d.Replication)
 	}

@@ -104,7 +104,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 <div class="sub">{{if .Workload}}workload <b>{{.Workload}}</b>{{end}}{{if .Period}} · {{.Period}}{{end}}</div>
 <div class="badges">
 {{if .System}}<span class="badge {{.System}}">{{.System}}</span>{{end}}
-{{with .Level}}<span class="badge lvl{{.Achieved}}">durability level {{.Achieved}}{{if .Lowered}} (requested {{.Requested}}){{end}}</span>{{end}}
+{{with .Level}}<span class="badge lvl{{.Achieved}}">durability level {{.Achieved}}{{if .Lowered}} (requested {{.Requested}}){{end}}, {{.Evidence}}</span>{{end}}
 {{if .Workers}}<span class="badge">{{len .Workers}} workers</span>{{end}}
 </div>
 </div></header>
@@ -148,6 +148,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 <tr><td>replication</td><td>{{.Replication}}</td></tr>
 <tr><td>local (disk)</td><td>{{.Local}}</td></tr>
 {{if .Journal}}<tr><td>journal</td><td>{{.Journal}}</td></tr>{{end}}
+<tr><td>established</td><td>{{.Evidence}}</td></tr>
 {{if .Explanation}}<tr><td>explanation</td><td>{{.Explanation}}</td></tr>{{end}}
 </tbody></table>
 <div class="kv">{{range .Components}}<div><h3>{{.Name}}</h3>
@@ -203,8 +204,8 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 {{end}}</tbody></table></section>{{end}}
 </div>
 <section><h2>Throughput and durability</h2>
-<table><thead><tr><th></th><th>system</th><th>durability level</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
-{{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
+<table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
+{{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
 {{end}}</tbody></table></section>
 {{range .Charts}}<section>{{template "chart" .}}</section>{{end}}
 </div></main>

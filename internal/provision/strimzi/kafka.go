@@ -17,6 +17,12 @@ import (
 // for runs that did not go through the API server (local YAML, Go callers).
 const DefaultBrokers int32 = 3
 
+// DefaultKafkaVersion is the Kafka that Strimzi 1.2.0 deploys when
+// spec.cluster.managed.version is empty: its default and only supported
+// version (STRIMZI_KAFKA_IMAGES of its cluster-operator Deployment). The
+// durability report needs it to say whether the level was verified.
+const DefaultKafkaVersion = "4.3.1"
+
 // Kafka's internal topics. Their defaults (replication factor 3, min ISR 2
 // for the transaction log) cannot be met by a 1- or 2-broker cluster:
 // consumer groups would never get a coordinator and every benchmark

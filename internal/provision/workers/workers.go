@@ -173,6 +173,12 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// The workers exit when the run is done, so their Job completes.
 		"--shutdown-workers",
 	}
+	if run.Spec.Cluster.Existing != nil {
+		// streambench configured nothing on these brokers: the
+		// coordinator reads what they really do (it reaches them; the
+		// controller may not) and reports it with the results.
+		args = append(args, "--existing-cluster")
+	}
 	if run.Spec.Driver != nil {
 		drv, err := json.Marshal(run.Spec.Driver)
 		if err != nil {

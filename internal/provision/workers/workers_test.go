@@ -109,6 +109,19 @@ func TestCoordinatorJob(t *testing.T) {
 			if _, ok := got["shutdown-workers"]; !ok {
 				t.Error("--shutdown-workers missing: the worker Job would never complete")
 			}
+			// Managed brokers carry the translated settings; only an
+			// existing cluster is read by the coordinator.
+			if _, ok := got["existing-cluster"]; ok {
+				t.Error("--existing-cluster set for managed brokers")
+			}
+			r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}}
+			existing, err := CoordinatorJob(r, "img", c.brokers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := args(existing)["existing-cluster"]; !ok {
+				t.Error("--existing-cluster missing for an existing cluster: its durability would be assumed, not read")
+			}
 			for k, v := range c.want {
 				want[k] = v
 			}

@@ -1,0 +1,472 @@
+// Package experiment measures whether a durability level's local sync
+// happens before the acknowledgement, on real brokers, instead of taking a
+// document's word for it.
+//
+// The brokers (internal/localbrokers: Kafka KRaft x3, Pulsar standalone with
+// 3 bookies) run with the syncdelay shim, which adds a known delay to every
+// fsync, fdatasync, msync(MS_SYNC) and sync_file_range(WAIT_AFTER). A small
+// fixed-rate workload then goes through streambench's own coordinator and an
+// in-process worker, once per level. If a level syncs before it acks, every
+// acknowledgement waits for at least one delayed sync, so the publish p50 is
+// at least the delay; if it does not, the delay never reaches the ack path
+// and the p50 stays far below it. No value in between is possible from the
+// syncs alone, which is what makes the test decisive on a busy machine.
+//
+// hack/durability-experiment runs it and prints the table of
+// docs/methodology.md; the package's test runs it in make test.
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/syncdelay"
+	"github.com/streambench/streambench-operator/internal/worker"
+)
+
+// Cell is one system at one durability setting.
+type Cell struct {
+	System v1alpha1.System
+	Level  v1alpha1.Level
+	// Bypass runs Pulsar with the bookie journal bypassed
+	// (journalWriteData=false), the seed's match for Kafka's default.
+	Bypass bool
+}
+
+// Name is a short label, e.g. "kafka-L1" or "pulsar-L4-bypass".
+func (c Cell) Name() string {
+	n := fmt.Sprintf("%s-L%d", c.System, c.Level)
+	if c.Bypass {
+		n += "-bypass"
+	}
+	return n
+}
+
+// Spec is the durability spec the cell runs with: the level, or for the
+// journal bypass the level's explicit modes with journal Bypass.
+func (c Cell) Spec() v1alpha1.DurabilitySpec {
+	l := c.Level
+	if !c.Bypass {
+		return v1alpha1.DurabilitySpec{Level: &l}
+	}
+	r, loc, _ := durability.ModesOf(l)
+	return v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Mode: r},
+		Local:       &v1alpha1.LocalDurability{Mode: loc, Journal: v1alpha1.JournalBypass},
+	}
+}
+
+// PromisesSync is whether the level promises a local sync before the ack
+// (levels 1 and 3 of Table 1-6 of the durability seed).
+func (c Cell) PromisesSync() bool {
+	return c.Level == v1alpha1.Level1 || c.Level == v1alpha1.Level3
+}
+
+// Cells is the experiment's matrix: Kafka and Pulsar at every level, and
+// Pulsar with the journal bypassed at the two async-local levels.
+func Cells() []Cell {
+	var cs []Cell
+	for _, sys := range []v1alpha1.System{v1alpha1.SystemKafka, v1alpha1.SystemPulsar} {
+		for l := v1alpha1.Level1; l <= v1alpha1.Level4; l++ {
+			cs = append(cs, Cell{System: sys, Level: l})
+		}
+	}
+	return append(cs,
+		Cell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level2, Bypass: true},
+		Cell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level4, Bypass: true})
+}
+
+// Result is what one cell measured.
+type Result struct {
+	Cell    Cell
+	Version string
+	// Settings names what carries the cell's durability (acks, flush,
+	// journal, quorums).
+	Settings string
+	// P50 and P99 are the measured phase's publish latency (ack - send).
+	P50, P99 time.Duration
+	Acked    int64
+	// Syncs counts the delayed calls the brokers made while the cell ran
+	// (all of them, including background ones), by call name.
+	Syncs map[string]int
+}
+
+// SyncsPerMessage is the delayed syncs per acknowledged message.
+func (r Result) SyncsPerMessage() float64 {
+	if r.Acked == 0 {
+		return 0
+	}
+	return float64(syncdelay.Total(r.Syncs)) / float64(r.Acked)
+}
+
+// Check says whether the result agrees with the level's promise: a p50 of
+// at least delay where a sync comes before the ack, and below half of it
+// where none does (one delayed sync on the ack path alone would cost the
+// whole delay).
+func (r Result) Check(delay time.Duration) error {
+	if syncdelay.Total(r.Syncs) == 0 && r.Cell.PromisesSync() {
+		return fmt.Errorf("%s: the brokers made no delayed sync while the cell ran; the shim is not loaded or the level does not sync at all", r.Cell.Name())
+	}
+	if r.Cell.PromisesSync() && r.P50 < delay {
+		return fmt.Errorf("%s (%s): publish p50 %s is below the injected sync delay %s, so the ack did not wait for a local sync: level %d is not achieved on %s %s",
+			r.Cell.Name(), r.Settings, ms(r.P50), ms(delay), r.Cell.Level, r.Cell.System, r.Version)
+	}
+	if !r.Cell.PromisesSync() && r.P50 >= delay/2 {
+		return fmt.Errorf("%s (%s): publish p50 %s is not far below the injected sync delay %s; a level without a local sync should not wait for one (an overloaded machine can also cause this: see uptime)",
+			r.Cell.Name(), r.Settings, ms(r.P50), ms(delay))
+	}
+	return nil
+}
+
+// Options configure Run.
+type Options struct {
+	// Cells to run (default Cells()).
+	Cells []Cell
+	// Delay added to every sync (default 30 ms).
+	Delay time.Duration
+	// Rate in messages per second of the one producer (default 200),
+	// MessageSize in bytes (default 1024), on one topic of one partition.
+	Rate        int64
+	MessageSize int32
+	// Warmup and Measure are the phases of each cell (default 2 s and 4 s).
+	Warmup, Measure time.Duration
+	// Dir holds the shim, the traces and the brokers' data (default: a
+	// new temporary directory, removed at the end).
+	Dir string
+	// Log receives progress lines (default: none).
+	Log func(format string, args ...any)
+}
+
+func (o *Options) defaults() {
+	if o.Cells == nil {
+		o.Cells = Cells()
+	}
+	if o.Delay == 0 {
+		o.Delay = 30 * time.Millisecond
+	}
+	if o.Rate == 0 {
+		o.Rate = 200
+	}
+	if o.MessageSize == 0 {
+		o.MessageSize = 1024
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 2 * time.Second
+	}
+	if o.Measure == 0 {
+		o.Measure = 4 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+}
+
+// group is the cells that share one broker start: every Kafka level is a
+// topic and producer setting (acks, flush.messages, flush.ms), so one
+// cluster serves all of them; Pulsar's local durability is a bookie setting
+// (journalSyncData, journalWriteData), so each bookie configuration needs its
+// own standalone, while the quorums are namespace policies of each run.
+type group struct {
+	system v1alpha1.System
+	bookie map[string]string
+	cells  []Cell
+	effs   []v1alpha1.EffectiveDurability
+}
+
+func groups(cells []Cell) ([]*group, error) {
+	var gs []*group
+	for _, c := range cells {
+		eff, err := durability.Translate(c.System, c.Spec())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		var bookie map[string]string
+		if eff.Pulsar != nil {
+			bookie = eff.Pulsar.Bookie
+		}
+		var g *group
+		for _, h := range gs {
+			if h.system == c.System && sameMap(h.bookie, bookie) {
+				g = h
+			}
+		}
+		if g == nil {
+			g = &group{system: c.System, bookie: bookie}
+			gs = append(gs, g)
+		}
+		g.cells = append(g.cells, c)
+		g.effs = append(g.effs, eff)
+	}
+	return gs, nil
+}
+
+// Run builds the shim, starts each broker configuration with it, runs
+// every cell and stops the brokers again. It returns the results of the
+// cells that ran, with an error for any that could not.
+func Run(ctx context.Context, o Options) ([]Result, error) {
+	o.defaults()
+	dir := o.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "streambench-durability-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	lib, err := syncdelay.Build(ctx, filepath.Join(dir, "shim"))
+	if err != nil {
+		return nil, err
+	}
+	gs, err := groups(o.Cells)
+	if err != nil {
+		return nil, err
+	}
+	workerCtx, stopWorkers := context.WithCancel(context.Background())
+	url, workerDone, err := startWorker(workerCtx)
+	if err != nil {
+		stopWorkers()
+		return nil, err
+	}
+	defer func() { stopWorkers(); <-workerDone }()
+
+	var out []Result
+	for i, g := range gs {
+		trace := filepath.Join(dir, fmt.Sprintf("trace-%d", i))
+		env := syncdelay.Env(lib, o.Delay, trace)
+		rs, err := runGroup(ctx, o, g, env, trace, url, filepath.Join(dir, fmt.Sprintf("brokers-%d", i)))
+		out = append(out, rs...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func runGroup(ctx context.Context, o Options, g *group, env []string, trace, workerURL, dataDir string) (_ []Result, err error) {
+	cfg := driver.Config{System: g.system}
+	var version string
+	var pids []int
+	var stop func() error
+	start := time.Now()
+	switch g.system {
+	case v1alpha1.SystemKafka:
+		// The level-2 broker settings (replication factor 3,
+		// min.insync.replicas 2, no flush defaults): the flush of levels
+		// 1 and 3 comes from each run's topic configuration, as on an
+		// existing cluster.
+		base, err := durability.Translate(v1alpha1.SystemKafka, v1alpha1.DurabilitySpec{Level: ptr(v1alpha1.Level2)})
+		if err != nil {
+			return nil, err
+		}
+		k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{BrokerConfig: base.Kafka.Broker, Dir: dataDir, Env: env, Log: o.Log})
+		if err != nil {
+			return nil, err
+		}
+		stop, version, pids = k.Stop, k.Version, k.Pids()
+		cfg.Brokers.BootstrapServers = k.Bootstrap()
+	case v1alpha1.SystemPulsar:
+		p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
+			BrokerConfig: g.effs[0].Pulsar.Broker, BookieConfig: g.bookie, Dir: dataDir, Env: env, Log: o.Log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		stop, version, pids = p.Stop, p.Version, p.Pids()
+		cfg.Brokers.ServiceURL, cfg.Brokers.AdminURL = p.ServiceURL(), p.AdminURL()
+	default:
+		return nil, fmt.Errorf("experiment: system %q is not kafka or pulsar", g.system)
+	}
+	defer func() {
+		if serr := stop(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping %s: %w", g.system, serr))
+		}
+	}()
+	o.Log("%s %s ready in %s with every sync delayed by %s", g.system, version, time.Since(start).Round(time.Second), o.Delay)
+	// A fast ack proves nothing if the shim is not in the broker: check
+	// that every broker JVM has it mapped before measuring anything.
+	if err := shimLoaded(pids, env); err != nil {
+		return nil, err
+	}
+
+	var out []Result
+	for i, c := range g.cells {
+		before, err := syncdelay.Trace(trace)
+		if err != nil {
+			return out, err
+		}
+		cfg.Durability = g.effs[i]
+		cfg.RunID = fmt.Sprintf("dx%s%d", strings.ReplaceAll(c.Name(), "-", ""), time.Now().UnixNano()%1e6)
+		res, err := coordinator.Run(ctx, coordinator.Options{
+			Workers: []string{workerURL}, Driver: cfg, Workload: workload(c, o),
+			SnapshotInterval: time.Second, Logf: o.Log,
+		})
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", c.Name(), err)
+		}
+		after, err := syncdelay.Trace(trace)
+		if err != nil {
+			return out, err
+		}
+		m := stats.Aggregate(res.Snapshots, stats.PhaseMeasure)
+		q := m.Producer.PublishLatency.Quantiles()
+		r := Result{
+			Cell: c, Version: version, Settings: Settings(g.effs[i]),
+			P50: time.Duration(q.P50) * time.Microsecond, P99: time.Duration(q.P99) * time.Microsecond,
+			Acked: m.Producer.Acked, Syncs: diff(after, before),
+		}
+		o.Log("%s: publish p50 %s p99 %s, %d acked, %.1f delayed syncs per message (%s)", c.Name(), ms(r.P50), ms(r.P99), r.Acked, r.SyncsPerMessage(), SyncCalls(r.Syncs))
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// workload is one producer on one partition at a fixed rate, without
+// consumers: only the publish latency (ack - send) answers the question.
+func workload(c Cell, o Options) v1alpha1.WorkloadSpec {
+	zero := int32(0)
+	warm, measure := o.Warmup.Minutes(), o.Measure.Minutes()
+	return v1alpha1.WorkloadSpec{
+		Name: "durability-" + c.Name(), Topics: 1, PartitionsPerTopic: 1, MessageSize: o.MessageSize,
+		ProducersPerTopic: 1, SubscriptionsPerTopic: &zero, ConsumerPerSubscription: 1,
+		ProducerRate: o.Rate, WarmupDurationMinutes: &warm, TestDurationMinutes: &measure,
+	}
+}
+
+// Settings names the keys that carry a cell's durability.
+func Settings(eff v1alpha1.EffectiveDurability) string {
+	switch {
+	case eff.Kafka != nil:
+		s := "acks=" + eff.Kafka.Producer[durability.KafkaProducerAcks]
+		if f, ok := eff.Kafka.Topic[durability.KafkaTopicFlushMessages]; ok {
+			s += ", flush.messages=" + f
+		}
+		return s
+	case eff.Pulsar != nil:
+		p := eff.Pulsar
+		s := fmt.Sprintf("%d/%d/%d", p.EnsembleSize, p.WriteQuorum, p.AckQuorum)
+		if p.Bookie[durability.PulsarBookieJournalWriteData] == "false" {
+			return s + ", journal bypassed"
+		}
+		return s + ", journalSyncData=" + p.Bookie[durability.PulsarBookieJournalSyncData]
+	}
+	return ""
+}
+
+// Table is the results as the Markdown table of docs/methodology.md.
+func Table(rs []Result, delay time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| system | level | settings | sync before ack promised | publish p50 / p99 (ms) | delayed syncs per message | agrees (delay %s ms) |\n", trimMs(delay))
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		verdict := "yes"
+		if err := r.Check(delay); err != nil {
+			verdict = "**no**"
+		}
+		level := fmt.Sprint(r.Cell.Level)
+		if r.Cell.Bypass {
+			level += " (journal bypass)"
+		}
+		fmt.Fprintf(&b, "| %s %s | %s | %s | %s | %s / %s | %.1f | %s |\n",
+			title(r.Cell.System), r.Version, level, r.Settings, yesNo(r.Cell.PromisesSync()),
+			trimMs(r.P50), trimMs(r.P99), r.SyncsPerMessage(), verdict)
+	}
+	return b.String()
+}
+
+func startWorker(ctx context.Context) (string, <-chan struct{}, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	w := worker.New(worker.Options{Name: "durability-experiment", Drivers: worker.DefaultDrivers(), FlushTimeout: 30 * time.Second})
+	done := make(chan struct{})
+	go func() { defer close(done); _ = worker.ServeListener(ctx, ln, w) }()
+	return "http://" + ln.Addr().String(), done, nil
+}
+
+// shimLoaded checks /proc/<pid>/maps of every broker for the shim library.
+func shimLoaded(pids []int, env []string) error {
+	lib := strings.TrimPrefix(env[0], "LD_PRELOAD=")
+	for _, pid := range pids {
+		maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		if err != nil {
+			return fmt.Errorf("experiment: reading the memory map of broker pid %d: %w", pid, err)
+		}
+		if !strings.Contains(string(maps), lib) {
+			return fmt.Errorf("experiment: broker pid %d does not have %s loaded; LD_PRELOAD did not reach it, so no sync is delayed", pid, lib)
+		}
+	}
+	return nil
+}
+
+func diff(after, before map[string]int) map[string]int {
+	d := map[string]int{}
+	for k, v := range after {
+		if n := v - before[k]; n > 0 {
+			d[k] = n
+		}
+	}
+	return d
+}
+
+func sameMap(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// SyncCalls lists a result's delayed calls, most frequent first, for logs.
+func SyncCalls(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(s, ", ")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func ms(d time.Duration) string { return trimMs(d) + " ms" }
+
+func trimMs(d time.Duration) string {
+	return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func title(s v1alpha1.System) string {
+	if s == v1alpha1.SystemKafka {
+		return "Kafka"
+	}
+	return "Pulsar"
+}

@@ -1,0 +1,232 @@
+// Package inspect reads the durability settings of an existing cluster,
+// so a run against brokers streambench did not deploy reports what those
+// brokers really do instead of what the translation assumed: Kafka through
+// DescribeConfigs of every broker and of the run's topics, Pulsar through
+// its admin REST API (the run namespace's persistence policy, the broker's
+// runtime configuration and version). internal/durability turns what it
+// reads into the level in effect (ObserveKafka, ObservePulsar).
+//
+// It runs in the coordinator, after the topics exist and before the load:
+// the coordinator reaches the brokers (the controller may not), and the
+// result travels with the run's results into status.durability.
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+)
+
+// Existing reads the cluster of cfg and returns the durability in effect for
+// a run that asked for asked, on the given topics (Kafka topic names, or
+// Pulsar topic names of the run's namespace).
+func Existing(ctx context.Context, system v1alpha1.System, brokers v1alpha1.BrokerEndpoints, asked v1alpha1.EffectiveDurability, topics []string) (v1alpha1.EffectiveDurability, error) {
+	switch system {
+	case v1alpha1.SystemKafka:
+		o, err := Kafka(ctx, brokers.BootstrapServers, topics)
+		if err != nil {
+			return asked, err
+		}
+		return durability.ObserveKafka(asked, o), nil
+	case v1alpha1.SystemPulsar:
+		if len(topics) == 0 {
+			return asked, errors.New("inspect: no Pulsar topic, so no namespace to read")
+		}
+		ns, err := NamespaceOf(topics[0])
+		if err != nil {
+			return asked, err
+		}
+		o, err := Pulsar(ctx, brokers.AdminURL, ns)
+		if err != nil {
+			return asked, err
+		}
+		return durability.ObservePulsar(asked, o), nil
+	}
+	return asked, fmt.Errorf("inspect: system %q is not kafka or pulsar", system)
+}
+
+// Kafka reads the durability keys of every broker and of topics.
+func Kafka(ctx context.Context, bootstrap string, topics []string) (durability.KafkaObservation, error) {
+	o := durability.KafkaObservation{Brokers: map[int32]map[string]durability.Setting{}, Topics: map[string]map[string]durability.Setting{}, Replicas: map[string]int{}}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...))
+	if err != nil {
+		return o, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+
+	bs, err := adm.ListBrokers(ctx)
+	if err != nil {
+		return o, fmt.Errorf("inspect: listing the Kafka brokers at %s: %w", bootstrap, err)
+	}
+	rcs, err := adm.DescribeBrokerConfigs(ctx, bs.NodeIDs()...)
+	if err != nil {
+		return o, fmt.Errorf("inspect: DescribeConfigs of the Kafka brokers %v: %w (the principal needs DESCRIBE_CONFIGS on the cluster)", bs.NodeIDs(), err)
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			return o, fmt.Errorf("inspect: DescribeConfigs of broker %s: %w", rc.Name, rc.Err)
+		}
+		var id int32
+		if _, err := fmt.Sscan(rc.Name, &id); err != nil {
+			return o, fmt.Errorf("inspect: broker resource name %q is not a node id", rc.Name)
+		}
+		o.Brokers[id] = pick(rc.Configs, durability.KafkaBrokerKeys())
+	}
+	if len(topics) == 0 {
+		return o, nil
+	}
+	tcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		return o, fmt.Errorf("inspect: DescribeConfigs of topics %v: %w", topics, err)
+	}
+	for _, rc := range tcs {
+		if rc.Err != nil {
+			return o, fmt.Errorf("inspect: DescribeConfigs of topic %s: %w", rc.Name, rc.Err)
+		}
+		o.Topics[rc.Name] = pick(rc.Configs, durability.KafkaTopicKeys())
+	}
+	details, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return o, fmt.Errorf("inspect: metadata of topics %v: %w", topics, err)
+	}
+	for name, d := range details {
+		if d.Err != nil {
+			return o, fmt.Errorf("inspect: metadata of topic %s: %w", name, d.Err)
+		}
+		n := -1
+		for _, p := range d.Partitions {
+			if n < 0 || len(p.Replicas) < n {
+				n = len(p.Replicas)
+			}
+		}
+		o.Replicas[name] = max(n, 0)
+	}
+	return o, nil
+}
+
+// pick keeps keys of configs, with Kafka's source named in words.
+func pick(configs []kadm.Config, keys []string) map[string]durability.Setting {
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	out := map[string]durability.Setting{}
+	for _, c := range configs {
+		if want[c.Key] && c.Value != nil {
+			out[c.Key] = durability.Setting{Value: *c.Value, Source: source(c.Source)}
+		}
+	}
+	return out
+}
+
+func source(s kmsg.ConfigSource) string {
+	switch s {
+	case kmsg.ConfigSourceDynamicTopicConfig:
+		return "topic override"
+	case kmsg.ConfigSourceDynamicBrokerConfig:
+		return "dynamic broker config"
+	case kmsg.ConfigSourceDynamicDefaultBrokerConfig:
+		return "dynamic cluster-wide broker default"
+	case kmsg.ConfigSourceStaticBrokerConfig:
+		return "static broker config"
+	case kmsg.ConfigSourceDefaultConfig:
+		return "Kafka's default"
+	}
+	return s.String()
+}
+
+// NamespaceOf is the tenant/namespace of a Pulsar topic name
+// (persistent://tenant/ns/topic or tenant/ns/topic).
+func NamespaceOf(topic string) (string, error) {
+	t := topic
+	if i := strings.Index(t, "://"); i >= 0 {
+		t = t[i+3:]
+	}
+	parts := strings.Split(t, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
+		return "", fmt.Errorf("inspect: %q is not a Pulsar topic name of the form persistent://tenant/namespace/topic", topic)
+	}
+	return parts[0] + "/" + parts[1], nil
+}
+
+// Pulsar reads the namespace's persistence policy, the broker's runtime
+// configuration and its version through the admin REST API at adminURL.
+func Pulsar(ctx context.Context, adminURL, namespace string) (durability.PulsarObservation, error) {
+	var o durability.PulsarObservation
+	c := &http.Client{Timeout: 30 * time.Second}
+	base := strings.TrimRight(adminURL, "/")
+	var p struct {
+		EnsembleSize int32 `json:"bookkeeperEnsemble"`
+		WriteQuorum  int32 `json:"bookkeeperWriteQuorum"`
+		AckQuorum    int32 `json:"bookkeeperAckQuorum"`
+	}
+	// An unset policy answers 204 or an empty body: the broker defaults apply.
+	body, err := get(ctx, c, base+"/admin/v2/namespaces/"+namespace+"/persistence")
+	if err != nil {
+		return o, err
+	}
+	if s := strings.TrimSpace(string(body)); s != "" && s != "null" {
+		if err := json.Unmarshal(body, &p); err != nil {
+			return o, fmt.Errorf("inspect: persistence policy of %s: %w (%s)", namespace, err, s)
+		}
+		o.Persistence = &durability.Quorums{Ensemble: p.EnsembleSize, Write: p.WriteQuorum, Ack: p.AckQuorum}
+	}
+	body, err = get(ctx, c, base+"/admin/v2/brokers/configuration/runtime")
+	if err != nil {
+		return o, err
+	}
+	var runtime map[string]string
+	if err := json.Unmarshal(body, &runtime); err != nil {
+		return o, fmt.Errorf("inspect: broker runtime configuration: %w", err)
+	}
+	o.Broker = map[string]string{}
+	for _, k := range durability.PulsarBrokerKeys() {
+		if v, ok := runtime[k]; ok {
+			o.Broker[k] = v
+		}
+	}
+	body, err = get(ctx, c, base+"/admin/v2/brokers/version")
+	if err != nil {
+		return o, err
+	}
+	o.Version = strings.Trim(strings.TrimSpace(string(body)), `"`)
+	return o, nil
+}
+
+func get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNoContent {
+		return nil, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("inspect: GET %s: %s %s (the admin role needs to read broker configuration and namespace policies)", url, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return b, nil
+}

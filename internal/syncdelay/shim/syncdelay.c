@@ -1,0 +1,121 @@
+/*
+ * syncdelay: an LD_PRELOAD shim that adds a fixed delay to every call that
+ * waits for data to reach the disk, so a test can tell whether a broker
+ * acknowledges a write before or after such a sync: a broker that syncs on
+ * the ack path answers no faster than the delay, one that does not is not
+ * slowed at all.
+ *
+ * Covered calls, and who makes them in the JVMs under test:
+ *   fsync           FileChannel.force(true)  (Kafka log segments)
+ *   fdatasync       FileChannel.force(false) (BookKeeper journal)
+ *   msync(MS_SYNC)  MappedByteBuffer.force() (Kafka offset/time indexes)
+ *   sync_file_range with SYNC_FILE_RANGE_WAIT_AFTER (RocksDB, BookKeeper's
+ *                   native journal helpers)
+ *   syncfs, sync    whole-filesystem syncs
+ * msync(MS_ASYNC) and sync_file_range without WAIT_AFTER only start
+ * write-back and do not wait for it, so they are passed through undelayed.
+ *
+ * Environment:
+ *   STREAMBENCH_SYNC_DELAY_US  delay in microseconds (0 or unset: none)
+ *   STREAMBENCH_SYNC_TRACE     if set, a file to which every covered call
+ *                              appends one line "<call> <pid>\n", so a test
+ *                              can prove the shim was loaded and count the
+ *                              syncs per acknowledged message.
+ *
+ * Build: cc -shared -fPIC -O2 -o syncdelay.so syncdelay.c -ldl
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static long delay_us = -1;
+static int trace_fd = -2;
+
+static void init(void) {
+	if (delay_us < 0) {
+		const char *d = getenv("STREAMBENCH_SYNC_DELAY_US");
+		delay_us = d ? atol(d) : 0;
+		if (delay_us < 0)
+			delay_us = 0;
+	}
+	if (trace_fd == -2) {
+		const char *t = getenv("STREAMBENCH_SYNC_TRACE");
+		trace_fd = t && *t ? open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+	}
+}
+
+/* delay sleeps the configured time; nanosleep is restarted after a signal
+ * so the delay is never cut short. errno is kept for the caller. */
+static void delay(const char *call) {
+	int saved = errno;
+	init();
+	if (trace_fd >= 0) {
+		char line[64];
+		int n = snprintf(line, sizeof line, "%s %d\n", call, (int)getpid());
+		if (n > 0)
+			(void)!write(trace_fd, line, (size_t)n);
+	}
+	if (delay_us > 0) {
+		struct timespec ts = {delay_us / 1000000, (delay_us % 1000000) * 1000};
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+	errno = saved;
+}
+
+/* real resolves the libc function this shim wraps, once. */
+#define REAL(name, ret, ...) \
+	typedef ret (*name##_fn)(__VA_ARGS__); \
+	static name##_fn real_##name; \
+	if (!real_##name) \
+		real_##name = (name##_fn)dlsym(RTLD_NEXT, #name)
+
+int fsync(int fd) {
+	REAL(fsync, int, int);
+	int r = real_fsync(fd);
+	delay("fsync");
+	return r;
+}
+
+int fdatasync(int fd) {
+	REAL(fdatasync, int, int);
+	int r = real_fdatasync(fd);
+	delay("fdatasync");
+	return r;
+}
+
+int msync(void *addr, size_t len, int flags) {
+	REAL(msync, int, void *, size_t, int);
+	int r = real_msync(addr, len, flags);
+	if (flags & MS_SYNC)
+		delay("msync");
+	return r;
+}
+
+int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags) {
+	REAL(sync_file_range, int, int, off64_t, off64_t, unsigned int);
+	int r = real_sync_file_range(fd, off, n, flags);
+	if (flags & SYNC_FILE_RANGE_WAIT_AFTER)
+		delay("sync_file_range");
+	return r;
+}
+
+int syncfs(int fd) {
+	REAL(syncfs, int, int);
+	int r = real_syncfs(fd);
+	delay("syncfs");
+	return r;
+}
+
+void sync(void) {
+	REAL(sync, void, void);
+	real_sync();
+	delay("sync");
+}

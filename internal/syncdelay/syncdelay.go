@@ -1,0 +1,120 @@
+// Package syncdelay builds and configures an LD_PRELOAD shim (shim/syncdelay.c)
+// that adds a known delay to every call that waits for data to reach the
+// disk: fsync, fdatasync, msync(MS_SYNC), sync_file_range(WAIT_AFTER),
+// syncfs and sync. A broker started with it acknowledges no faster than the
+// delay exactly when it syncs before the acknowledgement, which is how the
+// durability experiment (internal/durability/experiment) tells a local sync
+// on the ack path from one that happens later, without trusting a document.
+//
+// The shim is compiled from source with the machine's C compiler on first
+// use; nothing binary is committed.
+package syncdelay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed shim/syncdelay.c
+var source []byte
+
+// Environment variables the shim reads.
+const (
+	EnvDelayMicros = "STREAMBENCH_SYNC_DELAY_US"
+	EnvTrace       = "STREAMBENCH_SYNC_TRACE"
+)
+
+// Calls the shim delays, as they appear in a trace.
+var Calls = []string{"fsync", "fdatasync", "msync", "sync_file_range", "syncfs", "sync"}
+
+// Build compiles the shim into dir (created if missing) with $CC or cc and
+// returns the shared library's path. The file name carries a hash of the
+// source, so an edited shim is rebuilt and an unchanged one is reused.
+func Build(ctx context.Context, dir string) (string, error) {
+	sum := sha256.Sum256(source)
+	lib := filepath.Join(dir, "syncdelay-"+hex.EncodeToString(sum[:6])+".so")
+	if _, err := os.Stat(lib); err == nil {
+		return lib, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	src := filepath.Join(dir, "syncdelay.c")
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		return "", err
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		return "", fmt.Errorf("syncdelay: no C compiler %q on PATH (%v); install one (e.g. apt-get install gcc) or set CC", cc, err)
+	}
+	// Build to a temporary name and rename, so a concurrent build or an
+	// interrupted one never leaves a half-written library under the final name.
+	tmp := lib + ".tmp" + strconv.Itoa(os.Getpid())
+	cmd := exec.CommandContext(ctx, cc, "-shared", "-fPIC", "-O2", "-Wall", "-o", tmp, src, "-ldl")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("syncdelay: %s %s: %w\n%s", cc, strings.Join(cmd.Args[1:], " "), err, out)
+	}
+	return lib, os.Rename(tmp, lib)
+}
+
+// Env is the environment that loads lib into a process and delays each of
+// its syncs by delay; trace, if not empty, is the file the shim appends one
+// line per sync to.
+func Env(lib string, delay time.Duration, trace string) []string {
+	env := []string{
+		"LD_PRELOAD=" + lib,
+		EnvDelayMicros + "=" + strconv.FormatInt(delay.Microseconds(), 10),
+	}
+	if trace != "" {
+		env = append(env, EnvTrace+"="+trace)
+	}
+	return env
+}
+
+// Trace counts the calls recorded in a trace file, by call name. A missing
+// file counts nothing: the shim creates it on the first sync.
+func Trace(path string) (map[string]int, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return map[string]int{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrace(b), nil
+}
+
+// ParseTrace counts the calls in a trace's content ("<call> <pid>" lines).
+func ParseTrace(b []byte) map[string]int {
+	n := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 0 {
+			n[f[0]]++
+		}
+	}
+	return n
+}
+
+// Total is the number of syncs in counts.
+func Total(counts map[string]int) int {
+	t := 0
+	for _, c := range counts {
+		t += c
+	}
+	return t
+}
