@@ -96,7 +96,8 @@ type WorkloadSpec struct {
 	ProducerRate int64 `json:"producerRate"`
 
 	// ConsumerBacklogSizeGB, when above 0, pauses the consumers until this
-	// backlog (in GB, 10^9 bytes) is built, then measures its drain.
+	// backlog is built, then measures its drain. The unit is OMB's: GiB
+	// (2^30 bytes), whatever the name says.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	ConsumerBacklogSizeGB *float64 `json:"consumerBacklogSizeGB,omitempty"`

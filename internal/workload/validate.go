@@ -72,7 +72,7 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 		switch {
 		case !(gb >= 0) || math.IsInf(gb, 0):
 			errs = append(errs, field.Invalid(fldPath.Child("consumerBacklogSizeGB"), gb,
-				"must be at least 0: the backlog to build in GB (10^9 bytes), or 0 for none"))
+				"must be at least 0: the backlog to build in GiB (2^30 bytes, OMB's unit), or 0 for none"))
 		case gb > 0 && w.ProducerRate == 0:
 			// OMB refuses this combination too: the rate search never settles
 			// while the consumers are paused.
@@ -106,7 +106,7 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 	if w.Mixed != nil {
 		if w.ConsumerBacklogSizeGB == nil || !(*w.ConsumerBacklogSizeGB > 0) {
 			errs = append(errs, field.Required(fldPath.Child("consumerBacklogSizeGB"),
-				"mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB (GB, 10^9 bytes) or remove mixed"))
+				"mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB (GiB, 2^30 bytes) or remove mixed"))
 		}
 		if c := w.Mixed.CatchUpSubscriptionsPerTopic; c < 1 {
 			errs = append(errs, field.Invalid(fldPath.Child("mixed", "catchUpSubscriptionsPerTopic"), c,
