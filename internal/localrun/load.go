@@ -98,12 +98,16 @@ func decodeRun(data []byte, dir, workloadPath string) (*v1alpha1.BenchmarkRun, e
 			errs = append(errs, fmt.Errorf("spec.workload: %w", err))
 			break
 		}
-		if wl.PayloadFile != "" && !filepath.IsAbs(wl.PayloadFile) {
-			wl.PayloadFile = filepath.Join(dir, wl.PayloadFile)
-		}
+		// As for a workload file: the working directory (OMB's place),
+		// then next to the run file.
 		workload.Default(&wl)
 		werrs := workload.Validate(wl, field.NewPath("spec", "workload"))
-		werrs = append(werrs, workload.CheckPayloadFile(wl, field.NewPath("spec", "workload"))...)
+		if miss := workload.MissingPayloadFile(wl, dir, field.NewPath("spec", "workload")); miss != nil {
+			werrs = append(werrs, miss)
+		} else {
+			wl.PayloadFile, _ = workload.FindPayloadFile(dir, wl.PayloadFile)
+			werrs = append(werrs, workload.CheckPayloadFile(wl, field.NewPath("spec", "workload"))...)
+		}
 		for _, e := range werrs {
 			errs = append(errs, e)
 		}

@@ -130,8 +130,8 @@ func inUnit(x float64) bool { return x >= 0 && x <= 1 }
 
 // CheckPayloadFile checks OMB's rule that a payload file's length equals
 // messageSize (OMB sends the file's bytes as every message). A relative path
-// is taken relative to the working directory; ParseFile has already resolved
-// it against the workload file's directory. No payloadFile: no problems.
+// is taken relative to the working directory; ParseFile has already looked
+// for it there and next to the workload file. No payloadFile: no problems.
 func CheckPayloadFile(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 	if w.PayloadFile == "" {
 		return nil
@@ -140,7 +140,7 @@ func CheckPayloadFile(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorL
 	fi, err := os.Stat(w.PayloadFile)
 	if err != nil {
 		return field.ErrorList{field.Invalid(p, w.PayloadFile,
-			fmt.Sprintf("cannot read the payload file (%v); fix the path (relative to the workload file) or remove payloadFile for a generated payload", err))}
+			fmt.Sprintf("cannot read the payload file (%v); fix the path (relative to the working directory, as OMB, or to the workload file) or remove payloadFile for a generated payload", err))}
 	}
 	if !fi.Mode().IsRegular() {
 		return field.ErrorList{field.Invalid(p, w.PayloadFile,
