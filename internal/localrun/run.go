@@ -25,6 +25,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/ombdriver"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -40,6 +41,10 @@ type Options struct {
 	// WorkloadFile, if set, is an OMB workload file that replaces
 	// spec.workload.
 	WorkloadFile string
+	// DriverFile, if set, is an OMB driver file (driver-kafka/kafka*.yaml,
+	// driver-pulsar/pulsar*.yaml) mapped onto spec.driver; settings written
+	// in spec.driver win over the file's.
+	DriverFile string
 	// ResultsDir is where results/<run-name>/ goes (default "results").
 	ResultsDir string
 	// DataDir holds the brokers' data and logs, kept after the run (default:
@@ -101,6 +106,16 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	eff, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault())
 	if err != nil {
 		return nil, err
+	}
+	if o.DriverFile != "" {
+		drv, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dropped {
+			say("--driver %s: not applied: %s", o.DriverFile, d)
+		}
+		run.Spec.Driver = ombdriver.Merge(drv, run.Spec.Driver)
 	}
 	if run.Spec.Cluster.Managed != nil {
 		// Stop before anything starts: without Java and Maven no broker can.
@@ -351,4 +366,22 @@ func brokerWhat(run *v1alpha1.BenchmarkRun) string {
 		return fmt.Sprintf("Pulsar %s standalone with %d bookies", localbrokers.DefaultPulsarVersion, cmpOr(m.Bookies, 3))
 	}
 	return fmt.Sprintf("%d Kafka %s brokers", m.Brokers, localbrokers.DefaultKafkaVersion)
+}
+
+// LoadDriverFile reads an OMB driver file and maps it onto spec.driver for
+// a run of system at the effective durability eff; errors name the file.
+func LoadDriverFile(path string, system v1alpha1.System, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, []ombdriver.Dropped, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--driver: %w", err)
+	}
+	f, err := ombdriver.Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--driver %s: %w", path, err)
+	}
+	drv, dropped, err := ombdriver.Map(f, system, eff)
+	if err != nil {
+		return nil, dropped, fmt.Errorf("--driver %s: %w", path, err)
+	}
+	return drv, dropped, nil
 }
