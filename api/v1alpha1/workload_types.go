@@ -48,7 +48,9 @@ type WorkloadSpec struct {
 	MessageSize int32 `json:"messageSize"`
 
 	// PayloadFile is a file whose bytes are the payload; its length must
-	// equal messageSize. Empty means a generated payload.
+	// equal messageSize. Empty means a generated payload. Locally it is
+	// looked for where OMB looks (the working directory), then next to the
+	// workload file; in a cluster spec.payload.configMapRef gives its bytes.
 	// +optional
 	PayloadFile string `json:"payloadFile,omitempty"`
 
