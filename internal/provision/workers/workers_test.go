@@ -184,3 +184,119 @@ func TestContainersReportTheirLogsOnError(t *testing.T) {
 		}
 	}
 }
+
+// The payload file reaches the coordinator (which sends its bytes to the
+// workers) as one key of spec.payload's ConfigMap, mounted read-only, and
+// payloadFile is rewritten to where the pod sees it.
+func TestCoordinatorJobMountsThePayloadConfigMap(t *testing.T) {
+	cases := []struct {
+		name        string
+		payloadFile string
+		ref         *v1alpha1.ConfigMapFileRef
+		wantKey     string // "" means no volume and payloadFile as written
+		wantPayload string
+	}{
+		{"no payload file", "", nil, "", ""},
+		{"payload file without a ConfigMap is left as written (Pending refuses such a run)",
+			"payload/payload-1Kb.data", nil, "", "payload/payload-1Kb.data"},
+		{"key defaults to the file's base name, as kubectl create configmap --from-file names it",
+			"payload/payload-1Kb.data", &v1alpha1.ConfigMapFileRef{Name: "omb-payload"},
+			"payload-1Kb.data", PayloadDir + "/payload-1Kb.data"},
+		{"an explicit key", "payload/payload-1Kb.data", &v1alpha1.ConfigMapFileRef{Name: "omb-payload", Key: "one-kb"},
+			"one-kb", PayloadDir + "/one-kb"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(v1alpha1.SystemKafka)
+			r.Spec.Workload.PayloadFile = c.payloadFile
+			if c.ref != nil {
+				r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: *c.ref}
+			}
+			job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := job.Spec.Template.Spec
+			var w v1alpha1.WorkloadSpec
+			if err := json.Unmarshal([]byte(args(job)["workload-json"]), &w); err != nil {
+				t.Fatal(err)
+			}
+			if w.PayloadFile != c.wantPayload {
+				t.Errorf("payloadFile sent to the coordinator = %q, want %q", w.PayloadFile, c.wantPayload)
+			}
+			if r.Spec.Workload.PayloadFile != c.payloadFile {
+				t.Errorf("the builder changed the run's spec.workload.payloadFile to %q", r.Spec.Workload.PayloadFile)
+			}
+			if c.wantKey == "" {
+				if len(pod.Volumes) != 0 || len(pod.Containers[0].VolumeMounts) != 0 {
+					t.Errorf("volumes %v, mounts %v: want none", pod.Volumes, pod.Containers[0].VolumeMounts)
+				}
+				return
+			}
+			if len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil {
+				t.Fatalf("volumes = %+v, want one ConfigMap volume", pod.Volumes)
+			}
+			cm := pod.Volumes[0].ConfigMap
+			wantItems := []corev1.KeyToPath{{Key: c.wantKey, Path: c.wantKey}}
+			if cm.Name != c.ref.Name || len(cm.Items) != 1 || cm.Items[0] != wantItems[0] {
+				t.Errorf("ConfigMap volume = %s %+v, want %s %+v", cm.Name, cm.Items, c.ref.Name, wantItems)
+			}
+			m := pod.Containers[0].VolumeMounts
+			if len(m) != 1 || m[0].Name != pod.Volumes[0].Name || m[0].MountPath != PayloadDir || !m[0].ReadOnly {
+				t.Errorf("mounts = %+v, want %s read-only at %s", m, pod.Volumes[0].Name, PayloadDir)
+			}
+		})
+	}
+}
+
+// The worker pods get no payload volume: the coordinator sends the bytes.
+func TestWorkerJobMountsNoPayload(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
+	r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
+	if v := WorkerJob(r, "img").Spec.Template.Spec.Volumes; len(v) != 0 {
+		t.Errorf("worker volumes = %+v, want none", v)
+	}
+}
+
+func TestCoordinatorJobDriverSettings(t *testing.T) {
+	spec := &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Producer: map[string]string{"linger.ms": "5"}}}
+	fromFile := &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Producer: map[string]string{"linger.ms": "5", "batch.size": "1048576"}}}
+	withRef := &v1alpha1.DriverSpec{ConfigMapRef: &v1alpha1.ConfigMapFileRef{Name: "kafka-latency"}}
+	cases := []struct {
+		name    string
+		spec    *v1alpha1.DriverSpec
+		status  *v1alpha1.DriverSpec
+		want    string // --driver-json; "" means absent
+		wantErr string
+	}{
+		{"none", nil, nil, "", ""},
+		{"spec.driver as written, for runs from before status.driver", spec, nil, `{"kafka":{"producer":{"linger.ms":"5"}}}`, ""},
+		{"status.driver, which holds the driver file's settings", withRef, fromFile,
+			`{"kafka":{"producer":{"batch.size":"1048576","linger.ms":"5"}}}`, ""},
+		{"a driver file not read yet is an error, not a silent drop", withRef, nil, "", "spec.driver.configMapRef has not been read"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(v1alpha1.SystemKafka)
+			r.Spec.Driver, r.Status.Driver = c.spec, c.status
+			job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := args(job)["driver-json"]
+			if c.want == "" && ok {
+				t.Errorf("--driver-json=%s, want none", got)
+			}
+			if c.want != "" && got != c.want {
+				t.Errorf("--driver-json=%s, want %s", got, c.want)
+			}
+		})
+	}
+}
