@@ -2,6 +2,7 @@ package localrun
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,5 +46,31 @@ func TestRunRefusesDisagreeingDriverFile(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "replicationFactor 3 disagrees with spec.durability") {
 		t.Fatalf("want the replicationFactor refusal, got %v", err)
+	}
+}
+
+// A run file written for a cluster names its driver file in a ConfigMap;
+// local mode has none to read and says to give the file with --driver.
+func TestRunWantsDriverForConfigMapRef(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", "kafka-1-broker.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFile := filepath.Join(dir, "run.yaml")
+	withRef := strings.Replace(string(data), "spec:\n", "spec:\n  driver: {configMapRef: {name: kafka-latency}}\n", 1)
+	if withRef == string(data) {
+		t.Fatal("testdata/kafka-1-broker.yaml changed: no spec: line to add the driver to")
+	}
+	if err := os.WriteFile(runFile, []byte(withRef), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Options{
+		RunFile:      runFile,
+		WorkloadFile: filepath.Join("testdata", "short-latency.yaml"),
+		ResultsDir:   t.TempDir(),
+	})
+	if err == nil || !strings.Contains(err.Error(), "spec.driver.configMapRef (ConfigMap kafka-latency) is read in a cluster only") || !strings.Contains(err.Error(), "--driver FILE") {
+		t.Fatalf("want the --driver hint, got %v", err)
 	}
 }

@@ -465,6 +465,12 @@ func Validate(run *v1alpha1.BenchmarkRun, workloadChecked bool) error {
 
 	errs = append(errs, validateCluster(s, replicas, root.Child("cluster"))...)
 	errs = append(errs, validateDriver(s, root.Child("driver"))...)
+	if s.Payload != nil && s.Workload.PayloadFile == "" {
+		// The CRD's rule; locally spec.payload is not read (payloadFile is
+		// on disk), but a run file should mean the same in both places.
+		errs = append(errs, field.Invalid(root.Child("payload"), s.Payload.ConfigMapRef.Name,
+			"gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"))
+	}
 
 	if s.Workers.Count < 1 {
 		errs = append(errs, field.Invalid(root.Child("workers", "count"), s.Workers.Count, "must be at least 1: the number of workers"))

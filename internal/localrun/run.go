@@ -107,6 +107,15 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if d := run.Spec.Driver; d != nil && d.ConfigMapRef != nil {
+		// The same run file serves a cluster, where the driver file is in a
+		// ConfigMap; here there is no cluster to read it from.
+		if o.DriverFile == "" {
+			return nil, fmt.Errorf("spec.driver.configMapRef (ConfigMap %s) is read in a cluster only; in local mode give the same OMB driver file with --driver FILE", d.ConfigMapRef.Name)
+		}
+		say("--driver %s stands for spec.driver.configMapRef (ConfigMap %s)", o.DriverFile, d.ConfigMapRef.Name)
+		d.ConfigMapRef = nil
+	}
 	if o.DriverFile != "" {
 		drv, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
 		if err != nil {
