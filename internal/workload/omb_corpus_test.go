@@ -22,8 +22,8 @@ func TestOMBCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	sort.Strings(files)
-	if len(files) < 14 {
-		t.Fatalf("the corpus holds %d files, want at least 14; was testdata/omb/workloads emptied?", len(files))
+	if len(files) < 58 {
+		t.Fatalf("the corpus holds %d files, want at least 58; was testdata/omb/workloads emptied?", len(files))
 	}
 	t.Chdir(root)
 
@@ -31,13 +31,27 @@ func TestOMBCorpus(t *testing.T) {
 	// (WorkloadGenerator: consumerBacklogSizeGB * 1024 * 1024 * 1024).
 	wantBacklog := map[string]int64{
 		"1-topic-100-partitions-1kb-4p-4c-200k-backlog.yaml": 512 * 1024 * 1024 * 1024,
+		"1-topic-100-partitions-1kb-4p-4c-500k-backlog.yaml": 512 * 1024 * 1024 * 1024,
 		"backlog-1-topic-1-partition-1kb.yaml":               100 * 1024 * 1024 * 1024,
 		"backlog-1-topic-16-partitions-1kb.yaml":             100 * 1024 * 1024 * 1024,
+	}
+	// OMB files streambench still refuses, each with what the refusal says.
+	// OMB itself runs 10-topic-16-partition-1kb.yaml with randomized
+	// payloads and never reads its payloadFile; streambench's rule that the
+	// two exclude each other refuses it (open: see the testdata README).
+	knownRefused := map[string]string{
+		"10-topic-16-partition-1kb.yaml": "payloadFile and useRandomizedPayloads exclude each other",
 	}
 	loaded, withPayload := 0, 0
 	for _, f := range files {
 		name := filepath.Base(f)
 		w, err := LoadFile(filepath.Join("workloads", name), field.NewPath("spec", "workload"))
+		if want, known := knownRefused[name]; known {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: want the known refusal %q, got %v; if it loads now, take it off knownRefused", name, want, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Errorf("OMB's %s is refused:\n%v", name, err)
 			continue
@@ -54,7 +68,7 @@ func TestOMBCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d OMB workload files load; %d name a payloadFile", loaded, len(files), withPayload)
+	t.Logf("%d of %d OMB workload files load (%d known refused); %d name a payloadFile", loaded, len(files), len(knownRefused), withPayload)
 	if withPayload == 0 {
 		t.Error("no corpus file names a payloadFile; the working-directory lookup is not exercised")
 	}
