@@ -26,7 +26,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.managed) || (has(self.cluster.managed.bookies) ? self.cluster.managed.bookies : 3) >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.bookies must be at least the ensemble size (spec.durability.replication.replicas, 3 for a level); add bookies or lower replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"
-// +kubebuilder:validation:XValidation:rule="!has(self.payload) || (has(self.workload.payloadFile) && self.workload.payloadFile != '')",message="spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"
+// +kubebuilder:validation:XValidation:rule="!has(self.payload) || (has(self.workload.payloadFile) && self.workload.payloadFile.size() > 0)",message="spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"
 type BenchmarkRunSpec struct {
 	// System is the messaging system under test.
 	System System `json:"system"`
