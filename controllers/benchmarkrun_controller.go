@@ -46,6 +46,11 @@ type BenchmarkRunReconciler struct {
 	// unschedulable before the run fails (a cluster autoscaler may still
 	// be adding a node).
 	UnschedulableGrace time.Duration
+	// APIReader reads the ConfigMaps a run names (its driver and payload
+	// files) from the API server, not the cache: a ConfigMap created a
+	// moment before the run may not be cached yet, and a miss fails the run
+	// for good. Nil means Client.
+	APIReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

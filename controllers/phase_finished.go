@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -60,10 +61,10 @@ func wantsTeardown(run *v1alpha1.BenchmarkRun) bool {
 // results ConfigMap is left to the run's owner reference.
 func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
 	sa, role, binding := workers.CoordinatorRBAC(run)
-	coordinator, err := workers.CoordinatorJob(run, r.WorkerImage, v1alpha1.BrokerEndpoints{})
-	if err != nil {
-		return false, err
-	}
+	// Deleting needs only the name; building the Job would fail for a run
+	// refused in Pending (its driver file never read), and that run must
+	// still be torn down.
+	coordinator := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.CoordinatorName(run), Namespace: run.Namespace}}
 	workersGone, err := deleteAll(ctx, r.Client, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa)
 	if err != nil {
 		return false, err

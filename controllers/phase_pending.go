@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,9 +58,26 @@ func brokerVersion(run *v1alpha1.BenchmarkRun) string {
 	return ""
 }
 
-// reconcilePending deploys the brokers (nothing for an existing cluster) and
-// starts the provisioning clock.
+// reconcilePending reads the files the run names in ConfigMaps, deploys the
+// brokers (nothing for an existing cluster) and starts the provisioning
+// clock. A bad file fails the run before anything is deployed.
 func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	refused, dropped, err := r.readRunFiles(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if refused != nil {
+		return r.fail(ctx, run, refused.reason, refused.message)
+	}
+	if len(dropped) > 0 && r.Recorder != nil {
+		// As run --local prints them: nothing of the file is ignored silently.
+		notes := make([]string, len(dropped))
+		for i, d := range dropped {
+			notes[i] = d.String()
+		}
+		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "DriverFileKeysNotApplied", "Pending",
+			"%s: not applied: %s", run.Spec.Driver.ConfigMapRef.Name, strings.Join(notes, "; "))
+	}
 	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -61,7 +61,7 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	deadline := runningSince(run).Add(limit + min(limit/10, time.Minute))
 	if time.Now().After(deadline) {
 		return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
-			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m)", workers.RunDeadline(run)))
+			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m, plus the backlog build and drain allowance for a backlog test)", workers.RunDeadline(run)))
 	}
 	return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(deadline)+time.Second)}, nil
 }

@@ -122,6 +122,7 @@ func startManager() {
 	})
 	Expect((&BenchmarkRunReconciler{
 		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
 		Scheme:             mgr.GetScheme(),
 		Recorder:           mgr.GetEventRecorder("streambench"),
 		WorkerImage:        testImage,

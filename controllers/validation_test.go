@@ -91,6 +91,9 @@ var _ = Describe("BenchmarkRun validation", func() {
 			r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
 			r.Spec.Workload.UseRandomizedPayloads = true
 		}, "spec.workload: payloadFile and useRandomizedPayloads exclude each other"),
+		Entry("spec.payload without a payloadFile", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
+		}, "spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"),
 		Entry("a zero test duration", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Workload.TestDurationMinutes = float(0)
 		}, "spec.workload.testDurationMinutes"),

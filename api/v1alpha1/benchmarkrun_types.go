@@ -26,6 +26,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.managed) || (has(self.cluster.managed.bookies) ? self.cluster.managed.bookies : 3) >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.bookies must be at least the ensemble size (spec.durability.replication.replicas, 3 for a level); add bookies or lower replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"
+// +kubebuilder:validation:XValidation:rule="!has(self.payload) || (has(self.workload.payloadFile) && self.workload.payloadFile.size() > 0)",message="spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"
 type BenchmarkRunSpec struct {
 	// System is the messaging system under test.
 	System System `json:"system"`
@@ -53,6 +54,12 @@ type BenchmarkRunSpec struct {
 	// Driver overrides client settings of the system under test.
 	// +optional
 	Driver *DriverSpec `json:"driver,omitempty"`
+
+	// Payload gives the bytes of spec.workload.payloadFile in a cluster,
+	// where the coordinator pod cannot see the files of the machine the run
+	// was written on.
+	// +optional
+	Payload *PayloadSpec `json:"payload,omitempty"`
 
 	// Teardown says when what the run deployed is removed.
 	// +kubebuilder:default={}
@@ -224,6 +231,13 @@ type WorkersSpec struct {
 
 // DriverSpec overrides client settings; the section must match spec.system.
 type DriverSpec struct {
+	// ConfigMapRef names an OMB driver file (driver-kafka/kafka-*.yaml,
+	// driver-pulsar/pulsar*.yaml) kept in a ConfigMap of the run's
+	// namespace. It is read once, when the run starts, and mapped onto these
+	// settings; kafka and pulsar settings written here win over the file's.
+	// The result is status.driver.
+	// +optional
+	ConfigMapRef *ConfigMapFileRef `json:"configMapRef,omitempty"`
 	// +optional
 	Kafka *KafkaDriver `json:"kafka,omitempty"`
 	// +optional
@@ -258,6 +272,31 @@ type PulsarDriver struct {
 	// Consumer configuration (e.g. receiverQueueSize, subscriptionType).
 	// +optional
 	Consumer map[string]string `json:"consumer,omitempty"`
+}
+
+// ConfigMapFileRef names one file kept in a ConfigMap of the run's
+// namespace: a key of its data or, for bytes that are not UTF-8, binaryData
+// (kubectl create configmap --from-file puts each file where it belongs). A
+// ConfigMap holds at most 1 MiB.
+type ConfigMapFileRef struct {
+	// Name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key of the file in the ConfigMap. Empty means the ConfigMap's only key
+	// (spec.driver.configMapRef) or the payloadFile's base name
+	// (spec.payload.configMapRef), which is the key kubectl create configmap
+	// --from-file gives it.
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// PayloadSpec says where the coordinator finds spec.workload.payloadFile.
+type PayloadSpec struct {
+	// ConfigMapRef names the ConfigMap with the payload file; it is mounted
+	// read-only into the coordinator pod, which sends the bytes to the
+	// workers. Create it with: kubectl create configmap NAME
+	// --from-file=payload/ (every OMB payload file, keyed by its base name).
+	ConfigMapRef ConfigMapFileRef `json:"configMapRef"`
 }
 
 // TeardownPolicy says when deployed brokers and workers are removed.
@@ -318,6 +357,12 @@ type BenchmarkRunStatus struct {
 	// Brokers are the addresses the workers use.
 	// +optional
 	Brokers *BrokerEndpoints `json:"brokers,omitempty"`
+	// Driver is the client settings the run uses: the driver file of
+	// spec.driver.configMapRef mapped onto spec.driver's fields, with the
+	// settings written in spec.driver over them. Kept here because the
+	// ConfigMap may change or go after the run started.
+	// +optional
+	Driver *DriverSpec `json:"driver,omitempty"`
 	// Results is the summary of the measurements.
 	// +optional
 	Results *ResultsSummary `json:"results,omitempty"`

@@ -48,7 +48,9 @@ type WorkloadSpec struct {
 	MessageSize int32 `json:"messageSize"`
 
 	// PayloadFile is a file whose bytes are the payload; its length must
-	// equal messageSize. Empty means a generated payload.
+	// equal messageSize. Empty means a generated payload. Locally it is
+	// looked for where OMB looks (the working directory), then next to the
+	// workload file; in a cluster spec.payload.configMapRef gives its bytes.
 	// +optional
 	PayloadFile string `json:"payloadFile,omitempty"`
 
@@ -96,7 +98,8 @@ type WorkloadSpec struct {
 	ProducerRate int64 `json:"producerRate"`
 
 	// ConsumerBacklogSizeGB, when above 0, pauses the consumers until this
-	// backlog (in GB, 10^9 bytes) is built, then measures its drain.
+	// backlog is built, then measures its drain. The unit is OMB's: GiB
+	// (2^30 bytes), whatever the name says.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	ConsumerBacklogSizeGB *float64 `json:"consumerBacklogSizeGB,omitempty"`

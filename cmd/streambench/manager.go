@@ -61,6 +61,7 @@ func newManagerCmd() *cobra.Command {
 			defer helm.Close()
 			if err := (&controllers.BenchmarkRunReconciler{
 				Client:             mgr.GetClient(),
+				APIReader:          mgr.GetAPIReader(),
 				Scheme:             mgr.GetScheme(),
 				Recorder:           mgr.GetEventRecorder("streambench"),
 				WorkerImage:        workerImage,

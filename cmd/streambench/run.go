@@ -28,7 +28,11 @@ writes summary.json, omb-result.json and report.html into
 
 Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.`,
 		Example: `  streambench run -f config/samples/run-ack2-async.yaml --local \
-    --workload workloads/latency-1-topic-16-partitions-1kb-local.yaml`,
+    --workload workloads/latency-1-topic-16-partitions-1kb-local.yaml
+
+  # OMB's own files, run from OMB's repository root (workloads/ beside payload/):
+  streambench run -f run.yaml --local --driver driver-kafka/kafka-latency.yaml \
+    --workload workloads/1-topic-16-partitions-1kb.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.RunFile == "" {
@@ -46,6 +50,7 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 	fl.StringVarP(&o.RunFile, "file", "f", "", "BenchmarkRun YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.WorkloadFile, "workload", "", "OMB workload YAML file that replaces spec.workload")
+	fl.StringVar(&o.DriverFile, "driver", "", "OMB driver YAML file (driver-kafka/kafka*.yaml, driver-pulsar/pulsar*.yaml) mapped onto spec.driver; its durability keys must match spec.durability")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here (default: a temporary directory, removed at the end)")
 	return cmd

@@ -154,7 +154,7 @@ func (o *Options) defaults() {
 		o.ClockSamples = 8
 	}
 	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = 30 * time.Minute
+		o.DrainTimeout = workload.DefaultDrainTimeout
 	}
 	if o.DrainPlateau <= 0 {
 		o.DrainPlateau = 60 * time.Second

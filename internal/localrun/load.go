@@ -98,12 +98,16 @@ func decodeRun(data []byte, dir, workloadPath string) (*v1alpha1.BenchmarkRun, e
 			errs = append(errs, fmt.Errorf("spec.workload: %w", err))
 			break
 		}
-		if wl.PayloadFile != "" && !filepath.IsAbs(wl.PayloadFile) {
-			wl.PayloadFile = filepath.Join(dir, wl.PayloadFile)
-		}
+		// As for a workload file: the working directory (OMB's place),
+		// then next to the run file.
 		workload.Default(&wl)
 		werrs := workload.Validate(wl, field.NewPath("spec", "workload"))
-		werrs = append(werrs, workload.CheckPayloadFile(wl, field.NewPath("spec", "workload"))...)
+		if miss := workload.MissingPayloadFile(wl, dir, field.NewPath("spec", "workload")); miss != nil {
+			werrs = append(werrs, miss)
+		} else {
+			wl.PayloadFile, _ = workload.FindPayloadFile(dir, wl.PayloadFile)
+			werrs = append(werrs, workload.CheckPayloadFile(wl, field.NewPath("spec", "workload"))...)
+		}
 		for _, e := range werrs {
 			errs = append(errs, e)
 		}
@@ -461,6 +465,12 @@ func Validate(run *v1alpha1.BenchmarkRun, workloadChecked bool) error {
 
 	errs = append(errs, validateCluster(s, replicas, root.Child("cluster"))...)
 	errs = append(errs, validateDriver(s, root.Child("driver"))...)
+	if s.Payload != nil && s.Workload.PayloadFile == "" {
+		// The CRD's rule; locally spec.payload is not read (payloadFile is
+		// on disk), but a run file should mean the same in both places.
+		errs = append(errs, field.Invalid(root.Child("payload"), s.Payload.ConfigMapRef.Name,
+			"gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"))
+	}
 
 	if s.Workers.Count < 1 {
 		errs = append(errs, field.Invalid(root.Child("workers", "count"), s.Workers.Count, "must be at least 1: the number of workers"))

@@ -132,6 +132,8 @@ func TestLoadRunRejects(t *testing.T) {
 			[]string{"spec.cluster.managed.brokers", "5"}},
 		{"pulsar bookies below replicas", head + "spec:\n  system: pulsar\n  cluster: {managed: {bookies: 2}}\n  workload: {messageSize: 1}\n",
 			[]string{"spec.cluster.managed.bookies", "ensemble size"}},
+		{"spec.payload without payloadFile", kafka("  payload: {configMapRef: {name: omb-payload}}\n"),
+			[]string{"spec.payload", "spec.workload.payloadFile, which is not set"}},
 		{"bookies on kafka", strings.Replace(kafka(""), "brokers: 3", "brokers: 3, bookies: 3", 1), []string{"spec.cluster.managed", "pulsar only"}},
 		{"durability key in brokerConfig", strings.Replace(kafka(""), "brokers: 3", "brokers: 3, brokerConfig: {min.insync.replicas: '1'}", 1),
 			[]string{"spec.cluster.managed.brokerConfig[min.insync.replicas]", "spec.durability"}},

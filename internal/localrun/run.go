@@ -26,6 +26,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/ombdriver"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -40,6 +41,10 @@ type Options struct {
 	// WorkloadFile, if set, is an OMB workload file that replaces
 	// spec.workload.
 	WorkloadFile string
+	// DriverFile, if set, is an OMB driver file (driver-kafka/kafka*.yaml,
+	// driver-pulsar/pulsar*.yaml) mapped onto spec.driver; settings written
+	// in spec.driver win over the file's.
+	DriverFile string
 	// ResultsDir is where results/<run-name>/ goes (default "results").
 	ResultsDir string
 	// DataDir holds the brokers' data and logs, kept after the run (default:
@@ -101,6 +106,25 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
 	if err != nil {
 		return nil, err
+	}
+	if d := run.Spec.Driver; d != nil && d.ConfigMapRef != nil {
+		// The same run file serves a cluster, where the driver file is in a
+		// ConfigMap; here there is no cluster to read it from.
+		if o.DriverFile == "" {
+			return nil, fmt.Errorf("spec.driver.configMapRef (ConfigMap %s) is read in a cluster only; in local mode give the same OMB driver file with --driver FILE", d.ConfigMapRef.Name)
+		}
+		say("--driver %s stands for spec.driver.configMapRef (ConfigMap %s)", o.DriverFile, d.ConfigMapRef.Name)
+		d.ConfigMapRef = nil
+	}
+	if o.DriverFile != "" {
+		drv, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dropped {
+			say("--driver %s: not applied: %s", o.DriverFile, d)
+		}
+		run.Spec.Driver = ombdriver.Merge(drv, run.Spec.Driver)
 	}
 	if run.Spec.Cluster.Managed != nil {
 		// Stop before anything starts: without Java and Maven no broker can.
@@ -370,4 +394,22 @@ func brokerWhat(run *v1alpha1.BenchmarkRun) string {
 		return fmt.Sprintf("Pulsar %s standalone with %d bookies", localbrokers.DefaultPulsarVersion, cmpOr(m.Bookies, 3))
 	}
 	return fmt.Sprintf("%d Kafka %s brokers", m.Brokers, localbrokers.DefaultKafkaVersion)
+}
+
+// LoadDriverFile reads an OMB driver file and maps it onto spec.driver for
+// a run of system at the effective durability eff; errors name the file.
+func LoadDriverFile(path string, system v1alpha1.System, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, []ombdriver.Dropped, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--driver: %w", err)
+	}
+	f, err := ombdriver.Parse(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--driver %s: %w", path, err)
+	}
+	drv, dropped, err := ombdriver.Map(f, system, eff)
+	if err != nil {
+		return nil, dropped, fmt.Errorf("--driver %s: %w", path, err)
+	}
+	return drv, dropped, nil
 }

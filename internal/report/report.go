@@ -547,7 +547,7 @@ func workloadKV(w v1alpha1.WorkloadSpec) []kv {
 		out = append(out, kv{Key: "test duration", Value: minutes(*w.TestDurationMinutes)})
 	}
 	if w.ConsumerBacklogSizeGB != nil && *w.ConsumerBacklogSizeGB > 0 {
-		out = append(out, kv{Key: "consumer backlog", Value: fmt.Sprintf("%g GB", *w.ConsumerBacklogSizeGB)})
+		out = append(out, kv{Key: "consumer backlog", Value: fmt.Sprintf("%g GiB", *w.ConsumerBacklogSizeGB)})
 	}
 	if w.BacklogDrainRatio != nil {
 		out = append(out, kv{Key: "backlog drain ratio", Value: fmt.Sprintf("%g", *w.BacklogDrainRatio)})

@@ -11,8 +11,11 @@ import (
 // defaulted spec but fall back to the CRD default for an unset field, so
 // they never dereference nil.
 
-// BytesPerGB is OMB's GB: consumerBacklogSizeGB counts 10^9 bytes.
-const BytesPerGB = 1_000_000_000
+// BytesPerGB is OMB's "GB": consumerBacklogSizeGB counts GiB. OMB's
+// WorkloadGenerator computes the backlog as consumerBacklogSizeGB * 1024 *
+// 1024 * 1024 bytes, so a file that asks for 512 builds 549.8 * 10^9 bytes;
+// counting 10^9 would build a backlog 7 % smaller than OMB's for the same file.
+const BytesPerGB = 1 << 30
 
 // TestDuration is the measured phase (testDurationMinutes).
 func TestDuration(w v1alpha1.WorkloadSpec) time.Duration {
@@ -42,8 +45,8 @@ func minutes(p *float64, def float64) time.Duration {
 	return time.Duration(ns)
 }
 
-// BacklogBytes is consumerBacklogSizeGB in bytes (GB = 10^9 bytes, as OMB);
-// 0 when no backlog is asked for.
+// BacklogBytes is consumerBacklogSizeGB in bytes (GiB, 2^30 bytes, as OMB
+// multiplies); 0 when no backlog is asked for.
 func BacklogBytes(w v1alpha1.WorkloadSpec) int64 {
 	if w.ConsumerBacklogSizeGB == nil || !(*w.ConsumerBacklogSizeGB > 0) {
 		return 0
@@ -53,6 +56,31 @@ func BacklogBytes(w v1alpha1.WorkloadSpec) int64 {
 		return math.MaxInt64
 	}
 	return int64(b)
+}
+
+// The load generator's default bounds on a backlog test, here so the
+// coordinator and the Jobs' deadline (internal/provision/workers) agree: the
+// build may take twice BacklogBuildTime plus BacklogBuildSlack, the drain
+// DefaultDrainTimeout.
+const (
+	BacklogBuildSlack   = 2 * time.Minute
+	DefaultDrainTimeout = 30 * time.Minute
+)
+
+// BacklogBuildTime is how long the producers need, at producerRate, to
+// publish BacklogBytes; 0 without a backlog or without a fixed rate.
+// The coordinator's build timeout and the Jobs' deadline grow with it, so a
+// 512 GiB backlog is not cut off by a deadline sized for a latency test.
+func BacklogBuildTime(w v1alpha1.WorkloadSpec) time.Duration {
+	b := BacklogBytes(w)
+	if b == 0 || w.ProducerRate <= 0 || w.MessageSize <= 0 {
+		return 0
+	}
+	secs := float64(b) / (float64(w.ProducerRate) * float64(w.MessageSize))
+	if secs*float64(time.Second) >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(secs * float64(time.Second))
 }
 
 // BacklogDrainRatio is the fraction of the backlog that must drain (0..1).

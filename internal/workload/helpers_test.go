@@ -42,8 +42,9 @@ func TestBacklog(t *testing.T) {
 	}{
 		{"unset", nil, 1000, 0},
 		{"zero", ptr(0.0), 1000, 0},
-		{"OMB's GB is 10^9 bytes", ptr(512.0), 1000, 512_000_000_000},
-		{"fraction", ptr(0.5), 1000, 500_000_000},
+		{"OMB's GB is a GiB (WorkloadGenerator: GB * 1024 * 1024 * 1024)", ptr(512.0), 1000, 512 << 30},
+		{"one GiB, not 10^9 bytes", ptr(1.0), 1000, 1_073_741_824},
+		{"fraction", ptr(0.5), 1000, 536_870_912},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

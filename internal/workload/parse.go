@@ -87,9 +87,12 @@ func Parse(data []byte) (v1alpha1.WorkloadSpec, error) {
 	return w, nil
 }
 
-// ParseFile is Parse on a file. A relative payloadFile is resolved against
-// the directory of the workload file, so a workload and its payload can be
-// moved together (OMB resolves it against its working directory instead).
+// ParseFile is Parse on a file. A relative payloadFile is looked up where
+// OMB looks for it first, the working directory (OMB's FilePayloadReader
+// opens new File(payloadFile)), then next to the workload file, so both
+// OMB's layout (workloads/ beside payload/, run from the folder above) and a
+// workload moved together with its payload work unchanged. When neither has
+// it, payloadFile is left as written and LoadFile names both places.
 func ParseFile(path string) (v1alpha1.WorkloadSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -99,10 +102,64 @@ func ParseFile(path string) (v1alpha1.WorkloadSpec, error) {
 	if err != nil {
 		return v1alpha1.WorkloadSpec{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if w.PayloadFile != "" && !filepath.IsAbs(w.PayloadFile) {
-		w.PayloadFile = filepath.Join(filepath.Dir(path), w.PayloadFile)
+	if found, ok := FindPayloadFile(filepath.Dir(path), w.PayloadFile); ok {
+		w.PayloadFile = found
 	}
 	return w, nil
+}
+
+// PayloadPlaces are the places a payloadFile is looked for, in order: as
+// written (relative to the working directory, as OMB), then relative to dir
+// (the folder of the file that names it). An absolute path is its own only
+// place.
+func PayloadPlaces(dir, payloadFile string) []string {
+	if payloadFile == "" {
+		return nil
+	}
+	if filepath.IsAbs(payloadFile) {
+		return []string{payloadFile}
+	}
+	places := []string{payloadFile}
+	if next := filepath.Join(dir, payloadFile); filepath.Clean(next) != filepath.Clean(payloadFile) {
+		places = append(places, next)
+	}
+	return places
+}
+
+// FindPayloadFile returns the first of PayloadPlaces that exists.
+func FindPayloadFile(dir, payloadFile string) (string, bool) {
+	for _, p := range PayloadPlaces(dir, payloadFile) {
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return payloadFile, false
+}
+
+// MissingPayloadFile reports a payloadFile found in none of its places,
+// naming each (absolute, so the message does not depend on knowing the
+// working directory) and the fix; nil when it is found or not set.
+func MissingPayloadFile(w v1alpha1.WorkloadSpec, dir string, fldPath *field.Path) *field.Error {
+	if _, ok := FindPayloadFile(dir, w.PayloadFile); ok || w.PayloadFile == "" {
+		return nil
+	}
+	var where []string
+	for i, p := range PayloadPlaces(dir, w.PayloadFile) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			abs = p
+		}
+		what := "relative to the working directory, where OMB looks"
+		if i > 0 {
+			what = "next to the file that names it"
+		} else if filepath.IsAbs(w.PayloadFile) {
+			what = "as written"
+		}
+		where = append(where, fmt.Sprintf("%s (%s)", abs, what))
+	}
+	return field.Invalid(fldPath.Child("payloadFile"), w.PayloadFile,
+		fmt.Sprintf("no such file at %s; run from the folder that holds it (OMB's layout: workloads/ beside payload/), put it next to the workload file, or remove payloadFile for a generated payload",
+			strings.Join(where, " nor at ")))
 }
 
 // LoadFile is what local mode does with a workload file: ParseFile, Default,
@@ -115,7 +172,11 @@ func LoadFile(path string, fldPath *field.Path) (v1alpha1.WorkloadSpec, error) {
 	}
 	Default(&w)
 	errs := Validate(w, fldPath)
-	errs = append(errs, CheckPayloadFile(w, fldPath)...)
+	if miss := MissingPayloadFile(w, filepath.Dir(path), fldPath); miss != nil {
+		errs = append(errs, miss)
+	} else {
+		errs = append(errs, CheckPayloadFile(w, fldPath)...)
+	}
 	if len(errs) > 0 {
 		msgs := make([]error, len(errs))
 		for i, e := range errs {

@@ -224,39 +224,100 @@ func TestParseFileBadFiles(t *testing.T) {
 	}
 }
 
+// OMB opens payloadFile relative to its working directory; streambench
+// looks there first and then next to the workload file. Each case lays out
+// real files and runs from a chosen working directory.
 func TestParseFilePayloadPath(t *testing.T) {
-	dir := t.TempDir()
-	sub := filepath.Join(dir, "workloads")
-	if err := os.Mkdir(sub, 0o755); err != nil {
-		t.Fatal(err)
+	write := func(t *testing.T, p string, n int) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	abs := filepath.Join(dir, "payload.data")
 	tests := []struct {
-		name, payload, want string
+		name    string
+		layout  []string // files of 1 byte, relative to the root
+		cwd     string   // relative to the root
+		payload string
+		want    string // relative to the root; "" = as written
 	}{
-		{"relative resolves against the workload file's directory", "p/x.data", filepath.Join(sub, "p", "x.data")},
-		{"parent directory", "../payload.data", abs},
-		{"absolute stays", abs, abs},
-		{"none stays empty", "", ""},
+		{"OMB's layout, run from the repository root", []string{"payload/p.data"}, ".", "payload/p.data", "payload/p.data"},
+		{"next to the workload file", []string{"workloads/payload/p.data"}, ".", "payload/p.data", "workloads/payload/p.data"},
+		{"the working directory wins over next to the file", []string{"payload/p.data", "workloads/payload/p.data"}, ".", "payload/p.data", "payload/p.data"},
+		{"parent of the workload file", []string{"p.data"}, "elsewhere", "../p.data", "p.data"},
+		{"absolute stays", []string{"p.data"}, ".", "<abs>", "p.data"},
+		{"none stays empty", nil, ".", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := filepath.Join(sub, "w.yaml")
-			content := "messageSize: 1\n"
-			if tt.payload != "" {
-				content += "payloadFile: " + tt.payload + "\n"
+			root := t.TempDir()
+			for _, f := range tt.layout {
+				write(t, filepath.Join(root, f), 1)
 			}
+			if err := os.MkdirAll(filepath.Join(root, tt.cwd), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(filepath.Join(root, tt.cwd))
+			payload := tt.payload
+			if payload == "<abs>" {
+				payload = filepath.Join(root, "p.data")
+			}
+			f := filepath.Join(root, "workloads", "w.yaml")
+			content := "messageSize: 1\n"
+			if payload != "" {
+				content += "payloadFile: " + payload + "\n"
+			}
+			write(t, f, 0)
 			if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			w, err := ParseFile(f)
+			w, err := LoadFile(f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if w.PayloadFile != tt.want {
-				t.Fatalf("payloadFile = %q, want %q", w.PayloadFile, tt.want)
+			if tt.want == "" {
+				if w.PayloadFile != "" {
+					t.Fatalf("payloadFile = %q, want none", w.PayloadFile)
+				}
+				return
+			}
+			got, err := filepath.Abs(w.PayloadFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(root, tt.want); got != want {
+				t.Fatalf("payloadFile resolves to %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+func TestLoadFileMissingPayloadNamesBothPlaces(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	f := filepath.Join(root, "workloads", "w.yaml")
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte("messageSize: 1024\npayloadFile: payload/payload-1Kb.data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadFile(f, field.NewPath("spec", "workload"))
+	if err == nil {
+		t.Fatal("a payload file that exists nowhere was accepted")
+	}
+	for _, want := range []string{
+		"spec.workload.payloadFile",
+		filepath.Join(root, "payload", "payload-1Kb.data") + " (relative to the working directory, where OMB looks)",
+		filepath.Join(root, "workloads", "payload", "payload-1Kb.data") + " (next to the file that names it)",
+		"workloads/ beside payload/",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
 	}
 }
 

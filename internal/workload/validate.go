@@ -72,7 +72,7 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 		switch {
 		case !(gb >= 0) || math.IsInf(gb, 0):
 			errs = append(errs, field.Invalid(fldPath.Child("consumerBacklogSizeGB"), gb,
-				"must be at least 0: the backlog to build in GB (10^9 bytes), or 0 for none"))
+				"must be at least 0: the backlog to build in GiB (2^30 bytes, OMB's unit), or 0 for none"))
 		case gb > 0 && w.ProducerRate == 0:
 			// OMB refuses this combination too: the rate search never settles
 			// while the consumers are paused.
@@ -106,7 +106,7 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 	if w.Mixed != nil {
 		if w.ConsumerBacklogSizeGB == nil || !(*w.ConsumerBacklogSizeGB > 0) {
 			errs = append(errs, field.Required(fldPath.Child("consumerBacklogSizeGB"),
-				"mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB (GB, 10^9 bytes) or remove mixed"))
+				"mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB (GiB, 2^30 bytes) or remove mixed"))
 		}
 		if c := w.Mixed.CatchUpSubscriptionsPerTopic; c < 1 {
 			errs = append(errs, field.Invalid(fldPath.Child("mixed", "catchUpSubscriptionsPerTopic"), c,
@@ -130,8 +130,8 @@ func inUnit(x float64) bool { return x >= 0 && x <= 1 }
 
 // CheckPayloadFile checks OMB's rule that a payload file's length equals
 // messageSize (OMB sends the file's bytes as every message). A relative path
-// is taken relative to the working directory; ParseFile has already resolved
-// it against the workload file's directory. No payloadFile: no problems.
+// is taken relative to the working directory; ParseFile has already looked
+// for it there and next to the workload file. No payloadFile: no problems.
 func CheckPayloadFile(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 	if w.PayloadFile == "" {
 		return nil
@@ -140,7 +140,7 @@ func CheckPayloadFile(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorL
 	fi, err := os.Stat(w.PayloadFile)
 	if err != nil {
 		return field.ErrorList{field.Invalid(p, w.PayloadFile,
-			fmt.Sprintf("cannot read the payload file (%v); fix the path (relative to the workload file) or remove payloadFile for a generated payload", err))}
+			fmt.Sprintf("cannot read the payload file (%v); fix the path (relative to the working directory, as OMB, or to the workload file) or remove payloadFile for a generated payload", err))}
 	}
 	if !fi.Mode().IsRegular() {
 		return field.ErrorList{field.Invalid(p, w.PayloadFile,

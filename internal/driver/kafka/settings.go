@@ -354,3 +354,10 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// SupportedKeys are the producer and consumer property names this driver
+// applies (topic properties pass through to the broker as they are). OMB
+// driver files are mapped onto spec.driver with them (internal/ombdriver).
+func SupportedKeys() (producer, consumer []string) {
+	return sortedKeys(producerKeys), sortedKeys(consumerKeys)
+}

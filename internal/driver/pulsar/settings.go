@@ -394,3 +394,16 @@ func (c consumerSettings) options(topic, subscription string) pulsar.ConsumerOpt
 	}
 	return o
 }
+
+// SupportedKeys are the client, producer and consumer setting names this
+// driver applies, and the reasons for the Java-only ones it refuses. OMB
+// driver files are mapped onto spec.driver with them (internal/ombdriver).
+func SupportedKeys() (client, producer, consumer []string, unsupported map[string]string) {
+	unsupported = map[string]string{}
+	for _, m := range []map[string]string{unsupportedClient, unsupportedProducer, unsupportedConsumer} {
+		for k, v := range m {
+			unsupported[k] = v
+		}
+	}
+	return supportedKeys(clientSetters), supportedKeys(producerSetters), supportedKeys(consumerSetters), unsupported
+}

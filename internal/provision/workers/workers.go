@@ -6,7 +6,9 @@ package workers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // Port is the workers' HTTP API port.
@@ -66,7 +69,11 @@ func Service(run *v1alpha1.BenchmarkRun) *corev1.Service {
 }
 
 // RunDeadline bounds the worker and coordinator Jobs: spec.timeouts.run, or
-// warm-up + test duration + 10 minutes for setup, backlog and teardown.
+// warm-up + test duration + 10 minutes for setup and teardown, plus, for a
+// backlog test, what the coordinator itself allows the backlog: twice its
+// build time at producerRate plus 2 minutes, and the 30-minute drain
+// timeout. Without that a 512 GiB backlog (46 minutes to build at 200,000
+// msg/s of 1 KiB) would be killed by a deadline sized for a latency test.
 func RunDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
 	if t := run.Spec.Timeouts.Run; t != nil {
 		return t.Duration
@@ -78,7 +85,11 @@ func RunDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
 		return time.Duration(*p * float64(time.Minute))
 	}
 	w := run.Spec.Workload
-	return minutes(w.WarmupDurationMinutes, 1) + minutes(w.TestDurationMinutes, 5) + 10*time.Minute
+	d := minutes(w.WarmupDurationMinutes, 1) + minutes(w.TestDurationMinutes, 5) + 10*time.Minute
+	if workload.IsBacklog(w) {
+		d += workload.BacklogBuildSlack + 2*workload.BacklogBuildTime(w) + workload.DefaultDrainTimeout
+	}
+	return d
 }
 
 func image(run *v1alpha1.BenchmarkRun, defaultImage string) string {
@@ -149,7 +160,28 @@ func WorkerJob(run *v1alpha1.BenchmarkRun, defaultImage string) *batchv1.Job {
 // results ConfigMap. Its arguments carry everything the run declares, so the
 // coordinator needs no access to the BenchmarkRun itself.
 func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1alpha1.BrokerEndpoints) (*batchv1.Job, error) {
-	workload, err := json.Marshal(run.Spec.Workload)
+	wl := run.Spec.Workload
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	if p := run.Spec.Payload; p != nil && wl.PayloadFile != "" {
+		// The coordinator reads the payload file and sends its bytes to the
+		// workers, so only its pod needs the file: the one key is mounted
+		// and payloadFile points at it.
+		key := PayloadKey(run)
+		volumes = append(volumes, corev1.Volume{Name: payloadVolume, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: p.ConfigMapRef.Name},
+				Items:                []corev1.KeyToPath{{Key: key, Path: key}},
+			},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: payloadVolume, MountPath: PayloadDir, ReadOnly: true})
+		wl.PayloadFile = path.Join(PayloadDir, key)
+	}
+	workload, err := json.Marshal(wl)
+	if err != nil {
+		return nil, err
+	}
+	drv, err := effectiveDriver(run)
 	if err != nil {
 		return nil, err
 	}
@@ -179,12 +211,12 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// controller may not) and reports it with the results.
 		args = append(args, "--existing-cluster")
 	}
-	if run.Spec.Driver != nil {
-		drv, err := json.Marshal(run.Spec.Driver)
+	if drv != nil {
+		js, err := json.Marshal(drv)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, "--driver-json="+string(drv))
+		args = append(args, "--driver-json="+string(js))
 	}
 	switch run.Spec.System {
 	case v1alpha1.SystemKafka:
@@ -193,10 +225,12 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		args = append(args, "--service-url="+brokers.ServiceURL, "--admin-url="+brokers.AdminURL)
 	}
 	spec := podSpec(run, corev1.Container{
-		Name:  "coordinator",
-		Image: image(run, defaultImage),
-		Args:  args,
+		Name:         "coordinator",
+		Image:        image(run, defaultImage),
+		Args:         args,
+		VolumeMounts: mounts,
 	})
+	spec.Volumes = volumes
 	spec.ServiceAccountName = CoordinatorName(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CoordinatorName(run), Namespace: run.Namespace, Labels: labels(run, RoleCoord)},
@@ -209,6 +243,39 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 			},
 		},
 	}, nil
+}
+
+// PayloadDir is where the coordinator pod sees spec.payload's ConfigMap.
+const PayloadDir = "/etc/streambench/payload"
+
+const payloadVolume = "payload"
+
+// PayloadKey is the key of spec.payload's ConfigMap that holds the payload
+// file: spec.payload.configMapRef.key, or the base name of payloadFile,
+// which is the key kubectl create configmap --from-file gives a file.
+func PayloadKey(run *v1alpha1.BenchmarkRun) string {
+	if p := run.Spec.Payload; p != nil && p.ConfigMapRef.Key != "" {
+		return p.ConfigMapRef.Key
+	}
+	return path.Base(run.Spec.Workload.PayloadFile)
+}
+
+// effectiveDriver is what the coordinator's clients are configured with:
+// status.driver, where the controller put the driver file's settings under
+// spec.driver's, or spec.driver itself for a run without a driver file.
+func effectiveDriver(run *v1alpha1.BenchmarkRun) (*v1alpha1.DriverSpec, error) {
+	if run.Status.Driver != nil {
+		return run.Status.Driver, nil
+	}
+	d := run.Spec.Driver
+	if d == nil {
+		return nil, nil
+	}
+	if d.ConfigMapRef != nil {
+		// Passing spec.driver on would drop the file's settings silently.
+		return nil, errors.New("spec.driver.configMapRef has not been read into status.driver yet; the controller does that in Pending")
+	}
+	return d, nil
 }
 
 // CoordinatorRBAC lets the coordinator's ServiceAccount write only the run's

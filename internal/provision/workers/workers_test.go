@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -45,6 +46,27 @@ func TestRunDeadline(t *testing.T) {
 	r.Spec.Timeouts.Run = &metav1.Duration{Duration: 3 * time.Minute}
 	if got := RunDeadline(r); got != 3*time.Minute {
 		t.Errorf("explicit deadline = %v, want 3m", got)
+	}
+}
+
+// OMB's 1-topic-100-partitions-1kb-4p-4c-200k-backlog: 512 GiB at 200,000
+// msg/s of 1 KiB takes 2684.35 s to build. The deadline must leave the
+// coordinator its own bounds (2 x build + 2 min, then a 30 min drain), or
+// the Job is killed while the run is still in order.
+func TestRunDeadlineBacklog(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	r.Spec.Workload.MessageSize = 1024
+	r.Spec.Workload.ProducerRate = 200000
+	r.Spec.Workload.WarmupDurationMinutes = ptr.To(1.0)
+	r.Spec.Workload.TestDurationMinutes = ptr.To(5.0)
+	r.Spec.Workload.ConsumerBacklogSizeGB = ptr.To(512.0)
+	build := time.Duration(float64(512<<30) / (200000 * 1024) * float64(time.Second))
+	if build < 2684*time.Second || build > 2685*time.Second {
+		t.Fatalf("build time %v: the GiB arithmetic is off", build)
+	}
+	want := 6*time.Minute + 10*time.Minute + 2*time.Minute + 2*build + 30*time.Minute
+	if got := RunDeadline(r); got != want {
+		t.Errorf("backlog deadline = %v, want %v", got, want)
 	}
 }
 
@@ -173,5 +195,121 @@ func TestContainersReportTheirLogsOnError(t *testing.T) {
 		if got := job.Spec.Template.Spec.Containers[0].TerminationMessagePolicy; got != corev1.TerminationMessageFallbackToLogsOnError {
 			t.Errorf("Job %s: terminationMessagePolicy %q, want FallbackToLogsOnError", job.Name, got)
 		}
+	}
+}
+
+// The payload file reaches the coordinator (which sends its bytes to the
+// workers) as one key of spec.payload's ConfigMap, mounted read-only, and
+// payloadFile is rewritten to where the pod sees it.
+func TestCoordinatorJobMountsThePayloadConfigMap(t *testing.T) {
+	cases := []struct {
+		name        string
+		payloadFile string
+		ref         *v1alpha1.ConfigMapFileRef
+		wantKey     string // "" means no volume and payloadFile as written
+		wantPayload string
+	}{
+		{"no payload file", "", nil, "", ""},
+		{"payload file without a ConfigMap is left as written (Pending refuses such a run)",
+			"payload/payload-1Kb.data", nil, "", "payload/payload-1Kb.data"},
+		{"key defaults to the file's base name, as kubectl create configmap --from-file names it",
+			"payload/payload-1Kb.data", &v1alpha1.ConfigMapFileRef{Name: "omb-payload"},
+			"payload-1Kb.data", PayloadDir + "/payload-1Kb.data"},
+		{"an explicit key", "payload/payload-1Kb.data", &v1alpha1.ConfigMapFileRef{Name: "omb-payload", Key: "one-kb"},
+			"one-kb", PayloadDir + "/one-kb"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(v1alpha1.SystemKafka)
+			r.Spec.Workload.PayloadFile = c.payloadFile
+			if c.ref != nil {
+				r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: *c.ref}
+			}
+			job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := job.Spec.Template.Spec
+			var w v1alpha1.WorkloadSpec
+			if err := json.Unmarshal([]byte(args(job)["workload-json"]), &w); err != nil {
+				t.Fatal(err)
+			}
+			if w.PayloadFile != c.wantPayload {
+				t.Errorf("payloadFile sent to the coordinator = %q, want %q", w.PayloadFile, c.wantPayload)
+			}
+			if r.Spec.Workload.PayloadFile != c.payloadFile {
+				t.Errorf("the builder changed the run's spec.workload.payloadFile to %q", r.Spec.Workload.PayloadFile)
+			}
+			if c.wantKey == "" {
+				if len(pod.Volumes) != 0 || len(pod.Containers[0].VolumeMounts) != 0 {
+					t.Errorf("volumes %v, mounts %v: want none", pod.Volumes, pod.Containers[0].VolumeMounts)
+				}
+				return
+			}
+			if len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil {
+				t.Fatalf("volumes = %+v, want one ConfigMap volume", pod.Volumes)
+			}
+			cm := pod.Volumes[0].ConfigMap
+			wantItems := []corev1.KeyToPath{{Key: c.wantKey, Path: c.wantKey}}
+			if cm.Name != c.ref.Name || len(cm.Items) != 1 || cm.Items[0] != wantItems[0] {
+				t.Errorf("ConfigMap volume = %s %+v, want %s %+v", cm.Name, cm.Items, c.ref.Name, wantItems)
+			}
+			m := pod.Containers[0].VolumeMounts
+			if len(m) != 1 || m[0].Name != pod.Volumes[0].Name || m[0].MountPath != PayloadDir || !m[0].ReadOnly {
+				t.Errorf("mounts = %+v, want %s read-only at %s", m, pod.Volumes[0].Name, PayloadDir)
+			}
+		})
+	}
+}
+
+// The worker pods get no payload volume: the coordinator sends the bytes.
+func TestWorkerJobMountsNoPayload(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
+	r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
+	if v := WorkerJob(r, "img").Spec.Template.Spec.Volumes; len(v) != 0 {
+		t.Errorf("worker volumes = %+v, want none", v)
+	}
+}
+
+func TestCoordinatorJobDriverSettings(t *testing.T) {
+	spec := &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Producer: map[string]string{"linger.ms": "5"}}}
+	fromFile := &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Producer: map[string]string{"linger.ms": "5", "batch.size": "1048576"}}}
+	withRef := &v1alpha1.DriverSpec{ConfigMapRef: &v1alpha1.ConfigMapFileRef{Name: "kafka-latency"}}
+	cases := []struct {
+		name    string
+		spec    *v1alpha1.DriverSpec
+		status  *v1alpha1.DriverSpec
+		want    string // --driver-json; "" means absent
+		wantErr string
+	}{
+		{"none", nil, nil, "", ""},
+		{"spec.driver as written, for runs from before status.driver", spec, nil, `{"kafka":{"producer":{"linger.ms":"5"}}}`, ""},
+		{"status.driver, which holds the driver file's settings", withRef, fromFile,
+			`{"kafka":{"producer":{"batch.size":"1048576","linger.ms":"5"}}}`, ""},
+		{"a driver file not read yet is an error, not a silent drop", withRef, nil, "", "spec.driver.configMapRef has not been read"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(v1alpha1.SystemKafka)
+			r.Spec.Driver, r.Status.Driver = c.spec, c.status
+			job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := args(job)["driver-json"]
+			if c.want == "" && ok {
+				t.Errorf("--driver-json=%s, want none", got)
+			}
+			if c.want != "" && got != c.want {
+				t.Errorf("--driver-json=%s, want %s", got, c.want)
+			}
+		})
 	}
 }
