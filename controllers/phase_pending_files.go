@@ -15,6 +15,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // Reasons of a run refused in Pending for the files it names.
@@ -79,7 +80,7 @@ func (r *BenchmarkRunReconciler) readDriverFile(ctx context.Context, run *v1alph
 
 func (r *BenchmarkRunReconciler) checkPayload(ctx context.Context, run *v1alpha1.BenchmarkRun) (*refusal, error) {
 	w := run.Spec.Workload
-	if w.PayloadFile == "" {
+	if !workload.ReadsPayloadFile(w) {
 		return nil, nil
 	}
 	create := fmt.Sprintf("kubectl create configmap NAME -n %s --from-file=%s", run.Namespace, w.PayloadFile)

@@ -87,10 +87,6 @@ var _ = Describe("BenchmarkRun validation", func() {
 		Entry("a mixed workload without a backlog", v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Workload.Mixed = &v1alpha1.MixedWorkload{CatchUpSubscriptionsPerTopic: 1}
 		}, "spec.workload.mixed needs consumerBacklogSizeGB > 0"),
-		Entry("a payload file with randomized payloads", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
-			r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
-			r.Spec.Workload.UseRandomizedPayloads = true
-		}, "spec.workload: payloadFile and useRandomizedPayloads exclude each other"),
 		Entry("spec.payload without a payloadFile", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
 		}, "spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"),

@@ -19,7 +19,6 @@ const (
 // 0.5) so that short local and CI runs can be written with the same names.
 // +kubebuilder:validation:XValidation:rule="!(has(self.consumerBacklogSizeGB) && self.consumerBacklogSizeGB > 0.0 && self.producerRate == 0)",message="spec.workload.consumerBacklogSizeGB needs a fixed producerRate (> 0): a backlog cannot be built while the maximum rate is searched; set producerRate"
 // +kubebuilder:validation:XValidation:rule="!has(self.mixed) || (has(self.consumerBacklogSizeGB) && self.consumerBacklogSizeGB > 0.0)",message="spec.workload.mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB"
-// +kubebuilder:validation:XValidation:rule="!has(self.payloadFile) || !has(self.useRandomizedPayloads) || !self.useRandomizedPayloads",message="spec.workload: payloadFile and useRandomizedPayloads exclude each other; remove one"
 type WorkloadSpec struct {
 	// Name is a label copied into the results.
 	// +optional

@@ -94,7 +94,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		return err
 	}
 	var payload []byte
-	if wl.PayloadFile != "" {
+	if workload.ReadsPayloadFile(wl) {
 		if payload, err = os.ReadFile(wl.PayloadFile); err != nil {
 			return fmt.Errorf("spec.workload.payloadFile: %w", err)
 		}

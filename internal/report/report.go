@@ -528,7 +528,11 @@ func workloadKV(w v1alpha1.WorkloadSpec) []kv {
 		out = append(out, kv{Key: "key distributor", Value: string(w.KeyDistributor)})
 	}
 	if w.PayloadFile != "" {
-		out = append(out, kv{Key: "payload file", Value: w.PayloadFile})
+		v := w.PayloadFile
+		if w.UseRandomizedPayloads {
+			v += " (not read: randomized payloads win, as in OMB)"
+		}
+		out = append(out, kv{Key: "payload file", Value: v})
 	}
 	if w.UseRandomizedPayloads {
 		v := "yes"

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // HeaderSize is the number of bytes at the start of every payload that carry
@@ -84,7 +85,7 @@ func NewPayloads(w v1alpha1.WorkloadSpec, rng *rand.Rand) (*Payloads, error) {
 		return nil, fmt.Errorf("spec.workload.messageSize (%d) must be at least %d bytes: every message carries a %d-byte header with its send time, producer id and sequence number; raise messageSize", size, HeaderSize, HeaderSize)
 	}
 	switch {
-	case w.PayloadFile != "":
+	case workload.ReadsPayloadFile(w):
 		b, err := os.ReadFile(w.PayloadFile)
 		if err != nil {
 			return nil, fmt.Errorf("spec.workload.payloadFile %q: %w", w.PayloadFile, err)

@@ -151,3 +151,13 @@ func orDefault(v, def int32) int {
 	}
 	return int(v)
 }
+
+// ReadsPayloadFile says whether a workload's payloadFile is read at all. As in
+// OMB (WorkloadGenerator.run: randomized payloads are built when
+// useRandomizedPayloads is true, and only otherwise is payloadFile loaded),
+// randomized payloads win and the file is then never opened: OMB's own
+// 10-topic-16-partition-1kb.yaml names a payloadFile and sets
+// useRandomizedPayloads, and must load as OMB loads it.
+func ReadsPayloadFile(w v1alpha1.WorkloadSpec) bool {
+	return w.PayloadFile != "" && !w.UseRandomizedPayloads
+}

@@ -140,7 +140,10 @@ func FindPayloadFile(dir, payloadFile string) (string, bool) {
 // naming each (absolute, so the message does not depend on knowing the
 // working directory) and the fix; nil when it is found or not set.
 func MissingPayloadFile(w v1alpha1.WorkloadSpec, dir string, fldPath *field.Path) *field.Error {
-	if _, ok := FindPayloadFile(dir, w.PayloadFile); ok || w.PayloadFile == "" {
+	if !ReadsPayloadFile(w) {
+		return nil
+	}
+	if _, ok := FindPayloadFile(dir, w.PayloadFile); ok {
 		return nil
 	}
 	var where []string
@@ -400,13 +403,6 @@ func checkExplicitZeros(obj map[string]any, errs *[]error) {
 		if v == json.Number("0") || v == "" {
 			*errs = append(*errs, fmt.Errorf("workload field %q is %s but %s",
 				strings.Join(z.path, "."), describeZero(v), z.fix))
-		}
-	}
-	// The CRD's rule uses has(self.payloadFile), which is true for an
-	// explicit empty string.
-	if v, ok := lookup(obj, []string{"payloadFile"}); ok && v == "" {
-		if r, _ := lookup(obj, []string{"useRandomizedPayloads"}); r == true {
-			*errs = append(*errs, errors.New(`workload: payloadFile and useRandomizedPayloads exclude each other; remove one (payloadFile is set, if empty)`))
 		}
 	}
 }

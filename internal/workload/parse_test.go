@@ -177,8 +177,6 @@ func TestParseRejects(t *testing.T) {
 			[]string{`"mixed.catchUpSubscriptionsPerTopic" is 0`}},
 		{"explicit empty keyDistributor", "messageSize: 1\nkeyDistributor: \"\"\n",
 			[]string{`workload field "keyDistributor" is empty but must be one of NO_KEY, KEY_ROUND_ROBIN, RANDOM_NANO`}},
-		{"explicit empty payloadFile with randomized payloads", "messageSize: 1\npayloadFile: \"\"\nuseRandomizedPayloads: true\n",
-			[]string{"payloadFile and useRandomizedPayloads exclude each other; remove one"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

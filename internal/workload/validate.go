@@ -98,11 +98,6 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 		}
 	}
 
-	if w.PayloadFile != "" && w.UseRandomizedPayloads {
-		errs = append(errs, field.Invalid(fldPath.Child("useRandomizedPayloads"), true,
-			"payloadFile and useRandomizedPayloads exclude each other; remove one"))
-	}
-
 	if w.Mixed != nil {
 		if w.ConsumerBacklogSizeGB == nil || !(*w.ConsumerBacklogSizeGB > 0) {
 			errs = append(errs, field.Required(fldPath.Child("consumerBacklogSizeGB"),

@@ -126,8 +126,8 @@ func TestValidate(t *testing.T) {
 			"spec.workload.consumerBacklogSizeGB", field.ErrorTypeRequired, "mixed needs consumerBacklogSizeGB > 0"},
 		{"mixed catch-up 0", func(w *v1alpha1.WorkloadSpec) { w.Mixed.CatchUpSubscriptionsPerTopic = 0 },
 			"spec.workload.mixed.catchUpSubscriptionsPerTopic", field.ErrorTypeInvalid, "must be at least 1"},
-		{"payloadFile with randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data"; w.UseRandomizedPayloads = true },
-			"spec.workload.useRandomizedPayloads", field.ErrorTypeInvalid, "exclude each other; remove one"},
+		// OMB: randomized payloads win and payloadFile is not read.
+		{"payloadFile with randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data"; w.UseRandomizedPayloads = true }, "", "", ""},
 		{"payloadFile without randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data" }, "", "", ""},
 		{"randomBytesRatio above 1", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr(1.5) },
 			"spec.workload.randomBytesRatio", field.ErrorTypeInvalid, "must be between 0 and 1"},

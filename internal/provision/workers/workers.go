@@ -163,7 +163,7 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 	wl := run.Spec.Workload
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
-	if p := run.Spec.Payload; p != nil && wl.PayloadFile != "" {
+	if p := run.Spec.Payload; p != nil && workload.ReadsPayloadFile(wl) {
 		// The coordinator reads the payload file and sends its bytes to the
 		// workers, so only its pod needs the file: the one key is mounted
 		// and payloadFile points at it.
