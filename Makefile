@@ -42,11 +42,11 @@ generate: controller-gen ## Generate DeepCopy methods for the API types.
 
 .PHONY: fmt
 fmt: ## Run go fmt.
-	go fmt ./...
+	@hack/timed.sh "go fmt" go fmt ./...
 
 .PHONY: vet
 vet: ## Run go vet.
-	go vet ./...
+	@hack/timed.sh "go vet" go vet ./...
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.
@@ -57,8 +57,8 @@ modules: ## Download every pinned Go module (streambench's and hack/tools/').
 	@hack/timed.sh "modules" bash -c 'go mod download && for m in hack/tools/*/go.mod; do (cd "$${m%/go.mod}" && GOFLAGS=-mod=readonly go mod download); done'
 
 .PHONY: verify
-verify: controller-gen ## Fail when the CRD, RBAC, deepcopy code or go.mod/go.sum (also hack/tools/*) are stale.
-	@hack/timed.sh "verify generated files" hack/verify.sh
+verify: ## Fail when the CRD, RBAC, deepcopy code or go.mod/go.sum (also hack/tools/*) are stale.
+	@hack/timed.sh "verify generated files" bash -c '$(MAKE) --no-print-directory controller-gen >/dev/null && hack/verify.sh'
 
 .PHONY: envtest
 envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use only).
