@@ -65,11 +65,10 @@ envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use on
 	@hack/timed.sh "envtest binaries" env K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh >/dev/null
 
 # make test runs the suites in three stages, so that a cold machine's time is
-# seen per stage: packages that start real brokers (JVMs, jars from Maven
-# Central on first use), the report in headless Chromium, and the rest (unit
-# tests and the envtest suite on a real kube-apiserver and etcd).
-BROKER_PKGS = ./internal/coordinator ./internal/driver/kafka ./internal/driver/pulsar ./internal/localbrokers ./internal/localrun
-REPORT_PKGS = ./internal/report
+# seen per stage: packages whose tests start real brokers (JVMs, jars from
+# Maven Central on first use), the report in headless Chromium, and the rest
+# (unit tests and the envtest suite on a real kube-apiserver and etcd).
+# hack/test-packages.sh sorts the packages by what their tests import.
 GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" go test -timeout 40m
 
 .PHONY: test
@@ -77,15 +76,15 @@ test: modules verify fmt vet envtest test-unit test-brokers test-report ## Run e
 
 .PHONY: test-unit
 test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
-	@hack/timed.sh "unit and envtest suites" bash -c '$(GO_TEST) $$(go list ./... | grep -vxF -f <(go list $(BROKER_PKGS) $(REPORT_PKGS)))'
+	@hack/timed.sh "unit and envtest suites" bash -c '$(GO_TEST) $$(hack/test-packages.sh unit)'
 
 .PHONY: test-brokers
 test-brokers: ## Integration tests against real Kafka and Pulsar brokers (local JVMs).
-	@hack/timed.sh "broker integration tests" bash -c '$(GO_TEST) $(BROKER_PKGS)'
+	@hack/timed.sh "broker integration tests" bash -c '$(GO_TEST) $$(hack/test-packages.sh brokers)'
 
 .PHONY: test-report
 test-report: ## The HTML report, rendered in headless Chromium (installed from Debian when missing).
-	@hack/timed.sh "report test" bash -c '$(GO_TEST) $(REPORT_PKGS)'
+	@hack/timed.sh "report test" bash -c '$(GO_TEST) $$(hack/test-packages.sh report)'
 
 .PHONY: ci-cold
 ci-cold: ## Run .ci/run on a fresh clone with empty Go, build and jar caches; print each stage's time.
