@@ -40,6 +40,13 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 // reconcilePending deploys the brokers (nothing for an existing cluster) and
 // starts the provisioning clock.
 func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	// Refused at once rather than after the brokers are up: the privileged
+	// page-cache Job is the last step before the load.
+	if msg, err := r.checkPodSecurity(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	} else if msg != "" {
+		return r.fail(ctx, run, "PodSecurity", msg)
+	}
 	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -46,7 +46,15 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
-	if reason, msg := podFailure(pods.Items, r.UnschedulableGrace); reason != "" {
+	// Only the load generator's pods: a probe pod that failed earlier is
+	// recorded in status.testbed, not a failure of the workload.
+	var loadPods []corev1.Pod
+	for _, p := range pods.Items {
+		if role := p.Labels[workers.LabelRole]; role == workers.RoleWorker || role == workers.RoleCoord {
+			loadPods = append(loadPods, p)
+		}
+	}
+	if reason, msg := podFailure(loadPods, r.UnschedulableGrace); reason != "" {
 		return r.fail(ctx, run, reason, msg)
 	}
 	for _, job := range []*batchv1.Job{coordinator, workerJob} {

@@ -38,6 +38,7 @@ type coordinatorFlags struct {
 	bootstrap, serviceURL, adminURL  string
 	workloadFile, workloadJSON       string
 	durabilityJSON, driverJSON       string
+	testbedJSON                      string
 	runID, runName, namespace        string
 	resultsConfigMap, ownerUID       string
 	outputDir                        string
@@ -69,6 +70,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.adminURL, "admin-url", "", "Pulsar admin URL (http://host:8080)")
 	fl.StringVar(&f.workloadFile, "workload-file", "", "OMB workload YAML file")
 	fl.StringVar(&f.workloadJSON, "workload-json", "", "workload as JSON (spec.workload)")
+	fl.StringVar(&f.testbedJSON, "testbed-json", "", "the testbed the operator probed before the load (status.testbed as JSON), kept in summary.json")
 	fl.StringVar(&f.durabilityJSON, "durability-json", "", `durability as JSON (spec.durability, e.g. {"level":2}; default level 2)`)
 	fl.StringVar(&f.driverJSON, "driver-json", "", "client setting overrides as JSON (spec.driver)")
 	fl.StringVar(&f.runID, "run-id", "", "names the run's topics and subscriptions (default: derived from --run-name and the time)")
@@ -110,6 +112,13 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	if err != nil {
 		return err
 	}
+	var testbed *v1alpha1.Testbed
+	if f.testbedJSON != "" {
+		testbed = &v1alpha1.Testbed{}
+		if err := strictJSON(f.testbedJSON, testbed); err != nil {
+			return fmt.Errorf("--testbed-json: %w", err)
+		}
+	}
 	var overrides *v1alpha1.DriverSpec
 	if f.driverJSON != "" {
 		overrides = &v1alpha1.DriverSpec{}
@@ -137,6 +146,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		return runErr
 	}
 	in := res.ResultsInput(f.runName, f.namespace, &eff)
+	in.Testbed = testbed
 	if runErr != nil {
 		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
 	}

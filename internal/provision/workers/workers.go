@@ -180,6 +180,15 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		}
 		args = append(args, "--driver-json="+string(drv))
 	}
+	if tb := run.Status.Testbed; tb != nil {
+		// Probed before the workers start; the coordinator keeps it in
+		// summary.json, so the results carry the ground they stood on.
+		b, err := json.Marshal(tb)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--testbed-json="+string(b))
+	}
 	switch run.Spec.System {
 	case v1alpha1.SystemKafka:
 		args = append(args, "--bootstrap="+brokers.BootstrapServers)
