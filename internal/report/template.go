@@ -195,6 +195,7 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 <div class="badges">{{range .Rows}}<span class="badge"><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</span>{{end}}</div>
 </div></header>
 <main><div class="wrap">
+{{if .Flags}}<div class="warn" id="unfair"><p><strong>Unfair comparison: {{len .Flags}} flags</strong></p>{{range .Flags}}<p>⚑ <strong>{{.Kind}}</strong> {{.Message}}</p>{{end}}</div>{{end}}
 {{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
 <div class="grid2">
 {{range .Sections}}<section><h2>{{.Title}}</h2>
@@ -206,6 +207,10 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 <table><thead><tr><th></th><th>system</th><th>durability level</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
 {{end}}</tbody></table></section>
+{{if .Testbed}}<section><h2>Testbed</h2>
+<table><thead><tr><th></th><th class="n">write+fdatasync p99 (ms)</th><th class="n">write MB/s</th><th>topology</th></tr></thead><tbody>
+{{range .Testbed}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td>{{index . 3}}</td></tr>
+{{end}}</tbody></table><p class="sub">The slowest probed volume of each run, measured before the load.</p></section>{{end}}
 {{range .Charts}}<section>{{template "chart" .}}</section>{{end}}
 </div></main>
 <footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>
