@@ -128,3 +128,32 @@ func TestCompareShowsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestReportTestbedSection: the report of one run shows its testbed: each
+// probed volume's figures, the node that was not measured, the note.
+func TestReportTestbedSection(t *testing.T) {
+	s := fairTwins()[1].Summary
+	s.Testbed.Note = "1 of 2 nodes not measured ([n2]): see nodes[].error"
+	s.Testbed.Nodes[0].CPUModel, s.Testbed.Nodes[0].CPUs, s.Testbed.Nodes[0].MemoryBytes = "Xeon 8375C", 8, 64<<30
+	s.Testbed.Nodes[0].Volumes[0].StorageClassName = "local-nvme"
+	s.Testbed.Nodes = append(s.Testbed.Nodes, v1alpha1.NodeProbe{Node: "n2", Roles: []string{"bookie"}, Error: "probe Job x failed: DeadlineExceeded"})
+	var buf bytes.Buffer
+	if err := Render(&buf, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{`<section id="testbed"><h2>Testbed</h2>`, "Topology: 3 brokers, 3 bookies", "Xeon 8375C", "64.0", "local-nvme",
+		"760.0", "4.400", "not measured: probe Job x failed: DeadlineExceeded", "1 of 2 nodes not measured"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	s.Testbed = nil
+	buf.Reset()
+	if err := Render(&buf, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `id="testbed"`) {
+		t.Error("a run without a testbed has a Testbed section")
+	}
+}

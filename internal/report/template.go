@@ -7,6 +7,7 @@ import (
 )
 
 var funcs = template.FuncMap{
+	"gib":   func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<30)) },
 	"ms":    ms,
 	"mbps":  mbps,
 	"count": count,
@@ -152,6 +153,16 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </tbody></table>
 <div class="kv">{{range .Components}}<div><h3>{{.Name}}</h3>
 {{if .Settings}}<table><tbody>{{range .Settings}}<tr><td class="code">{{.Key}}</td><td class="code n">{{.Value}}</td></tr>{{end}}</tbody></table>{{else}}<p class="muted">no settings applied</p>{{end}}</div>{{end}}</div>
+</section>{{end}}
+
+{{with .Testbed}}<section id="testbed"><h2>Testbed</h2>
+<p class="muted" style="margin-top:0;font-size:13px">Measured before the load: sequential writes of 1 MiB blocks ended by an fdatasync, and small appends each followed by an fdatasync, as a journal writes ({{.Scope}}).</p>
+{{if .Note}}<div class="warn"><p>⚠ {{.Note}}</p></div>{{end}}
+{{with .Topology}}<p>Topology: {{.Brokers}} brokers{{if gt .Bookies 0}}, {{.Bookies}} bookies{{end}}{{if .Version}}, version {{.Version}}{{end}}.</p>{{end}}
+{{if .PageCacheDropped}}<p>Page cache dropped on the broker nodes at {{.PageCacheDropped}}.</p>{{end}}
+<table><thead><tr><th>node</th><th>roles</th><th>CPU</th><th class="n">CPUs</th><th class="n">memory GiB</th><th>kernel</th><th>volume</th><th>class</th><th class="n">write MB/s</th><th class="n">fsync p50</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">max (ms)</th></tr></thead><tbody>
+{{range .Nodes}}{{$n := .}}{{if .Error}}<tr><td class="code">{{.Node}}</td><td>{{range .Roles}}{{.}} {{end}}</td><td colspan="11" class="bad">not measured: {{.Error}}</td></tr>{{end}}{{range .Volumes}}<tr><td class="code">{{$n.Node}}</td><td>{{range $n.Roles}}{{.}} {{end}}</td><td>{{$n.CPUModel}}</td><td class="n">{{$n.CPUs}}</td><td class="n">{{gib $n.MemoryBytes}}</td><td class="code">{{$n.Kernel}}</td><td>{{.Name}}</td><td class="code">{{.StorageClassName}}</td><td class="n">{{printf "%.1f" .WriteMBPerSec}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P50}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P99}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P999}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.Max}}</td></tr>
+{{end}}{{end}}</tbody></table>
 </section>{{end}}
 
 {{with .RateSearch}}<section><h2>Maximum-rate search</h2>
