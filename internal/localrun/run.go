@@ -172,6 +172,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	if run.Spec.Cluster.Managed != nil {
 		say("brokers ready after %s", time.Since(started).Round(time.Second))
 	}
+	tb := probeLocal(bs, func(format string, args ...any) { say(format, args...) })
 
 	// The workers and the coordinator log to a file: the terminal shows
 	// the progress lines instead.
@@ -249,6 +250,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}
 
 	in := r.res.ResultsInput(run.Name, "", &eff)
+	in.Testbed = tb
 	in.Notes = append(in.Notes, notes...)
 	if o.WorkloadFile != "" {
 		in.Notes = append(in.Notes, "spec.workload was replaced by the workload file "+filepath.Base(o.WorkloadFile))
