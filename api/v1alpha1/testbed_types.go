@@ -5,11 +5,15 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // TestbedSpec asks for what makes a run's ground comparable with another's.
 type TestbedSpec struct {
 	// DropPageCache drops the page cache of every broker and bookie node
-	// before the load starts, as the durability study did before each
-	// test, so no run reads what an earlier run left in memory. It runs a
-	// privileged pod on each of those nodes (writing /proc/sys/vm/drop_caches
-	// needs it); a namespace whose Pod Security level forbids privileged
-	// pods fails the run at once.
+	// before the load starts (so before warm-up and the measured phase), and
+	// again, mid-run, just before the catch-up reads of a backlog or mixed
+	// workload drain the backlog, as the durability study did before every
+	// catch-up test: so no read comes from what an earlier run, the probe
+	// or the backlog's own writes left in memory. It runs a privileged pod
+	// on each of those nodes (writing /proc/sys/vm/drop_caches needs it); a
+	// namespace whose Pod Security level forbids privileged pods fails the
+	// run at once. Each drop is recorded in status.testbed.pageCacheDrops
+	// and in summary.json.
 	// +optional
 	DropPageCache bool `json:"dropPageCache,omitempty"`
 }
@@ -54,6 +58,34 @@ type Testbed struct {
 	// dropped (spec.testbed.dropPageCache).
 	// +optional
 	PageCacheDropped *metav1.Time `json:"pageCacheDropped,omitempty"`
+	// PageCacheDrops are the page-cache drops of the run, in order: the one
+	// before the load (seq 0) and each one the coordinator asked for
+	// mid-run (e.g. before the backlog drain). A drop that did not happen
+	// is recorded too, with dropped false and why.
+	// +optional
+	// +listType=atomic
+	PageCacheDrops []PageCacheDrop `json:"pageCacheDrops,omitempty"`
+}
+
+// PageCacheDrop is one drop of the broker nodes' page cache.
+type PageCacheDrop struct {
+	// Seq is the request's number: 0 for the drop before the load, 1, 2, ...
+	// for the coordinator's mid-run requests.
+	Seq int32 `json:"seq"`
+	// Reason is the point of the run the drop came before, e.g. "before
+	// the backlog drain (catch-up reads)".
+	Reason string `json:"reason"`
+	// At is when the drop ended (or was found impossible).
+	At metav1.Time `json:"at"`
+	// Dropped says whether the page cache was dropped on every broker node.
+	Dropped bool `json:"dropped"`
+	// Nodes are the nodes (or the host, in local mode) it was dropped on.
+	// +optional
+	// +listType=atomic
+	Nodes []string `json:"nodes,omitempty"`
+	// Message says why it was not dropped, or what a reader should know.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // Topology is the shape of the system under test; two runs compare fairly
