@@ -102,7 +102,7 @@ func fakeOperator(ctx context.Context, c client.Client, ns, name string, answer 
 
 func newRequester(c client.Client, timeout time.Duration) *Requester {
 	return &Requester{Client: c, Namespace: "bench", Name: "r1-results", Labels: map[string]string{"streambench.io/run": "r1"},
-		Owner: []metav1.OwnerReference{{APIVersion: "streambench.io/v1alpha1", Kind: "BenchmarkRun", Name: "r1", UID: "u1"}},
+		Owner:   []metav1.OwnerReference{{APIVersion: "streambench.io/v1alpha1", Kind: "BenchmarkRun", Name: "r1", UID: "u1"}},
 		Timeout: timeout, Poll: 10 * time.Millisecond}
 }
 
