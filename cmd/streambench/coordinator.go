@@ -15,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +26,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
@@ -44,6 +47,8 @@ type coordinatorFlags struct {
 	outputDir                        string
 	snapshotInterval, serviceTimeout time.Duration
 	shutdownWorkers                  bool
+	dropPageCache                    bool
+	pageCacheDropTimeout             time.Duration
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -81,6 +86,8 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
 	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
+	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
+	fl.DurationVar(&f.pageCacheDropTimeout, "page-cache-drop-timeout", pagecache.DefaultTimeout, "how long to wait for the operator to answer a page-cache drop request")
 	return cmd
 }
 
@@ -130,6 +137,12 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	if err != nil {
 		return err
 	}
+	var dropper coordinator.PageCacheDropper
+	if f.dropPageCache {
+		if dropper, err = configMapDropper(f); err != nil {
+			return err
+		}
+	}
 	runID := f.runID
 	if runID == "" {
 		runID = fmt.Sprintf("%s-%d", f.runName, time.Now().Unix())
@@ -140,12 +153,20 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
 		}},
 		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
-		ShutdownWorkers: f.shutdownWorkers,
+		ShutdownWorkers: f.shutdownWorkers, PageCache: dropper,
 	})
 	if res == nil || len(res.Snapshots) == 0 {
 		return runErr
 	}
 	in := res.ResultsInput(f.runName, f.namespace, &eff)
+	if len(res.PageCacheDrops) > 0 {
+		if testbed == nil {
+			testbed = &v1alpha1.Testbed{Note: "the testbed was not probed (no --testbed-json)"}
+		}
+		// The operator's drop before the load is in status.testbed already;
+		// the mid-run ones are the coordinator's to add.
+		testbed.PageCacheDrops = append(testbed.PageCacheDrops, res.PageCacheDrops...)
+	}
 	in.Testbed = testbed
 	if runErr != nil {
 		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
@@ -228,14 +249,60 @@ func resolveWorkers(ctx context.Context, f coordinatorFlags) ([]string, error) {
 	}
 }
 
-func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) error {
-	if in.Namespace == "" {
-		b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-		if err != nil {
-			return fmt.Errorf("--results-configmap needs --namespace outside a pod: %w", err)
-		}
-		in.Namespace = strings.TrimSpace(string(b))
+// configMapDropper is the coordinator's side of the page-cache handshake:
+// requests in the run's results ConfigMap, which the operator answers.
+func configMapDropper(f coordinatorFlags) (*pagecache.Requester, error) {
+	if f.resultsConfigMap == "" {
+		return nil, fmt.Errorf("--drop-page-cache needs --results-configmap: the operator answers the coordinator's page-cache drop requests in the run's results ConfigMap")
 	}
+	ns, err := resultsNamespace(f.namespace)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kubeClient()
+	if err != nil {
+		return nil, err
+	}
+	r := &pagecache.Requester{Client: c, Namespace: ns, Name: f.resultsConfigMap, Timeout: f.pageCacheDropTimeout,
+		Labels: map[string]string{results.LabelRun: f.runName}}
+	if f.ownerUID != "" {
+		// As the results have it (results.BuildConfigMap), so the
+		// ConfigMap the request creates goes with the run.
+		r.Owner = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun", Name: f.runName, UID: types.UID(f.ownerUID)}}
+	}
+	return r, nil
+}
+
+// resultsNamespace is --namespace, or the pod's own.
+func resultsNamespace(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return "", fmt.Errorf("--results-configmap needs --namespace outside a pod: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func kubeClient() (client.Client, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--results-configmap: no cluster configuration: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) error {
+	ns, err := resultsNamespace(in.Namespace)
+	if err != nil {
+		return err
+	}
+	in.Namespace = ns
 	if f.ownerUID != "" {
 		in.Owner = &results.OwnerRef{Name: f.runName, UID: f.ownerUID}
 	}
@@ -244,15 +311,7 @@ func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) e
 		return err
 	}
 	cm.Name = f.resultsConfigMap
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("--results-configmap: no cluster configuration: %w", err)
-	}
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := kubeClient()
 	if err != nil {
 		return err
 	}
