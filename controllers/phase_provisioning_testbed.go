@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
@@ -27,6 +28,8 @@ import (
 // the probes measure each broker node's storage before any load, and with
 // spec.testbed.dropPageCache the page cache of those nodes is dropped last,
 // just before the workers start (so before warm-up and the measured phase).
+// A backlog written later is dropped again mid-run, before its catch-up
+// reads, when the coordinator asks (phase_running_pagecache.go).
 // The Jobs are the step's state, named after the nodes, so a restarted
 // operator finds them again; status.testbed set means the probes are done,
 // status.testbed.pageCacheDropped that the caches were dropped.
@@ -61,7 +64,7 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		}
 	}
 	if dropPageCache(run) && run.Status.Testbed.PageCacheDropped == nil {
-		finished, failure, err := r.dropPageCaches(ctx, run, nodes)
+		finished, failure, err := r.dropPageCaches(ctx, run, nodes, 0)
 		if err != nil || !finished {
 			return false, ctrl.Result{RequeueAfter: time.Second}, err
 		}
@@ -71,6 +74,8 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		}
 		now := metav1.Now()
 		run.Status.Testbed.PageCacheDropped = &now
+		run.Status.Testbed.PageCacheDrops = append(run.Status.Testbed.PageCacheDrops, v1alpha1.PageCacheDrop{
+			Seq: 0, Reason: pagecache.ReasonBeforeLoad, At: now, Dropped: true, Nodes: nodeNames(nodes)})
 		if err := r.Status().Update(ctx, run); err != nil {
 			return false, ctrl.Result{}, err
 		}
@@ -268,16 +273,29 @@ func (r *BenchmarkRunReconciler) probeResult(ctx context.Context, run *v1alpha1.
 	return v1alpha1.NodeProbe{}, false, nil
 }
 
-// dropPageCaches runs the privileged page-cache Job on every broker node;
-// failure says which did not succeed.
-func (r *BenchmarkRunReconciler) dropPageCaches(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode) (finished bool, failure string, err error) {
+func nodeNames(nodes []brokerNode) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.name)
+	}
+	return out
+}
+
+// dropPageCaches runs the privileged page-cache Job on every broker node,
+// for the coordinator's request seq (0: before the load); failure says
+// which did not succeed.
+func (r *BenchmarkRunReconciler) dropPageCaches(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode, seq int32) (finished bool, failure string, err error) {
 	if len(nodes) == 0 {
-		return true, "spec.testbed.dropPageCache: no broker node was found to drop the page cache on (" + run.Status.Testbed.Note + ")", nil
+		note := ""
+		if run.Status.Testbed != nil {
+			note = run.Status.Testbed.Note
+		}
+		return true, "spec.testbed.dropPageCache: no broker node was found to drop the page cache on (" + note + ")", nil
 	}
 	finished = true
 	var failures []string
 	for _, n := range nodes {
-		want := probe.DropCacheJob(run, r.WorkerImage, n.name)
+		want := probe.DropCacheJobFor(run, r.WorkerImage, n.name, seq)
 		if err := createOwned(ctx, r.Client, run, want); err != nil {
 			return false, "", err
 		}

@@ -63,6 +63,13 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		}
 	}
 
+	// The coordinator may be waiting for a page-cache drop before it
+	// drains a backlog.
+	wait, err := r.reconcilePageCacheRequest(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
 	// The Jobs' activeDeadlineSeconds should act first; the controller's own
 	// check allows them a tenth of the deadline (at most a minute) to do so.
 	limit := workers.RunDeadline(run)
@@ -71,7 +78,11 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
 			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m)", workers.RunDeadline(run)))
 	}
-	return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(deadline)+time.Second)}, nil
+	next := min(pollInterval, time.Until(deadline)+time.Second)
+	if wait > 0 {
+		next = min(next, wait)
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
 }
 
 // runningSince is when the run entered Running, kept in its

@@ -92,9 +92,22 @@ func JobName(run *v1alpha1.BenchmarkRun, node string) string {
 	return fmt.Sprintf("%s-probe-%s", run.Name, nodeHash(node))
 }
 
-// DropCacheJobName is the page-cache Job of one node.
+// DropCacheJobName is the page-cache Job of one node before the load.
 func DropCacheJobName(run *v1alpha1.BenchmarkRun, node string) string {
-	return fmt.Sprintf("%s-dropcache-%s", run.Name, nodeHash(node))
+	return DropCacheJobNameFor(run, node, 0)
+}
+
+// DropCacheJobNameFor is the page-cache Job of one node for the
+// coordinator's mid-run request seq (0: the drop before the load). Each
+// request has its own names, so a new request never meets the previous
+// one's Jobs still being deleted, and a restarted operator finds the
+// Jobs of the request it was answering. At most 40 + 10 + 3 + 1 + 8
+// characters for seq < 1000: a label value still.
+func DropCacheJobNameFor(run *v1alpha1.BenchmarkRun, node string, seq int32) string {
+	if seq == 0 {
+		return fmt.Sprintf("%s-dropcache-%s", run.Name, nodeHash(node))
+	}
+	return fmt.Sprintf("%s-dropcache%d-%s", run.Name, seq, nodeHash(node))
 }
 
 // WorkerPoolJobName is the probe Job of an existing-cluster run.
@@ -244,11 +257,24 @@ func job(run *v1alpha1.BenchmarkRun, name, role string, spec corev1.PodSpec) *ba
 	}
 }
 
+// DropCacheDeadline bounds a page-cache Job (seconds): scheduling,
+// pulling the image, a sync of the node's dirty pages and the drop.
+const DropCacheDeadline = 120
+
 // DropCacheJob drops the page cache of one node. It is privileged: the
 // kernel accepts writes to /proc/sys/vm/drop_caches only from a
 // privileged container (root with a writable /proc/sys); hence the Pod
 // Security check before a run that asks for it (PrivilegedAllowed).
 func DropCacheJob(run *v1alpha1.BenchmarkRun, image, node string) *batchv1.Job {
+	return DropCacheJobFor(run, image, node, 0)
+}
+
+// AnnotationDropSeq is the mid-run request a page-cache Job answers.
+const AnnotationDropSeq = "streambench.io/page-cache-drop-seq"
+
+// DropCacheJobFor is DropCacheJob for the coordinator's request seq (0:
+// the drop before the load).
+func DropCacheJobFor(run *v1alpha1.BenchmarkRun, image, node string, seq int32) *batchv1.Job {
 	var placement v1alpha1.Placement
 	if m := run.Spec.Cluster.Managed; m != nil {
 		placement = m.Placement
@@ -269,9 +295,9 @@ func DropCacheJob(run *v1alpha1.BenchmarkRun, image, node string) *batchv1.Job {
 			},
 		}},
 	}
-	j := job(run, DropCacheJobName(run, node), RoleDropCache, spec)
-	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](120)
-	j.Annotations = map[string]string{AnnotationNode: node}
+	j := job(run, DropCacheJobNameFor(run, node, seq), RoleDropCache, spec)
+	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](DropCacheDeadline)
+	j.Annotations = map[string]string{AnnotationNode: node, AnnotationDropSeq: fmt.Sprint(seq)}
 	return j
 }
 

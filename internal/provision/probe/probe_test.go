@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -143,6 +144,33 @@ func TestDropCacheJob(t *testing.T) {
 	}
 	if j.Name == JobName(run(v1alpha1.SystemPulsar, nil), "node-7") {
 		t.Error("drop-cache and probe Jobs of a node share a name")
+	}
+}
+
+// Each mid-run request gets Jobs of its own names, within a label value's
+// 63 characters even for the longest run name.
+func TestDropCacheJobFor(t *testing.T) {
+	r := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) { r.Name = strings.Repeat("r", 40) })
+	before := DropCacheJob(r, "img:1", "node-7")
+	names := map[string]bool{before.Name: true}
+	for _, seq := range []int32{1, 2, 999} {
+		j := DropCacheJobFor(r, "img:1", "node-7", seq)
+		if names[j.Name] {
+			t.Errorf("request %d reuses the Job name %s", seq, j.Name)
+		}
+		names[j.Name] = true
+		if len(j.Name) > 63 {
+			t.Errorf("request %d: Job name %s has %d characters, more than a label value's 63", seq, j.Name, len(j.Name))
+		}
+		if j.Annotations[AnnotationDropSeq] != fmt.Sprint(seq) || j.Annotations[AnnotationNode] != "node-7" {
+			t.Errorf("request %d: annotations %v", seq, j.Annotations)
+		}
+		if !*j.Spec.Template.Spec.Containers[0].SecurityContext.Privileged {
+			t.Errorf("request %d: not privileged", seq)
+		}
+	}
+	if DropCacheJobFor(r, "img:1", "node-7", 0).Name != before.Name {
+		t.Error("request 0 is not the drop before the load")
 	}
 }
 
