@@ -2,11 +2,15 @@ package localrun
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/testbed"
 )
 
@@ -48,5 +52,45 @@ func TestProbeLocal(t *testing.T) {
 	existing := probeLocal(&brokers{}, func(string, ...any) {})
 	if !strings.Contains(existing.Note, "the brokers' disks were not measured") || existing.Nodes[0].Volumes[0].Name != "scratch" {
 		t.Errorf("existing: note %q, volumes %+v", existing.Note, existing.Nodes[0].Volumes)
+	}
+}
+
+// Local mode drops the host's page cache only as root; otherwise, and when
+// the drop itself fails, the summary says it did not happen and why, and
+// the run goes on. The real drop is replaced: it would need root here.
+func TestHostDropper(t *testing.T) {
+	var said []string
+	say := func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
+	drops := 0
+	h := &hostDropper{host: "box", say: say, euid: func() int { return 1000 }, drop: func() error { drops++; return nil }, seq: -1}
+
+	d, err := h.DropPageCache(context.Background(), pagecache.ReasonBeforeLoad)
+	if err != nil || d.Dropped || drops != 0 || d.Seq != 0 || !strings.Contains(d.Message, "needs root") || !strings.Contains(d.Message, "spec.testbed.dropPageCache") {
+		t.Errorf("as uid 1000: %+v, %v, %d drops; want not dropped, saying it needs root", d, err, drops)
+	}
+
+	h.euid = func() int { return 0 }
+	d, err = h.DropPageCache(context.Background(), pagecache.ReasonBeforeDrain)
+	if err != nil || !d.Dropped || drops != 1 || d.Seq != 1 || d.Nodes[0] != "box" || d.At.IsZero() {
+		t.Errorf("as root: %+v, %v, %d drops; want dropped on box as request 1", d, err, drops)
+	}
+
+	h.drop = func() error { return errors.New("drop the page cache: read-only file system") }
+	d, err = h.DropPageCache(context.Background(), pagecache.ReasonBeforeDrain)
+	if err != nil || d.Dropped || !strings.Contains(d.Message, "read-only file system") {
+		t.Errorf("as root, drop failing: %+v, %v; want not dropped, with the error", d, err)
+	}
+	if len(said) != 3 || !strings.Contains(said[1], "dropped "+pagecache.ReasonBeforeDrain) || !strings.Contains(said[2], "NOT dropped") {
+		t.Errorf("said %q", said)
+	}
+
+	var out bytes.Buffer
+	printTestbed(&out, &v1alpha1.Testbed{PageCacheDrops: []v1alpha1.PageCacheDrop{
+		{Reason: pagecache.ReasonBeforeLoad, Message: "needs root"},
+		{Reason: pagecache.ReasonBeforeDrain, Dropped: true, Nodes: []string{"box"}},
+	}})
+	if !strings.Contains(out.String(), "page cache NOT dropped "+pagecache.ReasonBeforeLoad+": needs root") ||
+		!strings.Contains(out.String(), "page cache dropped "+pagecache.ReasonBeforeDrain+" on box") {
+		t.Errorf("summary lines:\n%s", out.String())
 	}
 }
