@@ -14,13 +14,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // Finalizer lets the controller remove what a run deployed before the run
@@ -144,11 +148,26 @@ func (r *BenchmarkRunReconciler) updateStatus(ctx context.Context, run *v1alpha1
 }
 
 // SetupWithManager registers the reconciler with the manager. Jobs are
-// watched so a finished coordinator moves its run on at once.
+// watched so a finished coordinator moves its run on at once; results
+// ConfigMaps so a coordinator's page-cache drop request (and its results)
+// are seen at once. The coordinator, not the controller, creates that
+// ConfigMap and does not make the run its controller, hence a mapping by
+// name and label rather than Owns; ConfigMaps are in the manager's cache
+// anyway (phase_collecting.go reads them through it).
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(resultsConfigMapRun)).
 		Named("benchmarkrun").
 		Complete(r)
+}
+
+// resultsConfigMapRun maps a run's results ConfigMap to the run.
+func resultsConfigMapRun(_ context.Context, obj client.Object) []reconcile.Request {
+	run := obj.GetLabels()[results.LabelRun]
+	if run == "" || obj.GetName() != results.ConfigMapName(run) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: run}}}
 }

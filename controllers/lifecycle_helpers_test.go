@@ -92,6 +92,12 @@ func getJob(run *v1alpha1.BenchmarkRun, name string) *batchv1.Job {
 
 // finishJob plays the Job controller: the Job succeeds (or fails).
 func finishJob(job *batchv1.Job, succeeded bool) {
+	setJobFinished(job, succeeded)
+	ExpectWithOffset(1, k8sClient.Status().Update(ctx, job)).To(Succeed())
+}
+
+// setJobFinished sets the status the Job controller gives a finished Job.
+func setJobFinished(job *batchv1.Job, succeeded bool) {
 	now := metav1.Now()
 	start := metav1.NewTime(now.Add(-time.Minute))
 	job.Status.StartTime = &start
@@ -112,7 +118,6 @@ func finishJob(job *batchv1.Job, succeeded bool) {
 			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now, LastProbeTime: now},
 		}
 	}
-	ExpectWithOffset(1, k8sClient.Status().Update(ctx, job)).To(Succeed())
 }
 
 // writeResults plays the coordinator: real measurements recorded with the

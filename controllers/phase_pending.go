@@ -78,6 +78,13 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "DriverFileKeysNotApplied", "Pending",
 			"%s: not applied: %s", run.Spec.Driver.ConfigMapRef.Name, strings.Join(notes, "; "))
 	}
+	// Refused at once rather than after the brokers are up: the privileged
+	// page-cache Job is the last step before the load.
+	if msg, err := r.checkPodSecurity(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	} else if msg != "" {
+		return r.fail(ctx, run, "PodSecurity", msg)
+	}
 	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}

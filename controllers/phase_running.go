@@ -46,13 +46,28 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
-	if reason, msg := podFailure(pods.Items, r.UnschedulableGrace); reason != "" {
+	// Only the load generator's pods: a probe pod that failed earlier is
+	// recorded in status.testbed, not a failure of the workload.
+	var loadPods []corev1.Pod
+	for _, p := range pods.Items {
+		if role := p.Labels[workers.LabelRole]; role == workers.RoleWorker || role == workers.RoleCoord {
+			loadPods = append(loadPods, p)
+		}
+	}
+	if reason, msg := podFailure(loadPods, r.UnschedulableGrace); reason != "" {
 		return r.fail(ctx, run, reason, msg)
 	}
 	for _, job := range []*batchv1.Job{coordinator, workerJob} {
 		if c := jobCondition(job, batchv1.JobFailed); c != nil {
 			return r.fail(ctx, run, "JobFailed", fmt.Sprintf("Job %s failed: %s: %s", job.Name, c.Reason, c.Message))
 		}
+	}
+
+	// The coordinator may be waiting for a page-cache drop before it
+	// drains a backlog.
+	wait, err := r.reconcilePageCacheRequest(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	// The Jobs' activeDeadlineSeconds should act first; the controller's own
@@ -63,7 +78,11 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
 			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m, plus the backlog build and drain allowance for a backlog test)", workers.RunDeadline(run)))
 	}
-	return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(deadline)+time.Second)}, nil
+	next := min(pollInterval, time.Until(deadline)+time.Second)
+	if wait > 0 {
+		next = min(next, wait)
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
 }
 
 // runningSince is when the run entered Running, kept in its

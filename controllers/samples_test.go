@@ -45,3 +45,41 @@ var _ = Describe("config/samples", func() {
 		})
 	}
 })
+
+// The twins of the durability matrix run on the same ground: the same node
+// pool and tolerations, the same StorageClass, and as many data disks per
+// Kafka broker as a bookie has (journal + ledgers).
+var _ = Describe("config/samples twins", func() {
+	read := func(name string) *v1alpha1.BenchmarkRun {
+		data, err := os.ReadFile(filepath.Join("..", "config", "samples", name))
+		Expect(err).NotTo(HaveOccurred())
+		var run v1alpha1.BenchmarkRun
+		Expect(yaml.UnmarshalStrict(data, &run)).To(Succeed())
+		return &run
+	}
+	for _, kafka := range []string{"run-ack2-async", "run-ack2-sync", "run-ack1-async", "run-ack1-sync"} {
+		It("places "+kafka+" and its Pulsar twins on the same node pool, StorageClass and number of disks", func() {
+			k := read(kafka + ".yaml").Spec.Cluster.Managed
+			twins := []string{kafka + "-pulsar.yaml"}
+			if kafka == "run-ack2-async" {
+				twins = append(twins, "run-ack2-bypass-pulsar.yaml")
+			}
+			for _, twin := range twins {
+				p := read(twin).Spec.Cluster.Managed
+				Expect(p.Placement.NodeSelector).To(Equal(k.Placement.NodeSelector), twin)
+				Expect(p.Placement.Tolerations).To(Equal(k.Placement.Tolerations), twin)
+				kafkaClasses := []string{*k.Storage.Data.StorageClassName}
+				for _, v := range k.Storage.AdditionalData {
+					kafkaClasses = append(kafkaClasses, *v.StorageClassName)
+				}
+				Expect(kafkaClasses).To(Equal([]string{*p.Storage.Journal.StorageClassName, *p.Storage.Ledgers.StorageClassName}), twin)
+			}
+		})
+	}
+
+	It("has the journal-bypass Pulsar sample, the study's key configuration", func() {
+		d := read("run-ack2-bypass-pulsar.yaml").Spec.Durability
+		Expect(d.Local.Journal).To(Equal(v1alpha1.JournalBypass))
+		Expect(d.Replication.AckReplicas).To(Equal(int32(2)))
+	})
+})

@@ -87,6 +87,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	charts = newChartServer()
+	go playTestbed(ctx)
 	startManager()
 })
 

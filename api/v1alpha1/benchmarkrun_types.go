@@ -24,6 +24,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.system == 'kafka' || !has(self.cluster.existing) || (!has(self.cluster.existing.bootstrapServers) && !has(self.cluster.existing.strimziCluster))",message="spec.cluster.existing.bootstrapServers and strimziCluster apply to system kafka only; use serviceURL and adminURL for pulsar"
 // +kubebuilder:validation:XValidation:rule="self.system != 'kafka' || !has(self.cluster.managed) || self.cluster.managed.brokers >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.brokers must be at least the replication factor (spec.durability.replication.replicas, 3 for a level); add brokers or lower replicas"
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.managed) || (has(self.cluster.managed.bookies) ? self.cluster.managed.bookies : 3) >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.bookies must be at least the ensemble size (spec.durability.replication.replicas, 3 for a level); add bookies or lower replicas"
+// +kubebuilder:validation:XValidation:rule="self.system == 'kafka' || !has(self.cluster.managed) || !has(self.cluster.managed.storage) || !has(self.cluster.managed.storage.additionalData)",message="spec.cluster.managed.storage.additionalData (Kafka JBOD log directories) applies to system kafka only; use storage.journal and storage.ledgers for pulsar"
+// +kubebuilder:validation:XValidation:rule="!has(self.testbed) || !has(self.testbed.dropPageCache) || !self.testbed.dropPageCache || has(self.cluster.managed)",message="spec.testbed.dropPageCache needs managed brokers (spec.cluster.managed): the nodes of an existing cluster's brokers are not known; drop the page cache on them by hand and remove dropPageCache"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"
 // +kubebuilder:validation:XValidation:rule="!has(self.payload) || (has(self.workload.payloadFile) && self.workload.payloadFile.size() > 0)",message="spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"
@@ -70,6 +72,11 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Timeouts TimeoutsSpec `json:"timeouts"`
+
+	// Testbed asks for more than the probe every run gets (e.g. a dropped
+	// page cache).
+	// +optional
+	Testbed *TestbedSpec `json:"testbed,omitempty"`
 }
 
 // ClusterSpec is exactly one of managed or existing.
@@ -161,6 +168,13 @@ type StorageSpec struct {
 	// Data is Kafka's log directory volume.
 	// +optional
 	Data VolumeSpec `json:"data,omitempty"`
+	// AdditionalData are more Kafka log directory volumes (Strimzi JBOD,
+	// volume ids 1, 2, ...), so a broker can use as many disks as a bookie
+	// uses for journal and ledgers (kafka only). Size defaults to data's.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	AdditionalData []VolumeSpec `json:"additionalData,omitempty"`
 	// Journal is the bookies' journal volume (pulsar only).
 	// +optional
 	Journal VolumeSpec `json:"journal,omitempty"`
@@ -372,6 +386,9 @@ type BenchmarkRunStatus struct {
 	// Message says what happened last, and why a run failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Testbed is what the run stood on, probed before the load.
+	// +optional
+	Testbed *Testbed `json:"testbed,omitempty"`
 }
 
 // BrokerEndpoints are the addresses of the system under test.
@@ -437,6 +454,7 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Pub MB/s",type=number,JSONPath=`.status.results.publishMBPerSec`
 // +kubebuilder:printcolumn:name="Pub p99 (ms)",type=number,JSONPath=`.status.results.publishLatencyMs.p99`
 // +kubebuilder:printcolumn:name="E2E p99 (ms)",type=number,JSONPath=`.status.results.endToEndLatencyMs.p99`
+// +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=number,priority=1,JSONPath=`.status.testbed.slowestFsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"
 

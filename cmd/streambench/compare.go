@@ -17,6 +17,8 @@ func init() { rootCmd.AddCommand(newCompareCmd()) }
 func newCompareCmd() *cobra.Command {
 	var cf clusterFlags
 	var html string
+	var strict bool
+	fair := report.DefaultFairness
 	cmd := &cobra.Command{
 		Use:   "compare <results dir | run name>...",
 		Short: "Compare runs: latency tables as the durability seed's, and overlaid latency curves",
@@ -27,28 +29,41 @@ an HTML page with the same tables and the runs' latency curves overlaid.
 
 Each argument is a results directory or the name of a BenchmarkRun in the
 cluster (-n, --kubeconfig). The differences that make runs unlike (workload,
-a durability level not achieved, lost messages) are printed as warnings.`,
+a durability level not achieved, lost messages) are printed as warnings.
+
+Every pair of runs whose comparison is unfair is flagged, in the table and
+the HTML: a different achieved durability, topology (broker or bookie count,
+version), testbed (slowest write+fdatasync p99 or write MB/s further apart
+than --testbed-tolerance), workload, or a load generator that fell behind
+(send delay p99 above --max-send-delay-ms). --strict exits non-zero on any
+flag.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := loadRuns(cmd.Context(), cf, args)
 			if err != nil {
 				return err
 			}
-			t, err := report.Compare(runs)
+			t, err := report.CompareWith(runs, fair)
 			if err != nil {
 				return err
 			}
 			if err := t.WriteText(cmd.OutOrStdout()); err != nil {
 				return err
 			}
-			if html == "" {
+			unfair := func() error {
+				if strict && len(t.Flags) > 0 {
+					return fmt.Errorf("--strict: %d unfair comparison flags (listed above)", len(t.Flags))
+				}
 				return nil
+			}
+			if html == "" {
+				return unfair()
 			}
 			f, err := os.Create(html)
 			if err != nil {
 				return err
 			}
-			if err := report.RenderCompare(f, runs); err != nil {
+			if err := report.RenderCompareWith(f, runs, fair); err != nil {
 				_ = f.Close()
 				return err
 			}
@@ -56,11 +71,14 @@ a durability level not achieved, lost messages) are printed as warnings.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "\nwrote %s\n", html)
-			return nil
+			return unfair()
 		},
 	}
 	cf.add(cmd)
 	cmd.Flags().StringVar(&html, "html", "compare.html", `write the HTML comparison to this file ("" to skip)`)
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit non-zero when any pair of runs is flagged as an unfair comparison")
+	cmd.Flags().Float64Var(&fair.TestbedTolerance, "testbed-tolerance", report.DefaultFairness.TestbedTolerance, "how far apart two runs' slowest fsync p99 or write MB/s may be, relative to the lower (0.25 = 25 %)")
+	cmd.Flags().Float64Var(&fair.MaxSendDelayP99Ms, "max-send-delay-ms", report.DefaultFairness.MaxSendDelayP99Ms, "send delay p99 (ms) above which the load generator fell behind")
 	return cmd
 }
 

@@ -15,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +26,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
@@ -38,12 +41,15 @@ type coordinatorFlags struct {
 	bootstrap, serviceURL, adminURL  string
 	workloadFile, workloadJSON       string
 	durabilityJSON, driverJSON       string
+	testbedJSON                      string
 	runID, runName, namespace        string
 	resultsConfigMap, ownerUID       string
 	outputDir                        string
 	snapshotInterval, serviceTimeout time.Duration
 	shutdownWorkers                  bool
 	existingCluster                  bool
+	dropPageCache                    bool
+	pageCacheDropTimeout             time.Duration
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -70,6 +76,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.adminURL, "admin-url", "", "Pulsar admin URL (http://host:8080)")
 	fl.StringVar(&f.workloadFile, "workload-file", "", "OMB workload YAML file")
 	fl.StringVar(&f.workloadJSON, "workload-json", "", "workload as JSON (spec.workload)")
+	fl.StringVar(&f.testbedJSON, "testbed-json", "", "the testbed the operator probed before the load (status.testbed as JSON), kept in summary.json")
 	fl.StringVar(&f.durabilityJSON, "durability-json", "", `durability as JSON (spec.durability, e.g. {"level":2}; default level 2)`)
 	fl.StringVar(&f.driverJSON, "driver-json", "", "client setting overrides as JSON (spec.driver)")
 	fl.StringVar(&f.runID, "run-id", "", "names the run's topics and subscriptions (default: derived from --run-name and the time)")
@@ -81,6 +88,8 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
 	fl.BoolVar(&f.existingCluster, "existing-cluster", false, "the brokers are an existing cluster: read their durability settings and report the level really in effect")
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
+	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
+	fl.DurationVar(&f.pageCacheDropTimeout, "page-cache-drop-timeout", pagecache.DefaultTimeout, "how long to wait for the operator to answer a page-cache drop request")
 	return cmd
 }
 
@@ -112,6 +121,13 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	if err != nil {
 		return err
 	}
+	var testbed *v1alpha1.Testbed
+	if f.testbedJSON != "" {
+		testbed = &v1alpha1.Testbed{}
+		if err := strictJSON(f.testbedJSON, testbed); err != nil {
+			return fmt.Errorf("--testbed-json: %w", err)
+		}
+	}
 	var overrides *v1alpha1.DriverSpec
 	if f.driverJSON != "" {
 		overrides = &v1alpha1.DriverSpec{}
@@ -122,6 +138,12 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	workers, err := resolveWorkers(ctx, f)
 	if err != nil {
 		return err
+	}
+	var dropper coordinator.PageCacheDropper
+	if f.dropPageCache {
+		if dropper, err = configMapDropper(f); err != nil {
+			return err
+		}
 	}
 	runID := f.runID
 	if runID == "" {
@@ -135,11 +157,21 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
 		ShutdownWorkers: f.shutdownWorkers,
 		ReadDurability:  f.existingCluster,
+		PageCache:       dropper,
 	})
 	if res == nil || len(res.Snapshots) == 0 {
 		return runErr
 	}
 	in := res.ResultsInput(f.runName, f.namespace, &eff)
+	if len(res.PageCacheDrops) > 0 {
+		if testbed == nil {
+			testbed = &v1alpha1.Testbed{Note: "the testbed was not probed (no --testbed-json)"}
+		}
+		// The operator's drop before the load is in status.testbed already;
+		// the mid-run ones are the coordinator's to add.
+		testbed.PageCacheDrops = append(testbed.PageCacheDrops, res.PageCacheDrops...)
+	}
+	in.Testbed = testbed
 	if runErr != nil {
 		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
 	}
@@ -221,14 +253,60 @@ func resolveWorkers(ctx context.Context, f coordinatorFlags) ([]string, error) {
 	}
 }
 
-func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) error {
-	if in.Namespace == "" {
-		b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-		if err != nil {
-			return fmt.Errorf("--results-configmap needs --namespace outside a pod: %w", err)
-		}
-		in.Namespace = strings.TrimSpace(string(b))
+// configMapDropper is the coordinator's side of the page-cache handshake:
+// requests in the run's results ConfigMap, which the operator answers.
+func configMapDropper(f coordinatorFlags) (*pagecache.Requester, error) {
+	if f.resultsConfigMap == "" {
+		return nil, fmt.Errorf("--drop-page-cache needs --results-configmap: the operator answers the coordinator's page-cache drop requests in the run's results ConfigMap")
 	}
+	ns, err := resultsNamespace(f.namespace)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kubeClient()
+	if err != nil {
+		return nil, err
+	}
+	r := &pagecache.Requester{Client: c, Namespace: ns, Name: f.resultsConfigMap, Timeout: f.pageCacheDropTimeout,
+		Labels: map[string]string{results.LabelRun: f.runName}}
+	if f.ownerUID != "" {
+		// As the results have it (results.BuildConfigMap), so the
+		// ConfigMap the request creates goes with the run.
+		r.Owner = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun", Name: f.runName, UID: types.UID(f.ownerUID)}}
+	}
+	return r, nil
+}
+
+// resultsNamespace is --namespace, or the pod's own.
+func resultsNamespace(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return "", fmt.Errorf("--results-configmap needs --namespace outside a pod: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func kubeClient() (client.Client, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--results-configmap: no cluster configuration: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) error {
+	ns, err := resultsNamespace(in.Namespace)
+	if err != nil {
+		return err
+	}
+	in.Namespace = ns
 	if f.ownerUID != "" {
 		in.Owner = &results.OwnerRef{Name: f.runName, UID: f.ownerUID}
 	}
@@ -237,15 +315,7 @@ func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) e
 		return err
 	}
 	cm.Name = f.resultsConfigMap
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return fmt.Errorf("--results-configmap: no cluster configuration: %w", err)
-	}
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := kubeClient()
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,18 @@ type Options struct {
 	// snapshot interval that every worker has reported (local mode's live
 	// display). It must not block for long.
 	Progress func(Progress)
+	// PageCache, if set (spec.testbed.dropPageCache), drops the broker
+	// nodes' page cache after a backlog is built and before it is drained;
+	// its error fails the run.
+	PageCache PageCacheDropper
+}
+
+// PageCacheDropper drops the broker nodes' page cache while the run waits:
+// in a cluster the operator's drop Jobs, asked through the results
+// ConfigMap (pagecache.Requester); in local mode the host's own. The
+// record says what happened, also with an error.
+type PageCacheDropper interface {
+	DropPageCache(ctx context.Context, reason string) (v1alpha1.PageCacheDrop, error)
 }
 
 // BacklogResult is what the backlog phases measured.
@@ -91,6 +103,10 @@ type BacklogResult struct {
 	// DrainedBytes is what the drained subscriptions read during the drain.
 	DrainedBytes  int64   `json:"drainedBytes"`
 	DrainMBPerSec float64 `json:"drainMBPerSec"`
+	// PageCacheDropSeconds is how long the page-cache drop between the
+	// build and the drain took (spec.testbed.dropPageCache); BuildSeconds
+	// does not include it.
+	PageCacheDropSeconds float64 `json:"pageCacheDropSeconds,omitempty"`
 }
 
 // Result is everything a run measured, the input of the results package.
@@ -113,6 +129,9 @@ type Result struct {
 	// Durability is what an existing cluster was found to give
 	// (Options.ReadDurability); nil when it was not read.
 	Durability *v1alpha1.EffectiveDurability `json:"durability,omitempty"`
+	// PageCacheDrops are the page-cache drops the run asked for mid-run
+	// (Options.PageCache), failed ones included.
+	PageCacheDrops []v1alpha1.PageCacheDrop `json:"pageCacheDrops,omitempty"`
 	// Notes are remarks for the results (e.g. subscriptions that never
 	// caught up).
 	Notes []string  `json:"notes,omitempty"`

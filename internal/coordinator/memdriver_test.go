@@ -11,8 +11,10 @@ import (
 
 // memBroker is an in-memory stand-in for a broker, used ONLY to prove what a
 // real broker cannot be made to do on demand: lose or duplicate an
-// acknowledged message, so the accounting must catch it. Every other test
-// of this package runs against real Kafka and Pulsar.
+// acknowledged message, so the accounting must catch it; and to show the
+// order of the coordinator's own steps (the page-cache drop before the
+// drain, pagecache_test.go), which does not depend on the broker. Every
+// other test of this package runs against real Kafka and Pulsar.
 type memBroker struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -157,4 +159,21 @@ func (c *memConsumer) Close() error {
 	close(c.done)
 	c.wg.Wait()
 	return nil
+}
+
+// unread is, summed over the broker's topics, how many messages the
+// most-behind subscription of each topic has not read yet: the backlog a
+// paused subscription has to drain.
+func (b *memBroker) unread() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, t := range b.topics {
+		most := 0
+		for _, cur := range t.subs {
+			most = max(most, len(t.log)-*cur)
+		}
+		n += most
+	}
+	return n
 }

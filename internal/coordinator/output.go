@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -37,6 +38,13 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 	if b := r.Backlog; b != nil && b.BuiltBytes > 0 {
 		in.Notes = append(in.Notes, fmt.Sprintf("backlog: %.1f MB built in %.1f s, drained to %.1f MB in %.1f s at %.1f MB/s",
 			float64(b.BuiltBytes)/1e6, b.BuildSeconds, float64(b.RemainingBytes)/1e6, b.DrainSeconds, b.DrainMBPerSec))
+	}
+	for _, d := range r.PageCacheDrops {
+		if d.Dropped {
+			in.Notes = append(in.Notes, fmt.Sprintf("page cache dropped on the broker nodes %s (request %d, %s)", d.Reason, d.Seq, d.At.UTC().Format(time.RFC3339)))
+		} else {
+			in.Notes = append(in.Notes, fmt.Sprintf("page cache NOT dropped %s (request %d): %s", d.Reason, d.Seq, d.Message))
+		}
 	}
 	in.Notes = append(in.Notes, r.Notes...)
 	return in

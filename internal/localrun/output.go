@@ -138,6 +138,7 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 	if d := s.Durability; d != nil {
 		fmt.Fprintf(w, "durability  %s\n", DescribeDurability(*d))
 	}
+	printTestbed(w, s.Testbed)
 	for _, n := range s.Notes {
 		if strings.HasPrefix(n, "delivery accounting") {
 			continue // the messages line says it

@@ -21,12 +21,15 @@ import (
 	"syscall"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
+	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -196,6 +199,25 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	if run.Spec.Cluster.Managed != nil {
 		say("brokers ready after %s", time.Since(started).Round(time.Second))
 	}
+	tb := probeLocal(bs, func(format string, args ...any) { say(format, args...) })
+	var pageCache coordinator.PageCacheDropper
+	if run.Spec.Testbed != nil && run.Spec.Testbed.DropPageCache {
+		if run.Spec.Cluster.Managed == nil {
+			tb.PageCacheDrops = append(tb.PageCacheDrops, v1alpha1.PageCacheDrop{Reason: pagecache.ReasonBeforeLoad, At: metav1.Now(),
+				Message: "spec.testbed.dropPageCache: an existing cluster's brokers do not run on this machine, so their page cache cannot be dropped from here; drop it on the broker hosts by hand"})
+		} else {
+			// As in a cluster: once before the load, after the probe
+			// (whose writes fill the cache), and, through the coordinator,
+			// before a backlog is drained.
+			hd := newHostDropper(func(format string, args ...any) { say(format, args...) })
+			d, _ := hd.DropPageCache(ctx, pagecache.ReasonBeforeLoad)
+			tb.PageCacheDrops = append(tb.PageCacheDrops, d)
+			if d.Dropped {
+				tb.PageCacheDropped = &d.At
+			}
+			pageCache = hd
+		}
+	}
 
 	// The workers and the coordinator log to a file: the terminal shows
 	// the progress lines instead.
@@ -253,6 +275,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			ReadDurability: run.Spec.Cluster.Existing != nil,
 			Logf:           logger.Printf,
 			Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
+			PageCache:      pageCache,
 		})
 		done <- ran{res, err}
 	}()
@@ -279,6 +302,8 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}
 
 	in := r.res.ResultsInput(run.Name, "", &eff)
+	tb.PageCacheDrops = append(tb.PageCacheDrops, r.res.PageCacheDrops...)
+	in.Testbed = tb
 	in.Notes = append(in.Notes, notes...)
 	if o.WorkloadFile != "" {
 		in.Notes = append(in.Notes, "spec.workload was replaced by the workload file "+filepath.Base(o.WorkloadFile))

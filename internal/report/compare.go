@@ -55,12 +55,21 @@ type Table struct {
 	// durability level not achieved, lost messages): a fair comparison
 	// differs in the one setting under study only.
 	Warnings []string
+	// Flags mark every pair of runs whose comparison is unfair (see
+	// Flags); compare --strict fails on any.
+	Flags []Flag
+	// Testbed is each run's slowest disk and topology, in Rows' order
+	// (empty when no run has a testbed).
+	Testbed [][]string
 }
 
 // Compare tabulates runs as the durability seed's Tables 2-2 to 2-5:
 // Average, P50, P90, P99 and P999 of publish and end-to-end latency of the
 // measured phase, plus throughput.
-func Compare(runs []Named) (Table, error) {
+func Compare(runs []Named) (Table, error) { return CompareWith(runs, DefaultFairness) }
+
+// CompareWith is Compare with the fairness tolerances given.
+func CompareWith(runs []Named, f Fairness) (Table, error) {
 	if len(runs) == 0 {
 		return Table{}, errors.New("compare: no runs; give at least one results directory or run name")
 	}
@@ -77,6 +86,16 @@ func Compare(runs []Named) (Table, error) {
 		t.Rows = append(t.Rows, row(n))
 	}
 	t.Warnings = warnings(runs)
+	t.Flags = Flags(runs, f)
+	for _, n := range runs {
+		if n.Summary.Testbed != nil {
+			for _, m := range runs {
+				fsync, write, topo := testbedCells(m.Summary)
+				t.Testbed = append(t.Testbed, []string{m.Name, fsync, write, topo})
+			}
+			break
+		}
+	}
 	return t, nil
 }
 
@@ -206,8 +225,18 @@ func (t Table) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	writeGrid(&b, "Throughput", tp)
+	if len(t.Testbed) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p99 ms", "write MB/s", "topology"}}, t.Testbed...))
+	}
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	if len(t.Flags) > 0 {
+		fmt.Fprintf(&b, "\nUnfair comparison: %d flags\n", len(t.Flags))
+		for _, f := range t.Flags {
+			fmt.Fprintf(&b, "flag %s\n", f)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -272,6 +301,8 @@ type comparePage struct {
 	Title     string
 	Generated string
 	Warnings  []string
+	Flags     []Flag
+	Testbed   [][]string
 	Sections  []latencySection
 	Rows      []compareRow
 	Charts    []*chart
@@ -304,7 +335,12 @@ type compareRow struct {
 // RenderCompare writes the comparison of runs as one HTML page: the
 // tables of Compare and the runs' latency curves overlaid.
 func RenderCompare(w io.Writer, runs []Named) error {
-	t, err := Compare(runs)
+	return RenderCompareWith(w, runs, DefaultFairness)
+}
+
+// RenderCompareWith is RenderCompare with the fairness tolerances given.
+func RenderCompareWith(w io.Writer, runs []Named, f Fairness) error {
+	t, err := CompareWith(runs, f)
 	if err != nil {
 		return err
 	}
@@ -316,6 +352,8 @@ func RenderCompare(w io.Writer, runs []Named) error {
 		Title:     "streambench comparison: " + strings.Join(names, ", "),
 		Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		Warnings:  t.Warnings,
+		Flags:     t.Flags,
+		Testbed:   t.Testbed,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }
 	pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return &r.Publish })})

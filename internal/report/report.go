@@ -125,6 +125,7 @@ type reportPage struct {
 	Durability  *durabilityView
 	WorkloadKV  []kv
 	Clocks      []results.ClockOffset
+	Testbed     *v1alpha1.Testbed
 	RateSearch  *results.RateSearch
 	Subs        *results.Subscriptions
 	Truncation  *results.Truncation
@@ -182,6 +183,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		Workload:   s.Workload.Name,
 		Generated:  time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		Clocks:     s.ClockOffsets,
+		Testbed:    s.Testbed,
 		RateSearch: s.RateSearch,
 		Truncation: s.Truncation,
 		Notes:      s.Notes,

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -457,6 +459,31 @@ func TestRenderHeadlineOnly(t *testing.T) {
 	}
 	if !strings.Contains(p.text, "each time-series point merges 2 intervals") || !strings.Contains(p.text, "were thinned") {
 		t.Errorf("truncation not reported")
+	}
+}
+
+// The Testbed section says when the page cache was dropped, and plainly
+// when it was not.
+func TestRenderPageCacheDrops(t *testing.T) {
+	at := metav1.NewTime(time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC))
+	s := &results.Summary{Run: "drops", System: v1alpha1.SystemKafka, Testbed: &v1alpha1.Testbed{
+		Scope: v1alpha1.TestbedBrokerNodes, PageCacheDropped: &at,
+		PageCacheDrops: []v1alpha1.PageCacheDrop{
+			{Seq: 0, Reason: "before the load (warm-up and measured phase)", At: at, Dropped: true, Nodes: []string{"node-a", "node-b"}},
+			{Seq: 1, Reason: "before the backlog drain (catch-up reads)", At: at, Message: "node node-b: Job x failed"},
+		}}}
+	var buf bytes.Buffer
+	if err := Render(&buf, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := parsePage(t, buf.Bytes())
+	for _, want := range []string{
+		"dropped before the load (warm-up and measured phase) on node-a, node-b",
+		"NOT dropped before the backlog drain (catch-up reads): node node-b: Job x failed",
+	} {
+		if !strings.Contains(p.text, want) {
+			t.Errorf("report lacks %q:\n%s", want, p.text)
+		}
 	}
 }
 

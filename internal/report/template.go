@@ -7,6 +7,7 @@ import (
 )
 
 var funcs = template.FuncMap{
+	"gib":   func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<30)) },
 	"ms":    ms,
 	"mbps":  mbps,
 	"count": count,
@@ -155,6 +156,17 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{if .Settings}}<table><tbody>{{range .Settings}}<tr><td class="code">{{.Key}}</td><td class="code n">{{.Value}}</td></tr>{{end}}</tbody></table>{{else}}<p class="muted">no settings applied</p>{{end}}</div>{{end}}</div>
 </section>{{end}}
 
+{{with .Testbed}}<section id="testbed"><h2>Testbed</h2>
+<p class="muted" style="margin-top:0;font-size:13px">Measured before the load: sequential writes of 1 MiB blocks ended by an fdatasync, and small appends each followed by an fdatasync, as a journal writes ({{.Scope}}).</p>
+{{if .Note}}<div class="warn"><p>⚠ {{.Note}}</p></div>{{end}}
+{{with .Topology}}<p>Topology: {{.Brokers}} brokers{{if gt .Bookies 0}}, {{.Bookies}} bookies{{end}}{{if .Version}}, version {{.Version}}{{end}}.</p>{{end}}
+{{if .PageCacheDrops}}<p>Page cache (spec.testbed.dropPageCache):</p><ul>{{range .PageCacheDrops}}{{if .Dropped}}<li>dropped {{.Reason}} on {{range $i, $n := .Nodes}}{{if $i}}, {{end}}<span class="code">{{$n}}</span>{{end}} at {{.At}}</li>{{else}}<li class="bad">NOT dropped {{.Reason}}: {{.Message}}</li>{{end}}{{end}}</ul>
+{{else if .PageCacheDropped}}<p>Page cache dropped on the broker nodes at {{.PageCacheDropped}}.</p>{{end}}
+<table><thead><tr><th>node</th><th>roles</th><th>CPU</th><th class="n">CPUs</th><th class="n">memory GiB</th><th>kernel</th><th>volume</th><th>class</th><th class="n">write MB/s</th><th class="n">fsync p50</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">max (ms)</th></tr></thead><tbody>
+{{range .Nodes}}{{$n := .}}{{if .Error}}<tr><td class="code">{{.Node}}</td><td>{{range .Roles}}{{.}} {{end}}</td><td colspan="11" class="bad">not measured: {{.Error}}</td></tr>{{end}}{{range .Volumes}}<tr><td class="code">{{$n.Node}}</td><td>{{range $n.Roles}}{{.}} {{end}}</td><td>{{$n.CPUModel}}</td><td class="n">{{$n.CPUs}}</td><td class="n">{{gib $n.MemoryBytes}}</td><td class="code">{{$n.Kernel}}</td><td>{{.Name}}</td><td class="code">{{.StorageClassName}}</td><td class="n">{{printf "%.1f" .WriteMBPerSec}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P50}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P99}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P999}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.Max}}</td></tr>
+{{end}}{{end}}</tbody></table>
+</section>{{end}}
+
 {{with .RateSearch}}<section><h2>Maximum-rate search</h2>
 <p>Measured at <b>{{rate .RateMsgPerSec}} msg/s</b>{{if not .Converged}} <span class="bad">(search did not converge)</span>{{end}}; highest rate held {{rate .LowMsgPerSec}} msg/s{{if gt .HighMsgPerSec 0.0}}, lowest that fell behind {{rate .HighMsgPerSec}} msg/s{{end}}.</p>
 {{if .Steps}}<table><thead><tr><th class="n">#</th><th class="n">target msg/s</th><th class="n">publish msg/s</th><th class="n">consume msg/s</th><th class="n">backlog</th><th class="n">pending</th><th class="n">errors</th><th>verdict</th></tr></thead><tbody>
@@ -196,6 +208,7 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 <div class="badges">{{range .Rows}}<span class="badge"><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</span>{{end}}</div>
 </div></header>
 <main><div class="wrap">
+{{if .Flags}}<div class="warn" id="unfair"><p><strong>Unfair comparison: {{len .Flags}} flags</strong></p>{{range .Flags}}<p>⚑ <strong>{{.Kind}}</strong> {{.Message}}</p>{{end}}</div>{{end}}
 {{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
 <div class="grid2">
 {{range .Sections}}<section><h2>{{.Title}}</h2>
@@ -207,6 +220,10 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 <table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
 {{end}}</tbody></table></section>
+{{if .Testbed}}<section><h2>Testbed</h2>
+<table><thead><tr><th></th><th class="n">write+fdatasync p99 (ms)</th><th class="n">write MB/s</th><th>topology</th></tr></thead><tbody>
+{{range .Testbed}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td>{{index . 3}}</td></tr>
+{{end}}</tbody></table><p class="sub">The slowest probed volume of each run, measured before the load.</p></section>{{end}}
 {{range .Charts}}<section>{{template "chart" .}}</section>{{end}}
 </div></main>
 <footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>

@@ -48,6 +48,8 @@ type Input struct {
 	RateSearch *RateSearch
 	// Notes are remarks of the coordinator (e.g. a drain that plateaued).
 	Notes []string
+	// Testbed is what the run stood on, probed before the load.
+	Testbed *v1alpha1.Testbed
 }
 
 // OwnerRef names the BenchmarkRun that owns the results ConfigMap.
@@ -258,6 +260,9 @@ type Summary struct {
 	RateSearch    *RateSearch    `json:"rateSearch,omitempty"`
 	Truncation    *Truncation    `json:"truncation,omitempty"`
 	Notes         []string       `json:"notes,omitempty"`
+	// Testbed is the nodes and disks under the brokers, probed before the
+	// load, and the topology (status.testbed).
+	Testbed *v1alpha1.Testbed `json:"testbed,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed
@@ -384,7 +389,8 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		SchemaVersion: SchemaVersion, Run: in.Run, System: in.System, Workload: in.Workload,
 		Durability: in.Durability, Start: all.Start, End: all.End,
 		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
-		Notes: append([]string(nil), in.Notes...),
+		Notes:   append([]string(nil), in.Notes...),
+		Testbed: in.Testbed,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {

@@ -34,7 +34,7 @@ type jbodVolume struct {
 	Size          string `json:"size"`
 	Class         string `json:"class,omitempty"`
 	DeleteClaim   bool   `json:"deleteClaim"`
-	KRaftMetadata string `json:"kraftMetadata"`
+	KRaftMetadata string `json:"kraftMetadata,omitempty"`
 }
 
 type nodePoolTemplate struct {
@@ -90,10 +90,29 @@ func NodePools(run *v1alpha1.BenchmarkRun) ([]*unstructured.Unstructured, error)
 		volume.Class = *data.StorageClassName
 	}
 
+	volumes := []jbodVolume{volume}
+	// More log directories: Kafka spreads partitions over them, so a broker
+	// writes to as many disks as a bookie (journal + ledgers) does. The
+	// metadata log stays on volume 0.
+	for i, extra := range m.Storage.AdditionalData {
+		v := volume
+		v.ID, v.KRaftMetadata = int32(i+1), ""
+		if extra.Size != nil {
+			if extra.Size.Sign() <= 0 {
+				return nil, fmt.Errorf("spec.cluster.managed.storage.additionalData[%d].size (%s) must be positive; set a size such as 100Gi or remove it to use data's size", i, extra.Size.String())
+			}
+			v.Size = extra.Size.String()
+		}
+		if extra.StorageClassName != nil {
+			v.Class = *extra.StorageClassName
+		}
+		volumes = append(volumes, v)
+	}
+
 	spec := nodePoolSpec{
 		Replicas: brokerCount(m),
 		Roles:    []string{"controller", "broker"},
-		Storage:  jbodStorage{Type: "jbod", Volumes: []jbodVolume{volume}},
+		Storage:  jbodStorage{Type: "jbod", Volumes: volumes},
 	}
 	if r := m.Resources.Broker; len(r.Limits) > 0 || len(r.Requests) > 0 || len(r.Claims) > 0 {
 		spec.Resources = r.DeepCopy()

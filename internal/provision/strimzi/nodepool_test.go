@@ -131,6 +131,37 @@ spec:
 `,
 		},
 		{
+			name: "JBOD: two more log directories, one on another class and size",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				m := r.Spec.Cluster.Managed
+				m.Storage.Data = v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme"), Size: ptr(resource.MustParse("1Ti"))}
+				m.Storage.AdditionalData = []v1alpha1.VolumeSpec{
+					{StorageClassName: ptr("local-nvme")},
+					{StorageClassName: ptr("gp3"), Size: ptr(resource.MustParse("500Gi"))},
+				}
+			}),
+			want: `
+apiVersion: kafka.strimzi.io/v1
+kind: KafkaNodePool
+metadata:
+  name: run-a
+  namespace: bench
+  labels:
+    app.kubernetes.io/managed-by: streambench
+    streambench.io/run: run-a
+    strimzi.io/cluster: run-a
+spec:
+  replicas: 3
+  roles: [controller, broker]
+  storage:
+    type: jbod
+    volumes:
+    - {id: 0, type: persistent-claim, size: 1Ti, class: local-nvme, deleteClaim: true, kraftMetadata: shared}
+    - {id: 1, type: persistent-claim, size: 1Ti, class: local-nvme, deleteClaim: true}
+    - {id: 2, type: persistent-claim, size: 500Gi, class: gp3, deleteClaim: true}
+`,
+		},
+		{
 			name: "nodeSelector alone becomes the only required term",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
 				r.Spec.Cluster.Managed.Placement.NodeSelector = map[string]string{"node-pool": "kafka"}
@@ -288,6 +319,13 @@ func TestNodePoolsErrors(t *testing.T) {
 				r.Spec.Cluster.Managed.Storage.Data.Size = ptr(resource.MustParse("0"))
 			}),
 			want: "spec.cluster.managed.storage.data.size (0) must be positive",
+		},
+		{
+			name: "zero size of an additional log directory",
+			run: newRun(func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Cluster.Managed.Storage.AdditionalData = []v1alpha1.VolumeSpec{{}, {Size: ptr(resource.MustParse("0"))}}
+			}),
+			want: "spec.cluster.managed.storage.additionalData[1].size (0) must be positive",
 		},
 		{
 			name: "existing cluster",

@@ -218,6 +218,21 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		}
 		args = append(args, "--driver-json="+string(js))
 	}
+	if run.Spec.Testbed != nil && run.Spec.Testbed.DropPageCache {
+		// The coordinator asks the operator to drop the page cache again
+		// before a backlog is drained (internal/pagecache): the backlog is
+		// written after the drop before the load.
+		args = append(args, "--drop-page-cache")
+	}
+	if tb := run.Status.Testbed; tb != nil {
+		// Probed before the workers start; the coordinator keeps it in
+		// summary.json, so the results carry the ground they stood on.
+		b, err := json.Marshal(tb)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--testbed-json="+string(b))
+	}
 	switch run.Spec.System {
 	case v1alpha1.SystemKafka:
 		args = append(args, "--bootstrap="+brokers.BootstrapServers)

@@ -313,3 +313,19 @@ func TestCoordinatorJobDriverSettings(t *testing.T) {
 		})
 	}
 }
+
+// The coordinator asks for the mid-run page-cache drop only when the run
+// asked for drops: otherwise it would wait for an answer nobody gives.
+func TestCoordinatorJobDropPageCacheFlag(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		r := run(v1alpha1.SystemKafka)
+		r.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: drop}
+		job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got := args(job)["drop-page-cache"]; got != drop {
+			t.Errorf("dropPageCache %v: --drop-page-cache given = %v", drop, got)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// TestbedSpec asks for what makes a run's ground comparable with another's.
+type TestbedSpec struct {
+	// DropPageCache drops the page cache of every broker and bookie node
+	// before the load starts (so before warm-up and the measured phase), and
+	// again, mid-run, just before the catch-up reads of a backlog or mixed
+	// workload drain the backlog, as the durability study did before every
+	// catch-up test: so no read comes from what an earlier run, the probe
+	// or the backlog's own writes left in memory. It runs a privileged pod
+	// on each of those nodes (writing /proc/sys/vm/drop_caches needs it); a
+	// namespace whose Pod Security level forbids privileged pods fails the
+	// run at once. Each drop is recorded in status.testbed.pageCacheDrops
+	// and in summary.json.
+	// +optional
+	DropPageCache bool `json:"dropPageCache,omitempty"`
+}
+
+// TestbedScope says which nodes a testbed probe measured.
+// +kubebuilder:validation:Enum=BrokerNodes;WorkerNodes;LocalHost
+type TestbedScope string
+
+const (
+	// TestbedBrokerNodes: each node that runs a broker or bookie, on a
+	// volume of the brokers' StorageClass (managed clusters).
+	TestbedBrokerNodes TestbedScope = "BrokerNodes"
+	// TestbedWorkerNodes: a node of the workers' pool; the brokers' disks
+	// were not measured (existing clusters).
+	TestbedWorkerNodes TestbedScope = "WorkerNodes"
+	// TestbedLocalHost: this machine, on the brokers' data directory
+	// (local mode).
+	TestbedLocalHost TestbedScope = "LocalHost"
+)
+
+// Testbed is what a run stood on: the nodes and disks under the brokers, as
+// measured before the load, and the topology of the system under test.
+type Testbed struct {
+	// Scope says which nodes were measured.
+	Scope TestbedScope `json:"scope"`
+	// Note says what the figures do not cover (e.g. the brokers' disks of
+	// an existing cluster).
+	// +optional
+	Note string `json:"note,omitempty"`
+	// Topology of the system under test.
+	// +optional
+	Topology *Topology `json:"topology,omitempty"`
+	// Nodes are the probed nodes, by name.
+	// +optional
+	// +listType=atomic
+	Nodes []NodeProbe `json:"nodes,omitempty"`
+	// SlowestFsyncP99Ms is the highest write+fdatasync p99 over all probed
+	// volumes: the disk that bounds a journal's latency.
+	// +optional
+	SlowestFsyncP99Ms *float64 `json:"slowestFsyncP99Ms,omitempty"`
+	// PageCacheDropped is when the page cache of the broker nodes was
+	// dropped (spec.testbed.dropPageCache).
+	// +optional
+	PageCacheDropped *metav1.Time `json:"pageCacheDropped,omitempty"`
+	// PageCacheDrops are the page-cache drops of the run, in order: the one
+	// before the load (seq 0) and each one the coordinator asked for
+	// mid-run (e.g. before the backlog drain). A drop that did not happen
+	// is recorded too, with dropped false and why.
+	// +optional
+	// +listType=atomic
+	PageCacheDrops []PageCacheDrop `json:"pageCacheDrops,omitempty"`
+}
+
+// PageCacheDrop is one drop of the broker nodes' page cache.
+type PageCacheDrop struct {
+	// Seq is the request's number: 0 for the drop before the load, 1, 2, ...
+	// for the coordinator's mid-run requests.
+	Seq int32 `json:"seq"`
+	// Reason is the point of the run the drop came before, e.g. "before
+	// the backlog drain (catch-up reads)".
+	Reason string `json:"reason"`
+	// At is when the drop ended (or was found impossible).
+	At metav1.Time `json:"at"`
+	// Dropped says whether the page cache was dropped on every broker node.
+	Dropped bool `json:"dropped"`
+	// Nodes are the nodes (or the host, in local mode) it was dropped on.
+	// +optional
+	// +listType=atomic
+	Nodes []string `json:"nodes,omitempty"`
+	// Message says why it was not dropped, or what a reader should know.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Topology is the shape of the system under test; two runs compare fairly
+// only when it is the same.
+type Topology struct {
+	// Brokers is the number of Kafka or Pulsar brokers; 0 when not known
+	// (an existing cluster).
+	// +optional
+	Brokers int32 `json:"brokers,omitempty"`
+	// Bookies is the number of BookKeeper bookies (pulsar).
+	// +optional
+	Bookies int32 `json:"bookies,omitempty"`
+	// Version of Kafka or Pulsar; empty when not known.
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// NodeProbe is the probe of one node.
+type NodeProbe struct {
+	// Node is the Kubernetes node (or host) name.
+	Node string `json:"node"`
+	// Roles are what runs there: broker, bookie, worker.
+	// +optional
+	// +listType=atomic
+	Roles []string `json:"roles,omitempty"`
+	// +optional
+	CPUModel string `json:"cpuModel,omitempty"`
+	// CPUs is the node's logical CPU count.
+	// +optional
+	CPUs int32 `json:"cpus,omitempty"`
+	// MemoryBytes is the node's total memory.
+	// +optional
+	MemoryBytes int64 `json:"memoryBytes,omitempty"`
+	// +optional
+	Kernel string `json:"kernel,omitempty"`
+	// Volumes are the probed volumes.
+	// +optional
+	// +listType=atomic
+	Volumes []VolumeProbe `json:"volumes,omitempty"`
+	// Error says why the node could not be probed.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// VolumeProbe is the measurement of one directory: a volume of the
+// brokers' StorageClass (data, journal, ledgers) or an emptyDir.
+type VolumeProbe struct {
+	// Name is the volume's role: data, journal, ledgers, scratch.
+	Name string `json:"name"`
+	// StorageClassName of the probed volume; empty for an emptyDir or a
+	// local directory.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+	// WriteMBPerSec is bounded sequential writes, 1 MiB blocks, ended by an
+	// fdatasync, in MB/s (10^6 bytes).
+	WriteMBPerSec float64 `json:"writeMBPerSec"`
+	// WriteBytes is how much the sequential test wrote.
+	WriteBytes int64 `json:"writeBytes"`
+	// FsyncLatencyMs is the latency of small appends, each a write and an
+	// fdatasync, as a journal writes.
+	FsyncLatencyMs FsyncLatency `json:"fsyncLatencyMs"`
+}
+
+// FsyncLatency is the distribution of write+fdatasync appends, in ms.
+type FsyncLatency struct {
+	// Count of appends measured.
+	Count int64 `json:"count"`
+	// AppendBytes is the size of each append.
+	AppendBytes int64   `json:"appendBytes"`
+	P50         float64 `json:"p50"`
+	P99         float64 `json:"p99"`
+	P999        float64 `json:"p999"`
+	Max         float64 `json:"max"`
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// TestMain makes the test binary the streambench binary when
+// STREAMBENCH_MAIN_ARGS is set (a JSON list of arguments), so a test can
+// check what a user's shell sees: main's exit code and stderr.
+func TestMain(m *testing.M) {
+	if raw := os.Getenv("STREAMBENCH_MAIN_ARGS"); raw != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(raw), &args); err != nil {
+			panic(err)
+		}
+		os.Args = append([]string{"streambench"}, args...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// streambenchExit runs the streambench main in a child process and returns
+// its exit code and combined output.
+func streambenchExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "STREAMBENCH_MAIN_ARGS="+string(raw))
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &exit):
+		return exit.ExitCode(), string(out)
+	}
+	t.Fatalf("running streambench %v: %v", args, err)
+	return 0, ""
+}
+
+// withTestbed copies a recorded run's results and gives it a testbed of
+// one broker node whose slowest write+fdatasync p99 is p99 ms.
+func withTestbed(t *testing.T, src string, p99 float64) string {
+	t.Helper()
+	dir := reportCopyDir(t, src)
+	path := filepath.Join(dir, results.KeySummary)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	sum["testbed"] = v1alpha1.Testbed{
+		Scope: v1alpha1.TestbedBrokerNodes, Topology: &v1alpha1.Topology{Brokers: 3, Version: "4.0.0"},
+		SlowestFsyncP99Ms: &p99,
+		Nodes: []v1alpha1.NodeProbe{{Node: "node-a", Roles: []string{"broker"}, Volumes: []v1alpha1.VolumeProbe{{
+			Name: "data", WriteMBPerSec: 800, WriteBytes: 256 << 20,
+			FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 2000, AppendBytes: 4096, P50: p99 / 4, P99: p99, P999: p99 * 2, Max: p99 * 3},
+		}}}},
+	}
+	if raw, err = json.Marshal(sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCompareStrictExitCode: --strict makes the binary exit non-zero when a
+// pair is flagged (one run's disks made twice as slow), and zero when the
+// same runs on like disks are not; without --strict a flag is a warning.
+func TestCompareStrictExitCode(t *testing.T) {
+	src := filepath.Join(recordedResults, "kafka-ack-1")
+	// The recorded run's load generator fell behind (send delay p99 about
+	// 1.35 s), a flag of its own; the bound is raised so the testbed decides.
+	lenient := "--max-send-delay-ms=5000"
+	fast, alike, slow := withTestbed(t, src, 2.0), withTestbed(t, src, 2.2), withTestbed(t, src, 4.0)
+
+	code, out := streambenchExit(t, "compare", fast, alike, "--strict", "--html", "", lenient)
+	if code != 0 {
+		t.Fatalf("like testbeds with --strict: exit %d, want 0:\n%s", code, out)
+	}
+
+	code, out = streambenchExit(t, "compare", fast, slow, "--strict", "--html", "", lenient)
+	if code == 0 {
+		t.Fatalf("a slower testbed with --strict: exit 0, want non-zero:\n%s", out)
+	}
+	for _, want := range []string{"[testbed]", "the slowest write+fdatasync p99 is 2.000 ms vs 4.000 ms", "--strict: 1 unfair comparison flags"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out = streambenchExit(t, "compare", fast, slow, "--html", "", lenient)
+	if code != 0 || !strings.Contains(out, "[testbed]") {
+		t.Errorf("without --strict: exit %d, want 0 with the flag shown:\n%s", code, out)
+	}
+}

@@ -1,0 +1,346 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/pagecache"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+)
+
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+// The testbed step sits between "brokers ready" and "workers started":
+// the probes measure each broker node's storage before any load, and with
+// spec.testbed.dropPageCache the page cache of those nodes is dropped last,
+// just before the workers start (so before warm-up and the measured phase).
+// A backlog written later is dropped again mid-run, before its catch-up
+// reads, when the coordinator asks (phase_running_pagecache.go).
+// The Jobs are the step's state, named after the nodes, so a restarted
+// operator finds them again; status.testbed set means the probes are done,
+// status.testbed.pageCacheDropped that the caches were dropped.
+
+// jobLabelName is the label the Job controller puts on a Job's pods.
+const jobLabelName = "batch.kubernetes.io/job-name"
+
+// probeGrace is how long after a probe Job's own deadline the controller
+// waits for the Job controller to fail it before treating it as failed.
+const probeGrace = time.Minute
+
+// reconcileTestbed runs the probes and, when asked, drops the page cache.
+// done is false while Jobs are still running (res says when to look again).
+func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1alpha1.BenchmarkRun) (done bool, res ctrl.Result, err error) {
+	nodes, note, err := r.brokerNodes(ctx, run)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	if run.Status.Testbed == nil {
+		probes, finished, err := r.runProbes(ctx, run, nodes)
+		if err != nil || !finished {
+			return false, ctrl.Result{RequeueAfter: time.Second}, err
+		}
+		tb := probe.Testbed(run, probes)
+		if note != "" {
+			tb.Note = strings.TrimPrefix(tb.Note+"; "+note, "; ")
+		}
+		run.Status.Testbed = &tb
+		run.Status.Message = testbedMessage(&tb)
+		if err := r.Status().Update(ctx, run); err != nil {
+			return false, ctrl.Result{}, err
+		}
+	}
+	if dropPageCache(run) && run.Status.Testbed.PageCacheDropped == nil {
+		finished, failure, err := r.dropPageCaches(ctx, run, nodes, 0)
+		if err != nil || !finished {
+			return false, ctrl.Result{RequeueAfter: time.Second}, err
+		}
+		if failure != "" {
+			_, err := r.fail(ctx, run, "PageCacheNotDropped", failure)
+			return false, ctrl.Result{}, err
+		}
+		now := metav1.Now()
+		run.Status.Testbed.PageCacheDropped = &now
+		run.Status.Testbed.PageCacheDrops = append(run.Status.Testbed.PageCacheDrops, v1alpha1.PageCacheDrop{
+			Seq: 0, Reason: pagecache.ReasonBeforeLoad, At: now, Dropped: true, Nodes: nodeNames(nodes)})
+		if err := r.Status().Update(ctx, run); err != nil {
+			return false, ctrl.Result{}, err
+		}
+	}
+	// The testbed's pods are done with; removing them keeps a failed probe
+	// pod from being read as a failed worker later.
+	var jobs []client.Object
+	for _, n := range nodes {
+		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.JobName(run, n.name)}},
+			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobName(run, n.name)}})
+	}
+	jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.WorkerPoolJobName(run)}})
+	if _, err := deleteAll(ctx, r.Client, jobs...); err != nil {
+		return false, ctrl.Result{}, err
+	}
+	return true, ctrl.Result{}, nil
+}
+
+func dropPageCache(run *v1alpha1.BenchmarkRun) bool {
+	return run.Spec.Testbed != nil && run.Spec.Testbed.DropPageCache
+}
+
+func testbedMessage(tb *v1alpha1.Testbed) string {
+	msg := fmt.Sprintf("testbed probed on %d nodes", len(tb.Nodes))
+	if tb.SlowestFsyncP99Ms != nil {
+		msg += fmt.Sprintf(", slowest write+fdatasync p99 %.3f ms", *tb.SlowestFsyncP99Ms)
+	}
+	if tb.Note != "" {
+		msg += " (" + tb.Note + ")"
+	}
+	return msg
+}
+
+// brokerNode is a node that runs brokers or bookies of the run.
+type brokerNode struct {
+	name  string
+	roles []string
+}
+
+// brokerNodes finds the nodes the run's brokers (Kafka) or bookies and
+// brokers (Pulsar) were scheduled to, from their pods. An existing cluster
+// has none the run knows of. note says what was not found.
+func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.BenchmarkRun) ([]brokerNode, string, error) {
+	if run.Spec.Cluster.Managed == nil {
+		return nil, "", nil
+	}
+	type selector struct {
+		role   string
+		labels client.MatchingLabels
+	}
+	var sels []selector
+	if run.Spec.System == v1alpha1.SystemPulsar {
+		rel := pulsar.ReleaseName(run)
+		sels = []selector{
+			{"bookie", client.MatchingLabels{"release": rel, "component": "bookie"}},
+			{"broker", client.MatchingLabels{"release": rel, "component": "broker"}},
+		}
+	} else {
+		sels = []selector{{"broker", client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run), "strimzi.io/broker-role": "true"}}}
+	}
+	roles := map[string]map[string]bool{}
+	for _, s := range sels {
+		var pods corev1.PodList
+		if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), s.labels); err != nil {
+			return nil, "", err
+		}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" {
+				continue
+			}
+			if roles[p.Spec.NodeName] == nil {
+				roles[p.Spec.NodeName] = map[string]bool{}
+			}
+			roles[p.Spec.NodeName][s.role] = true
+		}
+	}
+	if len(roles) == 0 {
+		var wanted []string
+		for _, s := range sels {
+			wanted = append(wanted, labelsText(s.labels))
+		}
+		return nil, fmt.Sprintf("no broker pods found on any node (labels %s), so no broker node was measured", strings.Join(wanted, " or ")), nil
+	}
+	var out []brokerNode
+	for n, rs := range roles {
+		bn := brokerNode{name: n}
+		for role := range rs {
+			bn.roles = append(bn.roles, role)
+		}
+		sort.Strings(bn.roles)
+		out = append(out, bn)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, "", nil
+}
+
+func labelsText(l client.MatchingLabels) string {
+	var kv []string
+	for k, v := range l {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+// runProbes creates the probe Jobs (one per broker node; one on the
+// workers' pool for an existing cluster) and collects their results once
+// every Job has finished.
+func (r *BenchmarkRunReconciler) runProbes(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode) ([]v1alpha1.NodeProbe, bool, error) {
+	var jobs []*batchv1.Job
+	if run.Spec.Cluster.Managed == nil {
+		jobs = append(jobs, probe.WorkerPoolJob(run, r.WorkerImage))
+	}
+	for _, n := range nodes {
+		jobs = append(jobs, probe.NodeJob(run, r.WorkerImage, n.name, n.roles))
+	}
+	var out []v1alpha1.NodeProbe
+	finished := true
+	for _, want := range jobs {
+		if err := createOwned(ctx, r.Client, run, want); err != nil {
+			return nil, false, err
+		}
+		var job batchv1.Job
+		if err := r.Get(ctx, client.ObjectKeyFromObject(want), &job); err != nil {
+			if apierrors.IsNotFound(err) { // not in the cache yet
+				finished = false
+				continue
+			}
+			return nil, false, err
+		}
+		res, ok, err := r.probeResult(ctx, run, &job)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			finished = false
+			continue
+		}
+		if len(nodes) > 0 { // a broker node: its roles come with its Job
+			res.Roles = probe.DecodeRoles(job.Annotations[probe.AnnotationRoles])
+		} else {
+			res.Roles = []string{"worker"}
+		}
+		out = append(out, res)
+	}
+	return out, finished, nil
+}
+
+// probeResult reads one probe Job's result: the JSON its container left as
+// termination message. A failed (or overdue) Job gives a node with the
+// reason in Error, never a run that waits forever.
+func (r *BenchmarkRunReconciler) probeResult(ctx context.Context, run *v1alpha1.BenchmarkRun, job *batchv1.Job) (v1alpha1.NodeProbe, bool, error) {
+	node := job.Annotations[probe.AnnotationNode]
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{jobLabelName: job.Name}); err != nil {
+		return v1alpha1.NodeProbe{}, false, err
+	}
+	var message, podNode string
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.Message != "" {
+				message, podNode = t.Message, p.Spec.NodeName
+			}
+		}
+	}
+	if node == "" {
+		node = podNode
+	}
+	overdue := time.Since(job.CreationTimestamp.Time) > time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second+probeGrace
+	failed := jobCondition(job, batchv1.JobFailed)
+	switch {
+	case jobCondition(job, batchv1.JobComplete) != nil:
+		res, err := probe.ParseResult(message)
+		if err != nil {
+			return v1alpha1.NodeProbe{Node: node, Error: fmt.Sprintf("Job %s: %v", job.Name, err)}, true, nil
+		}
+		if res.Node == "" {
+			res.Node = node
+		}
+		return res, true, nil
+	case failed != nil || overdue:
+		why := "did not finish within its deadline"
+		if failed != nil {
+			why = fmt.Sprintf("failed: %s: %s", failed.Reason, failed.Message)
+		}
+		out := v1alpha1.NodeProbe{Node: node}
+		if res, err := probe.ParseResult(message); err == nil && res.Error != "" {
+			out = res // the probe ran and said what went wrong
+			out.Node = node
+			why += ": " + res.Error
+		}
+		out.Error = fmt.Sprintf("probe Job %s %s", job.Name, why)
+		return out, true, nil
+	}
+	return v1alpha1.NodeProbe{}, false, nil
+}
+
+func nodeNames(nodes []brokerNode) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.name)
+	}
+	return out
+}
+
+// dropPageCaches runs the privileged page-cache Job on every broker node,
+// for the coordinator's request seq (0: before the load); failure says
+// which did not succeed.
+func (r *BenchmarkRunReconciler) dropPageCaches(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode, seq int32) (finished bool, failure string, err error) {
+	if len(nodes) == 0 {
+		note := ""
+		if run.Status.Testbed != nil {
+			note = run.Status.Testbed.Note
+		}
+		return true, "spec.testbed.dropPageCache: no broker node was found to drop the page cache on (" + note + ")", nil
+	}
+	finished = true
+	var failures []string
+	for _, n := range nodes {
+		want := probe.DropCacheJobFor(run, r.WorkerImage, n.name, seq)
+		if err := createOwned(ctx, r.Client, run, want); err != nil {
+			return false, "", err
+		}
+		var job batchv1.Job
+		if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: want.Name}, &job); err != nil {
+			if apierrors.IsNotFound(err) {
+				finished = false
+				continue
+			}
+			return false, "", err
+		}
+		overdue := time.Since(job.CreationTimestamp.Time) > time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second+probeGrace
+		switch c := jobCondition(&job, batchv1.JobFailed); {
+		case jobCondition(&job, batchv1.JobComplete) != nil:
+		case c != nil:
+			failures = append(failures, fmt.Sprintf("node %s: Job %s failed: %s: %s", n.name, job.Name, c.Reason, c.Message))
+		case overdue:
+			failures = append(failures, fmt.Sprintf("node %s: Job %s did not finish within its deadline", n.name, job.Name))
+		default:
+			finished = false
+		}
+	}
+	if !finished {
+		return false, "", nil
+	}
+	if len(failures) > 0 {
+		return true, "spec.testbed.dropPageCache: the page cache was not dropped on every broker node (" + strings.Join(failures, "; ") +
+			"); see the Jobs' pods, or set dropPageCache to false", nil
+	}
+	return true, "", nil
+}
+
+// checkPodSecurity fails a run that asks for a privileged pod in a
+// namespace whose Pod Security level forbids it, before anything is
+// deployed.
+func (r *BenchmarkRunReconciler) checkPodSecurity(ctx context.Context, run *v1alpha1.BenchmarkRun) (string, error) {
+	if !dropPageCache(run) {
+		return "", nil
+	}
+	var ns corev1.Namespace
+	if err := r.Get(ctx, types.NamespacedName{Name: run.Namespace}, &ns); err != nil {
+		return "", err
+	}
+	if ok, msg := probe.PrivilegedAllowed(run.Namespace, ns.Labels); !ok {
+		return msg, nil
+	}
+	return "", nil
+}

@@ -1,0 +1,109 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/pagecache"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// The mid-run page-cache drop. A backlog or mixed workload writes its
+// backlog after the drop before the load, so its catch-up reads would come
+// from memory; with spec.testbed.dropPageCache the coordinator asks,
+// between the backlog build and the drain, for another drop: a request in
+// its results ConfigMap (internal/pagecache), answered here, in the Running
+// phase, with the same privileged Jobs as the drop before the load. The
+// state is the request and the answer in the ConfigMap, the Jobs named
+// after the request's seq, and the record in status.testbed.pageCacheDrops,
+// so a restarted operator continues where it was.
+
+// reconcilePageCacheRequest answers the coordinator's pending request, if
+// any. wait > 0 means drop Jobs are still running.
+func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, run *v1alpha1.BenchmarkRun) (wait time.Duration, err error) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm); err != nil {
+		return 0, client.IgnoreNotFound(err)
+	}
+	req, pending, err := pagecache.Pending(cm.Data)
+	if err != nil || !pending {
+		// A request that does not parse was not written by a coordinator
+		// of this version; the coordinator's own bound ends its wait.
+		return 0, err
+	}
+	ack := pagecache.Ack{Seq: req.Seq}
+	var nodes []brokerNode
+	if !dropPageCache(run) {
+		// Answered, not ignored: a coordinator that waits for nobody
+		// would stall the run for its whole timeout.
+		ack.State, ack.Message = pagecache.StateFailed,
+			"spec.testbed.dropPageCache is false, so the operator runs no page-cache Job for this run; set spec.testbed.dropPageCache to true in a new run, or start the coordinator without --drop-page-cache"
+	} else {
+		if nodes, _, err = r.brokerNodes(ctx, run); err != nil {
+			return 0, err
+		}
+		finished, failure, err := r.dropPageCaches(ctx, run, nodes, req.Seq)
+		if err != nil {
+			return 0, err
+		}
+		if !finished {
+			return time.Second, nil
+		}
+		if failure != "" {
+			ack.State, ack.Message = pagecache.StateFailed, failure
+		} else {
+			ack.State, ack.Nodes = pagecache.StateDone, nodeNames(nodes)
+		}
+	}
+	ack.At = time.Now().UTC()
+
+	// The record first, then the answer: the answer ends the request, so
+	// a record written after it would be lost to a restart in between; the
+	// seq keeps a retried record from being added twice.
+	if tb := run.Status.Testbed; tb != nil && !hasDrop(tb, req.Seq) {
+		tb.PageCacheDrops = append(tb.PageCacheDrops, pagecache.Drop(req, ack))
+		if err := r.Status().Update(ctx, run); err != nil {
+			return 0, err
+		}
+	}
+	if cm.Data, err = pagecache.Put(cm.Data, pagecache.KeyAck, ack); err != nil {
+		return 0, err
+	}
+	if err := r.Update(ctx, &cm); err != nil {
+		return 0, err // a conflict: the next reconcile answers again
+	}
+	eventType, reason, note := corev1.EventTypeNormal, "PageCacheDropped", fmt.Sprintf("page cache dropped on %v %s (request %d)", ack.Nodes, req.Reason, req.Seq)
+	if ack.State != pagecache.StateDone {
+		eventType, reason, note = corev1.EventTypeWarning, "PageCacheNotDropped", fmt.Sprintf("page cache not dropped %s (request %d): %s", req.Reason, req.Seq, ack.Message)
+	}
+	log.FromContext(ctx).Info(note)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", note)
+	}
+	// Done with; a Job left behind goes with the run.
+	var jobs []client.Object
+	for _, n := range nodes {
+		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobNameFor(run, n.name, req.Seq)}})
+	}
+	_, err = deleteAll(ctx, r.Client, jobs...)
+	return 0, err
+}
+
+func hasDrop(tb *v1alpha1.Testbed, seq int32) bool {
+	for _, d := range tb.PageCacheDrops {
+		if d.Seq == seq {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,137 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// envtest has an API server but no Job controller and no kubelet, so no
+// probe ever runs here. playTestbed stands in for both, for every test
+// that is not about the testbed: each probe Job gets a pod on its node
+// whose container ended with a probe's JSON result, then the Job
+// completes; a page-cache Job completes. Namespaces labelled
+// manualTestbedLabel are left to the test, which plays them by hand.
+const manualTestbedLabel = "streambench.test/manual-testbed"
+
+func playTestbed(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var jobs batchv1.JobList
+		if err := k8sClient.List(ctx, &jobs, client.HasLabels{workers.LabelRole}); err != nil {
+			continue
+		}
+		for i := range jobs.Items {
+			job := &jobs.Items[i]
+			role := job.Labels[workers.LabelRole]
+			if (role != probe.RoleProbe && role != probe.RoleDropCache) || jobCondition(job, batchv1.JobComplete) != nil || jobCondition(job, batchv1.JobFailed) != nil {
+				continue
+			}
+			var ns corev1.Namespace
+			if err := k8sClient.Get(ctx, client.ObjectKey{Name: job.Namespace}, &ns); err != nil || ns.Labels[manualTestbedLabel] == "true" {
+				continue
+			}
+			if role == probe.RoleProbe {
+				node := job.Annotations[probe.AnnotationNode]
+				if node == "" {
+					node = "worker-node-1"
+				}
+				if err := probePod(job, node, nodeResult(node, 2.0, 800)); err != nil {
+					continue
+				}
+			}
+			setJobFinished(job, true)
+			_ = k8sClient.Status().Update(ctx, job)
+		}
+	}
+}
+
+// nodeResult is a probe's result for a node: fsync p99 and write MB/s as
+// given, on each volume the probe was asked for.
+func nodeResult(node string, p99, mbps float64) v1alpha1.NodeProbe {
+	return v1alpha1.NodeProbe{Node: node, CPUModel: "Test CPU", CPUs: 8, MemoryBytes: 32 << 30, Kernel: "6.8.0",
+		Volumes: []v1alpha1.VolumeProbe{{Name: "data", WriteMBPerSec: mbps, WriteBytes: 256 << 20,
+			FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 2000, AppendBytes: 4096, P50: p99 / 10, P99: p99, P999: p99 * 2, Max: p99 * 3}}}}
+}
+
+// probePod plays the kubelet for one probe Job: a pod on node whose probe
+// container terminated with result as its termination message.
+func probePod(job *batchv1.Job, node string, result v1alpha1.NodeProbe) error {
+	msg, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+			Labels: map[string]string{jobLabelName: job.Name, workers.LabelRun: job.Labels[workers.LabelRun], workers.LabelRole: probe.RoleProbe}},
+		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "probe", Image: testImage}}},
+	}
+	if err := k8sClient.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "probe", Image: testImage, ImageID: testImage,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg)}},
+	}}}
+	return k8sClient.Status().Update(ctx, pod)
+}
+
+// manualNamespace is a namespace whose testbed Jobs the test plays itself.
+func manualNamespace() string {
+	ns := newNamespace()
+	labelNamespace(ns, map[string]string{manualTestbedLabel: "true"})
+	return ns
+}
+
+func labelNamespace(name string, labels map[string]string) {
+	var ns corev1.Namespace
+	ExpectWithOffset(1, k8sClient.Get(ctx, client.ObjectKey{Name: name}, &ns)).To(Succeed())
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	for k, v := range labels {
+		ns.Labels[k] = v
+	}
+	ExpectWithOffset(1, k8sClient.Update(ctx, &ns)).To(Succeed())
+}
+
+// brokerPod plays Strimzi or the Pulsar chart: a running broker pod with
+// the given labels on node.
+func brokerPod(ns, name, node string, labels map[string]string) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "kafka", Image: "broker:1"}}},
+	}
+	ExpectWithOffset(1, k8sClient.Create(ctx, pod)).To(Succeed())
+}
+
+func jobNamesWithRole(ns, role string) func() []string {
+	return func() []string {
+		var jobs batchv1.JobList
+		Expect(k8sClient.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{workers.LabelRole: role})).To(Succeed())
+		var out []string
+		for _, j := range jobs.Items {
+			out = append(out, fmt.Sprintf("%s@%s", j.Name, j.Annotations[probe.AnnotationNode]))
+		}
+		return out
+	}
+}

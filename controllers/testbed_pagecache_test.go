@@ -1,0 +1,137 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/pagecache"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// runningManagedPulsar brings a managed Pulsar run with bookies on node-a
+// and node-b to Running, playing its probe Jobs (and, when asked, the drop
+// before the load) by hand: the namespace is manual, so playTestbed leaves
+// every drop Job of these specs to the test.
+func runningManagedPulsar(dropPageCache bool) *v1alpha1.BenchmarkRun {
+	ns := manualNamespace()
+	run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+		r.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: dropPageCache}
+	})
+	for _, node := range []string{"node-a", "node-b"} {
+		job := getJob(run, probe.JobName(run, node))
+		ExpectWithOffset(1, probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
+		finishJob(job, true)
+	}
+	if dropPageCache {
+		for _, node := range []string{"node-a", "node-b"} {
+			finishJob(getJob(run, probe.DropCacheJobName(run, node)), true)
+		}
+	}
+	return waitPhase(run, v1alpha1.PhaseRunning)
+}
+
+// coordinatorSide is the coordinator's own side of the handshake (the real
+// pagecache.Requester, as `streambench coordinator --drop-page-cache` uses
+// it), against the envtest API server. Its answer arrives on the channel.
+type dropAnswer struct {
+	drop v1alpha1.PageCacheDrop
+	err  error
+}
+
+func askForDrop(run *v1alpha1.BenchmarkRun, timeout time.Duration) <-chan dropAnswer {
+	r := &pagecache.Requester{
+		Client: k8sClient, Namespace: run.Namespace, Name: workers.ResultsName(run),
+		Labels:  map[string]string{results.LabelRun: run.Name},
+		Owner:   []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun", Name: run.Name, UID: run.UID}},
+		Timeout: timeout, Poll: 100 * time.Millisecond,
+	}
+	out := make(chan dropAnswer, 1)
+	var once sync.Once
+	go func() {
+		defer GinkgoRecover()
+		d, err := r.DropPageCache(context.Background(), pagecache.ReasonBeforeDrain)
+		once.Do(func() { out <- dropAnswer{d, err} })
+	}()
+	return out
+}
+
+func resultsConfigMap(run *v1alpha1.BenchmarkRun) *corev1.ConfigMap {
+	var cm corev1.ConfigMap
+	ExpectWithOffset(1, k8sClient.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm)).To(Succeed())
+	return &cm
+}
+
+// envtest has an API server but no Job controller and no kubelet: no drop
+// Job ever runs here. The specs play the Job controller by hand
+// (finishJob), which is what the operator reads.
+var _ = Describe("the page-cache drop before the catch-up reads", func() {
+	It("answers the coordinator's mid-run request with drop Jobs on every broker node, also across an operator restart, and records each drop", func() {
+		run := runningManagedPulsar(true)
+		Expect(getRun(run).Status.Testbed.PageCacheDrops).To(HaveLen(1), "the drop before the load is recorded as request 0")
+		Expect(getRun(run).Status.Testbed.PageCacheDrops[0].Reason).To(Equal(pagecache.ReasonBeforeLoad))
+
+		answer := askForDrop(run, time.Minute)
+		Eventually(jobNamesWithRole(run.Namespace, probe.RoleDropCache)).Should(ConsistOf(
+			probe.DropCacheJobNameFor(run, "node-a", 1)+"@node-a", probe.DropCacheJobNameFor(run, "node-b", 1)+"@node-b"))
+		job := getJob(run, probe.DropCacheJobNameFor(run, "node-b", 1))
+		Expect(*job.Spec.Template.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
+		Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"drop-page-cache"}))
+		// Not answered while the Jobs run.
+		Consistently(answer, "1s").ShouldNot(Receive())
+
+		// A restarted operator finds the request and its Jobs again.
+		restartManager()
+		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-a", 1)), true)
+		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-b", 1)), true)
+		var got dropAnswer
+		Eventually(answer, "20s").Should(Receive(&got))
+		Expect(got.err).NotTo(HaveOccurred())
+		Expect(got.drop.Dropped).To(BeTrue())
+		Expect(got.drop.Nodes).To(Equal([]string{"node-a", "node-b"}))
+
+		ack, ok, err := pagecache.AnswerTo(resultsConfigMap(run).Data, 1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(ack.State).To(Equal(pagecache.StateDone))
+		drops := getRun(run).Status.Testbed.PageCacheDrops
+		Expect(drops).To(HaveLen(2))
+		Expect(drops[1].Seq).To(Equal(int32(1)))
+		Expect(drops[1].Reason).To(Equal(pagecache.ReasonBeforeDrain))
+		Expect(drops[1].Dropped).To(BeTrue())
+		Eventually(jobNamesWithRole(run.Namespace, probe.RoleDropCache)).Should(BeEmpty())
+		Expect(getRun(run).Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+
+		// A second request gets Jobs of its own; one fails, and the
+		// coordinator hears on which node.
+		answer = askForDrop(run, time.Minute)
+		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-a", 2)), true)
+		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-b", 2)), false)
+		Eventually(answer, "20s").Should(Receive(&got))
+		Expect(got.err).To(MatchError(ContainSubstring("node node-b: Job " + probe.DropCacheJobNameFor(run, "node-b", 2) + " failed")))
+		Expect(got.drop.Dropped).To(BeFalse())
+		Eventually(func() []v1alpha1.PageCacheDrop { return getRun(run).Status.Testbed.PageCacheDrops }).Should(HaveLen(3))
+		Expect(getRun(run).Status.Testbed.PageCacheDrops[2].Message).To(ContainSubstring("node node-b"))
+	})
+
+	It("runs no drop Job for a run that did not ask for drops, and says so to the coordinator at once", func() {
+		run := runningManagedPulsar(false)
+		answer := askForDrop(run, time.Minute)
+		var got dropAnswer
+		Eventually(answer, "20s").Should(Receive(&got))
+		Expect(got.err).To(MatchError(ContainSubstring("spec.testbed.dropPageCache is false")))
+		Expect(jobNamesWithRole(run.Namespace, probe.RoleDropCache)()).To(BeEmpty())
+		tb := getRun(run).Status.Testbed
+		Expect(tb.PageCacheDrops).To(HaveLen(1))
+		Expect(tb.PageCacheDrops[0].Dropped).To(BeFalse())
+	})
+})

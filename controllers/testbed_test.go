@@ -1,0 +1,193 @@
+package controllers
+
+import (
+	"encoding/json"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// managedPulsarWithBrokerPods creates a managed Pulsar run whose bookies
+// and brokers (pods the chart's StatefulSets would make, played here) sit
+// on node-a and node-b, and makes the release ready.
+func managedPulsarWithBrokerPods(ns string, mutate func(*v1alpha1.BenchmarkRun)) *v1alpha1.BenchmarkRun {
+	run := validRun(ns, v1alpha1.SystemPulsar)
+	s := &run.Spec.Cluster.Managed.Storage
+	s.Journal.StorageClassName = ptr.To("nvme-journal")
+	s.Ledgers.StorageClassName = ptr.To("nvme-ledgers")
+	if mutate != nil {
+		mutate(run)
+	}
+	Expect(k8sClient.Create(ctx, run)).To(Succeed())
+	waitPhase(run, v1alpha1.PhaseProvisioning)
+	release := pulsar.ReleaseName(run)
+	for i, node := range []string{"node-a", "node-b", "node-a"} {
+		brokerPod(ns, release+"-bookie-"+string(rune('0'+i)), node, map[string]string{"release": release, "component": "bookie"})
+	}
+	brokerPod(ns, release+"-broker-0", "node-b", map[string]string{"release": release, "component": "broker"})
+	// Not a broker node: a ZooKeeper on node-c is not probed.
+	brokerPod(ns, release+"-zookeeper-0", "node-c", map[string]string{"release": release, "component": "zookeeper"})
+	pulsarReady(ns, release, pulsar.StatefulSetNames(release), pulsar.InitJobNames(release))
+	return run
+}
+
+var _ = Describe("the testbed of a run", func() {
+	It("probes each broker and bookie node once, on ephemeral volumes of the journal and ledgers classes, and records the slowest fsync p99", func() {
+		ns := manualNamespace()
+		run := managedPulsarWithBrokerPods(ns, nil)
+
+		Eventually(jobNamesWithRole(ns, probe.RoleProbe)).Should(ConsistOf(
+			probe.JobName(run, "node-a")+"@node-a", probe.JobName(run, "node-b")+"@node-b"))
+		jobA := getJob(run, probe.JobName(run, "node-a"))
+		Expect(probe.DecodeRoles(jobA.Annotations[probe.AnnotationRoles])).To(Equal([]string{"bookie"}))
+		Expect(probe.DecodeRoles(getJob(run, probe.JobName(run, "node-b")).Annotations[probe.AnnotationRoles])).To(Equal([]string{"bookie", "broker"}))
+		pod := jobA.Spec.Template.Spec
+		Expect(pod.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values).To(Equal([]string{"node-a"}))
+		classes := map[string]string{}
+		for _, v := range pod.Volumes {
+			Expect(v.Ephemeral).NotTo(BeNil(), "volume %s", v.Name)
+			classes[v.Name] = *v.Ephemeral.VolumeClaimTemplate.Spec.StorageClassName
+		}
+		Expect(classes).To(Equal(map[string]string{"journal": "nvme-journal", "ledgers": "nvme-ledgers"}))
+		Expect(pod.Containers[0].SecurityContext.Privileged).To(BeNil())
+		Expect(jobA.OwnerReferences).To(HaveLen(1))
+
+		// No load before the probes are done, and no page-cache Job when
+		// not asked for.
+		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "1s").Should(Equal(v1alpha1.PhaseProvisioning))
+		Expect(jobNamesWithRole(ns, probe.RoleDropCache)()).To(BeEmpty())
+
+		// node-a's probe succeeds; node-b's Job fails: recorded, not fatal.
+		Expect(probePod(jobA, "node-a", nodeResult("node-a", 3.25, 640))).To(Succeed())
+		finishJob(jobA, true)
+		finishJob(getJob(run, probe.JobName(run, "node-b")), false)
+
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		tb := running.Status.Testbed
+		Expect(tb).NotTo(BeNil())
+		Expect(tb.Scope).To(Equal(v1alpha1.TestbedBrokerNodes))
+		Expect(tb.Nodes).To(HaveLen(2))
+		Expect(tb.Nodes[0].Node).To(Equal("node-a"))
+		Expect(tb.Nodes[0].Roles).To(Equal([]string{"bookie"}))
+		Expect(tb.Nodes[0].Volumes[0].FsyncLatencyMs.P99).To(Equal(3.25))
+		Expect(tb.Nodes[1].Error).To(ContainSubstring("BackoffLimitExceeded"))
+		Expect(tb.Note).To(ContainSubstring("1 of 2 nodes not measured ([node-b])"))
+		Expect(*tb.SlowestFsyncP99Ms).To(Equal(3.25))
+		Expect(*tb.Topology).To(Equal(v1alpha1.Topology{Brokers: 3, Bookies: 3}))
+		Expect(tb.PageCacheDropped).To(BeNil())
+
+		// The coordinator carries the testbed into summary.json.
+		args := getJob(run, workers.CoordinatorName(run)).Spec.Template.Spec.Containers[0].Args
+		var fromArgs v1alpha1.Testbed
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "--testbed-json="); ok {
+				Expect(json.Unmarshal([]byte(v), &fromArgs)).To(Succeed())
+			}
+		}
+		Expect(fromArgs.SlowestFsyncP99Ms).NotTo(BeNil())
+		Expect(*fromArgs.SlowestFsyncP99Ms).To(Equal(3.25))
+
+		// The probe Jobs are removed once read.
+		Eventually(gone(jobA)).Should(BeTrue())
+	})
+
+	It("drops the page cache on every broker node with a privileged Job, after the probes and before the load, only when asked", func() {
+		ns := manualNamespace()
+		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
+		})
+		for _, node := range []string{"node-a", "node-b"} {
+			job := getJob(run, probe.JobName(run, node))
+			// The caches are dropped after the probes, whose writes would
+			// otherwise fill them again.
+			Expect(jobNamesWithRole(ns, probe.RoleDropCache)()).To(BeEmpty())
+			Expect(probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
+			finishJob(job, true)
+		}
+		Eventually(jobNamesWithRole(ns, probe.RoleDropCache)).Should(ConsistOf(
+			probe.DropCacheJobName(run, "node-a")+"@node-a", probe.DropCacheJobName(run, "node-b")+"@node-b"))
+		drop := getJob(run, probe.DropCacheJobName(run, "node-b"))
+		Expect(*drop.Spec.Template.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
+		Expect(drop.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"drop-page-cache"}))
+		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "1s").Should(Equal(v1alpha1.PhaseProvisioning))
+
+		finishJob(getJob(run, probe.DropCacheJobName(run, "node-a")), true)
+		finishJob(drop, true)
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		Expect(running.Status.Testbed.PageCacheDropped).NotTo(BeNil())
+	})
+
+	It("fails a run whose page-cache drop failed, saying on which node", func() {
+		ns := manualNamespace()
+		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
+		})
+		for _, node := range []string{"node-a", "node-b"} {
+			job := getJob(run, probe.JobName(run, node))
+			Expect(probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
+			finishJob(job, true)
+		}
+		finishJob(getJob(run, probe.DropCacheJobName(run, "node-a")), true)
+		finishJob(getJob(run, probe.DropCacheJobName(run, "node-b")), false)
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("the page cache was not dropped on every broker node (node node-b"))
+	})
+
+	It("refuses at once a page-cache drop in a namespace whose Pod Security level forbids privileged pods", func() {
+		ns := newNamespace()
+		labelNamespace(ns, map[string]string{probe.LabelPodSecurityEnforce: "baseline"})
+		run := validRun(ns, v1alpha1.SystemPulsar)
+		run.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring(`enforces Pod Security level "baseline"`))
+		Expect(failed.Status.Message).To(ContainSubstring("kubectl label namespace " + ns + " pod-security.kubernetes.io/enforce=privileged"))
+		// Nothing was deployed: the Helm release's objects never appear.
+		var cms corev1.ConfigMapList
+		Expect(k8sClient.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{"release": pulsar.ReleaseName(run)})).To(Succeed())
+		Expect(cms.Items).To(BeEmpty())
+		Expect(failed.Status.StartTime).To(BeNil())
+	})
+
+	It("refuses a page-cache drop for an existing cluster, whose broker nodes are not known", func() {
+		run := existingKafkaRun(newNamespace())
+		run.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
+		err := k8sClient.Create(ctx, run)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("spec.testbed.dropPageCache needs managed brokers"))
+	})
+
+	It("probes a node of the workers' pool for an existing cluster and says the brokers' disks were not measured", func() {
+		ns := manualNamespace()
+		run := existingKafkaRun(ns)
+		run.Spec.Workers.Placement.NodeSelector = map[string]string{"pool": "load"}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		job := getJob(run, probe.WorkerPoolJobName(run))
+		Expect(job.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"pool": "load"}))
+		Expect(job.Spec.Template.Spec.Volumes[0].EmptyDir).NotTo(BeNil())
+		Expect(probePod(job, "load-1", nodeResult("load-1", 0.5, 1500))).To(Succeed())
+		finishJob(job, true)
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		tb := running.Status.Testbed
+		Expect(tb.Scope).To(Equal(v1alpha1.TestbedWorkerNodes))
+		Expect(tb.Note).To(ContainSubstring("the brokers' disks were not measured"))
+		Expect(tb.Nodes).To(HaveLen(1))
+		Expect(tb.Nodes[0].Node).To(Equal("load-1"))
+		Expect(tb.Nodes[0].Roles).To(Equal([]string{"worker"}))
+		var j batchv1.Job
+		Eventually(func() bool {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: job.Name}, &j) != nil
+		}).Should(BeTrue())
+	})
+})

@@ -1,0 +1,243 @@
+package probe
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func sp(s string) *string { return &s }
+
+func run(system v1alpha1.System, mutate func(*v1alpha1.BenchmarkRun)) *v1alpha1.BenchmarkRun {
+	r := &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "run-a", Namespace: "bench"},
+		Spec:       v1alpha1.BenchmarkRunSpec{System: system, Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{}}},
+	}
+	if mutate != nil {
+		mutate(r)
+	}
+	return r
+}
+
+type volumeWant struct{ name, class, mount string }
+
+func TestNodeJob(t *testing.T) {
+	taint := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "streaming", Effect: corev1.TaintEffectNoSchedule}
+	tests := []struct {
+		name    string
+		run     *v1alpha1.BenchmarkRun
+		volumes []volumeWant
+	}{
+		{
+			name:    "kafka, default class",
+			run:     run(v1alpha1.SystemKafka, nil),
+			volumes: []volumeWant{{"data", "", "/probe/data"}},
+		},
+		{
+			name: "kafka JBOD: a second class gets its own probe, the same class does not",
+			run: run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+				s := &r.Spec.Cluster.Managed.Storage
+				s.Data.StorageClassName = sp("local-nvme")
+				s.AdditionalData = []v1alpha1.VolumeSpec{{StorageClassName: sp("local-nvme")}, {StorageClassName: sp("gp3")}}
+				r.Spec.Cluster.Managed.Placement.Tolerations = []corev1.Toleration{taint}
+			}),
+			volumes: []volumeWant{{"data", "local-nvme", "/probe/data"}, {"data-2", "gp3", "/probe/data-2"}},
+		},
+		{
+			name: "pulsar: journal and ledgers classes",
+			run: run(v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+				s := &r.Spec.Cluster.Managed.Storage
+				s.Journal.StorageClassName = sp("nvme-journal")
+				s.Ledgers.StorageClassName = sp("nvme-ledgers")
+			}),
+			volumes: []volumeWant{{"journal", "nvme-journal", "/probe/journal"}, {"ledgers", "nvme-ledgers", "/probe/ledgers"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := NodeJob(tc.run, "img:1", "node-7", []string{"bookie", "broker"})
+			if j.Name != "run-a-probe-"+nodeHash("node-7") || j.Namespace != "bench" {
+				t.Errorf("name %s/%s", j.Namespace, j.Name)
+			}
+			if j.Annotations[AnnotationNode] != "node-7" || strings.Join(DecodeRoles(j.Annotations[AnnotationRoles]), ",") != "bookie,broker" {
+				t.Errorf("annotations %v", j.Annotations)
+			}
+			p := j.Spec.Template.Spec
+			term := p.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+			if len(term) != 1 || term[0].MatchFields[0].Key != "metadata.name" || term[0].MatchFields[0].Values[0] != "node-7" {
+				t.Errorf("not pinned to node-7 by name: %+v", term)
+			}
+			if p.NodeName != "" {
+				t.Error("spec.nodeName bypasses the scheduler and so volume binding; use affinity")
+			}
+			if got := len(p.Tolerations); got != len(tc.run.Spec.Cluster.Managed.Placement.Tolerations) {
+				t.Errorf("%d tolerations, want the brokers' %d", got, len(tc.run.Spec.Cluster.Managed.Placement.Tolerations))
+			}
+			c := p.Containers[0]
+			if c.SecurityContext.Privileged != nil || *c.SecurityContext.AllowPrivilegeEscalation || *c.SecurityContext.RunAsUser == 0 {
+				t.Error("the probe must run without privileges")
+			}
+			if c.TerminationMessagePolicy != corev1.TerminationMessageReadFile {
+				t.Errorf("termination message policy %s, want File (the result)", c.TerminationMessagePolicy)
+			}
+			if len(p.Volumes) != len(tc.volumes) {
+				t.Fatalf("%d volumes, want %d", len(p.Volumes), len(tc.volumes))
+			}
+			for i, w := range tc.volumes {
+				v := p.Volumes[i]
+				if v.Ephemeral == nil {
+					t.Fatalf("volume %s is not an ephemeral PVC", v.Name)
+				}
+				spec := v.Ephemeral.VolumeClaimTemplate.Spec
+				class := ""
+				if spec.StorageClassName != nil {
+					class = *spec.StorageClassName
+				}
+				if v.Name != w.name || class != w.class || c.VolumeMounts[i].MountPath != w.mount {
+					t.Errorf("volume %d = %s class %q at %s, want %s class %q at %s", i, v.Name, class, c.VolumeMounts[i].MountPath, w.name, w.class, w.mount)
+				}
+				if !containsArg(c.Args, "--volume="+w.name+"="+w.mount) {
+					t.Errorf("args %v lack --volume=%s=%s", c.Args, w.name, w.mount)
+				}
+			}
+		})
+	}
+}
+
+func containsArg(args []string, a string) bool {
+	for _, x := range args {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWorkerPoolJob(t *testing.T) {
+	r := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+		r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}}
+		r.Spec.Workers.Placement.NodeSelector = map[string]string{"pool": "load"}
+	})
+	j := WorkerPoolJob(r, "img:1")
+	p := j.Spec.Template.Spec
+	if j.Name != "run-a-probe" || p.NodeSelector["pool"] != "load" {
+		t.Errorf("job %s, nodeSelector %v", j.Name, p.NodeSelector)
+	}
+	if len(p.Volumes) != 1 || p.Volumes[0].EmptyDir == nil || p.Volumes[0].Name != "scratch" {
+		t.Errorf("volumes %+v, want one emptyDir scratch", p.Volumes)
+	}
+}
+
+func TestDropCacheJob(t *testing.T) {
+	j := DropCacheJob(run(v1alpha1.SystemPulsar, nil), "img:1", "node-7")
+	c := j.Spec.Template.Spec.Containers[0]
+	if c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged || c.Args[0] != "drop-page-cache" {
+		t.Errorf("container %+v: want a privileged drop-page-cache", c)
+	}
+	if j.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0] != "node-7" {
+		t.Error("not pinned to node-7")
+	}
+	if j.Name == JobName(run(v1alpha1.SystemPulsar, nil), "node-7") {
+		t.Error("drop-cache and probe Jobs of a node share a name")
+	}
+}
+
+// Each mid-run request gets Jobs of its own names, within a label value's
+// 63 characters even for the longest run name.
+func TestDropCacheJobFor(t *testing.T) {
+	r := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) { r.Name = strings.Repeat("r", 40) })
+	before := DropCacheJob(r, "img:1", "node-7")
+	names := map[string]bool{before.Name: true}
+	for _, seq := range []int32{1, 2, 999} {
+		j := DropCacheJobFor(r, "img:1", "node-7", seq)
+		if names[j.Name] {
+			t.Errorf("request %d reuses the Job name %s", seq, j.Name)
+		}
+		names[j.Name] = true
+		if len(j.Name) > 63 {
+			t.Errorf("request %d: Job name %s has %d characters, more than a label value's 63", seq, j.Name, len(j.Name))
+		}
+		if j.Annotations[AnnotationDropSeq] != fmt.Sprint(seq) || j.Annotations[AnnotationNode] != "node-7" {
+			t.Errorf("request %d: annotations %v", seq, j.Annotations)
+		}
+		if !*j.Spec.Template.Spec.Containers[0].SecurityContext.Privileged {
+			t.Errorf("request %d: not privileged", seq)
+		}
+	}
+	if DropCacheJobFor(r, "img:1", "node-7", 0).Name != before.Name {
+		t.Error("request 0 is not the drop before the load")
+	}
+}
+
+func TestPrivilegedAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		ok     bool
+	}{
+		{nil, true}, // the cluster's default level
+		{map[string]string{LabelPodSecurityEnforce: "privileged"}, true},
+		{map[string]string{LabelPodSecurityEnforce: "baseline"}, false},
+		{map[string]string{LabelPodSecurityEnforce: "restricted", "pod-security.kubernetes.io/warn": "privileged"}, false},
+	} {
+		ok, msg := PrivilegedAllowed("bench", tc.labels)
+		if ok != tc.ok {
+			t.Errorf("%v: allowed %v, want %v", tc.labels, ok, tc.ok)
+		}
+		if !ok && (!strings.Contains(msg, "spec.testbed.dropPageCache") || !strings.Contains(msg, "kubectl label namespace bench pod-security.kubernetes.io/enforce=privileged")) {
+			t.Errorf("message %q does not name the field and the fix", msg)
+		}
+	}
+}
+
+func TestTestbed(t *testing.T) {
+	node := func(name string, p99 float64) v1alpha1.NodeProbe {
+		return v1alpha1.NodeProbe{Node: name, CPUs: 8, Volumes: []v1alpha1.VolumeProbe{
+			{Name: "journal", WriteBytes: 1, WriteMBPerSec: 900, FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 100, P99: p99 / 2}},
+			{Name: "ledgers", WriteBytes: 1, WriteMBPerSec: 700, FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 100, P99: p99}},
+		}}
+	}
+	pulsar := run(v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) {
+		r.Spec.Cluster.Managed.Brokers = 1
+		r.Spec.Cluster.Managed.Version = "4.0.7"
+		r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = sp("nvme")
+	})
+	tb := Testbed(pulsar, []v1alpha1.NodeProbe{node("b", 3.5), node("a", 1.25), {Node: "c", Error: "probe Job failed: DeadlineExceeded"}})
+	if tb.Scope != v1alpha1.TestbedBrokerNodes || tb.Nodes[0].Node != "a" {
+		t.Errorf("scope %s, first node %s", tb.Scope, tb.Nodes[0].Node)
+	}
+	if tb.SlowestFsyncP99Ms == nil || *tb.SlowestFsyncP99Ms != 3.5 {
+		t.Errorf("slowest fsync p99 %v, want 3.5", tb.SlowestFsyncP99Ms)
+	}
+	if tb.Nodes[0].Volumes[1].StorageClassName != "nvme" || tb.Nodes[0].Volumes[0].StorageClassName != "" {
+		t.Errorf("classes %+v", tb.Nodes[0].Volumes)
+	}
+	if *tb.Topology != (v1alpha1.Topology{Brokers: 1, Bookies: 3, Version: "4.0.7"}) {
+		t.Errorf("topology %+v", *tb.Topology)
+	}
+	if !strings.Contains(tb.Note, "1 of 3 nodes not measured ([c])") {
+		t.Errorf("note %q does not say c was not measured", tb.Note)
+	}
+
+	existing := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+		r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}}
+	})
+	tb = Testbed(existing, []v1alpha1.NodeProbe{{Node: "w", Volumes: []v1alpha1.VolumeProbe{{Name: "scratch", FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 3, P99: 2}}}}})
+	if tb.Scope != v1alpha1.TestbedWorkerNodes || !strings.Contains(tb.Note, "the brokers' disks were not measured") || tb.Topology != nil {
+		t.Errorf("existing: %+v", tb)
+	}
+}
+
+func TestParseResult(t *testing.T) {
+	n, err := ParseResult(`{"node":"n1","cpus":4,"volumes":[{"name":"data","writeMBPerSec":812.5,"writeBytes":268435456,"fsyncLatencyMs":{"count":2000,"appendBytes":4096,"p50":0.18,"p99":4.4,"p999":7.9,"max":8.1}}]}`)
+	if err != nil || n.Node != "n1" || n.Volumes[0].FsyncLatencyMs.P99 != 4.4 {
+		t.Errorf("ParseResult = %+v, %v", n, err)
+	}
+	if _, err := ParseResult("exec format error"); err == nil {
+		t.Error("a message that is not JSON parsed")
+	}
+}

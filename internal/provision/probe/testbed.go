@@ -1,0 +1,72 @@
+package probe
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/testbed"
+)
+
+// Testbed assembles a run's status.testbed from its probes: the scope and
+// what it does not cover, the topology the spec deployed, each volume's
+// StorageClass, and the slowest fsync p99 (the wide printer column).
+func Testbed(run *v1alpha1.BenchmarkRun, nodes []v1alpha1.NodeProbe) v1alpha1.Testbed {
+	classes := map[string]string{}
+	for _, v := range Volumes(run) {
+		classes[v.Name] = className(v.StorageClassName)
+	}
+	out := v1alpha1.Testbed{Scope: v1alpha1.TestbedBrokerNodes, Topology: TopologyOf(run)}
+	if run.Spec.Cluster.Managed == nil {
+		out.Scope = v1alpha1.TestbedWorkerNodes
+		out.Note = "existing cluster: the brokers' disks were not measured; the figures are of a node of the workers' pool (emptyDir)"
+	}
+	for _, n := range nodes {
+		n = *n.DeepCopy()
+		for i := range n.Volumes {
+			if out.Scope == v1alpha1.TestbedBrokerNodes {
+				n.Volumes[i].StorageClassName = classes[n.Volumes[i].Name]
+			}
+		}
+		out.Nodes = append(out.Nodes, n)
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Node < out.Nodes[j].Node })
+	if ms, _, ok := testbed.SlowestFsyncP99(out.Nodes); ok {
+		out.SlowestFsyncP99Ms = &ms
+	}
+	var failed []string
+	for _, n := range out.Nodes {
+		if n.Error != "" {
+			failed = append(failed, n.Node)
+		}
+	}
+	if len(failed) > 0 {
+		note := fmt.Sprintf("%d of %d nodes not measured (%v): see nodes[].error", len(failed), len(out.Nodes), failed)
+		if out.Note != "" {
+			note = out.Note + "; " + note
+		}
+		out.Note = note
+	}
+	return out
+}
+
+// TopologyOf is the shape the spec deployed: broker and bookie counts with
+// their defaults, and the version (empty: the Strimzi or chart default).
+// An existing cluster's shape is not known.
+func TopologyOf(run *v1alpha1.BenchmarkRun) *v1alpha1.Topology {
+	m := run.Spec.Cluster.Managed
+	if m == nil {
+		return nil
+	}
+	t := &v1alpha1.Topology{Brokers: m.Brokers, Version: m.Version}
+	if t.Brokers == 0 {
+		t.Brokers = 3
+	}
+	if run.Spec.System == v1alpha1.SystemPulsar {
+		t.Bookies = m.Bookies
+		if t.Bookies == 0 {
+			t.Bookies = 3
+		}
+	}
+	return t
+}

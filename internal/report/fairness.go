@@ -1,0 +1,213 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/testbed"
+)
+
+// FlagKind is what makes two runs unlike.
+type FlagKind string
+
+const (
+	FlagDurability FlagKind = "durability"
+	FlagTopology   FlagKind = "topology"
+	FlagTestbed    FlagKind = "testbed"
+	FlagWorkload   FlagKind = "workload"
+	// FlagLoadGenerator: the load generator fell behind its schedule, so
+	// the latency measured is partly the tool's, not the broker's.
+	FlagLoadGenerator FlagKind = "load generator"
+)
+
+// Flag marks a pair of runs (or one run, for the load generator) whose
+// comparison is not fair, and says why.
+type Flag struct {
+	Kind FlagKind
+	// Runs are the two runs of the pair, or the one run.
+	Runs    []string
+	Message string
+}
+
+func (f Flag) String() string { return fmt.Sprintf("[%s] %s", f.Kind, f.Message) }
+
+// Fairness are the tolerances of the flags.
+type Fairness struct {
+	// TestbedTolerance is how far apart (relative to the lower value) the
+	// slowest fsync p99 or write MB/s of two runs may be: 0.25 = 25 %.
+	TestbedTolerance float64
+	// MaxSendDelayP99Ms is the send delay p99 (send - intended send) of the
+	// measured phase above which the load generator fell behind.
+	MaxSendDelayP99Ms float64
+}
+
+// DefaultFairness: disks more than 25 % apart (the study saw instances of
+// one type differ by more), and a load generator more than 5 ms behind
+// its schedule at p99 (a publish p99 of a few ms would then be the tool's).
+var DefaultFairness = Fairness{TestbedTolerance: 0.25, MaxSendDelayP99Ms: 5}
+
+// Flags compares every pair of runs: achieved durability, topology
+// (broker and bookie counts, versions), testbed figures, workload; and
+// each run's load generator.
+func Flags(runs []Named, f Fairness) []Flag {
+	var out []Flag
+	for i := range runs {
+		for j := i + 1; j < len(runs); j++ {
+			out = append(out, pairFlags(runs[i], runs[j], f)...)
+		}
+	}
+	for _, n := range runs {
+		m := phase(n.Summary, stats.PhaseMeasure)
+		if m == nil || m.SendDelayMs == nil {
+			continue
+		}
+		if d := m.SendDelayMs.P99; d > f.MaxSendDelayP99Ms {
+			out = append(out, Flag{Kind: FlagLoadGenerator, Runs: []string{n.Name}, Message: fmt.Sprintf(
+				"%s: the load generator fell behind its schedule (send delay p99 %.2f ms > %.2f ms): its latency is partly the tool's; add workers or lower the rate",
+				n.Name, d, f.MaxSendDelayP99Ms)})
+		}
+	}
+	return out
+}
+
+func pairFlags(a, b Named, f Fairness) []Flag {
+	var out []Flag
+	add := func(kind FlagKind, format string, args ...any) {
+		out = append(out, Flag{Kind: kind, Runs: []string{a.Name, b.Name}, Message: fmt.Sprintf("%s vs %s: ", a.Name, b.Name) + fmt.Sprintf(format, args...)})
+	}
+	sa, sb := a.Summary, b.Summary
+
+	if da, db := sa.Durability, sb.Durability; da != nil && db != nil && da.AchievedLevel != db.AchievedLevel {
+		add(FlagDurability, "durability level %d achieved vs level %d", da.AchievedLevel, db.AchievedLevel)
+	} else if (da == nil) != (db == nil) {
+		add(FlagDurability, "the achieved durability of %s is not known", nameOfNil(a, b, da == nil))
+	}
+
+	if workloadKey(sa.Workload) != workloadKey(sb.Workload) {
+		add(FlagWorkload, "different workloads (%s vs %s)", describeWorkload(sa.Workload), describeWorkload(sb.Workload))
+	}
+
+	ta, tb := sa.Testbed, sb.Testbed
+	if ta == nil || tb == nil {
+		missing := nameOfNil(a, b, ta == nil)
+		if ta == nil && tb == nil {
+			missing = "either run"
+		}
+		add(FlagTestbed, "no testbed was measured for %s: the disks and the topology under it are unknown", missing)
+		return out
+	}
+	out = append(out, topologyFlags(a, b, add)...)
+	if ta.Scope != tb.Scope {
+		add(FlagTestbed, "the probes measured different things (%s vs %s)", ta.Scope, tb.Scope)
+	}
+	pa, _, oka := testbed.SlowestFsyncP99(ta.Nodes)
+	pb, _, okb := testbed.SlowestFsyncP99(tb.Nodes)
+	if oka && okb && apart(pa, pb, f.TestbedTolerance) {
+		add(FlagTestbed, "the slowest write+fdatasync p99 is %.3f ms vs %.3f ms, more than %.0f %% apart: the disks differ", pa, pb, f.TestbedTolerance*100)
+	}
+	wa, oka := testbed.SlowestWriteMBPerSec(ta.Nodes)
+	wb, okb := testbed.SlowestWriteMBPerSec(tb.Nodes)
+	if oka && okb && apart(wa, wb, f.TestbedTolerance) {
+		add(FlagTestbed, "the slowest sequential write is %.1f MB/s vs %.1f MB/s, more than %.0f %% apart: the disks differ", wa, wb, f.TestbedTolerance*100)
+	}
+	return out
+}
+
+// topologyFlags compares the shapes. Across systems, Kafka's brokers are
+// set against Pulsar's brokers (they serve clients) and against its
+// bookies (they store the data); versions are compared within a system.
+func topologyFlags(a, b Named, add func(FlagKind, string, ...any)) []Flag {
+	xa, xb := a.Summary.Testbed.Topology, b.Summary.Testbed.Topology
+	if xa == nil || xb == nil {
+		if xa != xb {
+			add(FlagTopology, "the topology of %s is not known (an existing cluster)", nameOfNil(a, b, xa == nil))
+		}
+		return nil
+	}
+	if xa.Brokers != xb.Brokers {
+		add(FlagTopology, "%d brokers vs %d", xa.Brokers, xb.Brokers)
+	}
+	sysA, sysB := a.Summary.System, b.Summary.System
+	switch {
+	case sysA == sysB && xa.Bookies != xb.Bookies:
+		add(FlagTopology, "%d bookies vs %d", xa.Bookies, xb.Bookies)
+	case sysA == v1alpha1.SystemKafka && sysB == v1alpha1.SystemPulsar && xa.Brokers != xb.Bookies:
+		add(FlagTopology, "%d Kafka brokers store the data vs %d bookies", xa.Brokers, xb.Bookies)
+	case sysA == v1alpha1.SystemPulsar && sysB == v1alpha1.SystemKafka && xa.Bookies != xb.Brokers:
+		add(FlagTopology, "%d bookies store the data vs %d Kafka brokers", xa.Bookies, xb.Brokers)
+	}
+	if sysA == sysB && xa.Version != xb.Version {
+		add(FlagTopology, "%s version %q vs %q", sysA, xa.Version, xb.Version)
+	}
+	return nil
+}
+
+// apart says whether x and y differ by more than tol relative to the
+// lower of them.
+func apart(x, y, tol float64) bool {
+	lo, hi := math.Min(x, y), math.Max(x, y)
+	if lo <= 0 {
+		return hi > 0
+	}
+	return (hi-lo)/lo > tol
+}
+
+func nameOfNil(a, b Named, aIsNil bool) string {
+	if aIsNil {
+		return a.Name
+	}
+	return b.Name
+}
+
+type workloadKnobs struct {
+	Topics, Partitions, Size, Producers, Subs, Consumers, Rate int64
+}
+
+func workloadKey(w v1alpha1.WorkloadSpec) workloadKnobs {
+	k := workloadKnobs{Topics: int64(w.Topics), Partitions: int64(w.PartitionsPerTopic), Size: int64(w.MessageSize),
+		Producers: int64(w.ProducersPerTopic), Consumers: int64(w.ConsumerPerSubscription), Rate: w.ProducerRate}
+	if w.SubscriptionsPerTopic != nil {
+		k.Subs = int64(*w.SubscriptionsPerTopic)
+	}
+	return k
+}
+
+func describeWorkload(w v1alpha1.WorkloadSpec) string {
+	k := workloadKey(w)
+	return describe(k.Topics, k.Partitions, k.Size, k.Rate, k.Producers, k.Subs, k.Consumers)
+}
+
+// testbedCells are a run's row of the Testbed table: its slowest
+// disk figures and its topology.
+func testbedCells(s *results.Summary) (fsync, write, topo string) {
+	fsync, write, topo = "–", "–", "–"
+	tb := s.Testbed
+	if tb == nil {
+		return
+	}
+	if v, _, ok := testbed.SlowestFsyncP99(tb.Nodes); ok {
+		fsync = fmt.Sprintf("%.3f", v)
+	}
+	if v, ok := testbed.SlowestWriteMBPerSec(tb.Nodes); ok {
+		write = fmt.Sprintf("%.1f", v)
+	}
+	topo = topologyText(s.System, tb.Topology)
+	return
+}
+
+func topologyText(sys v1alpha1.System, t *v1alpha1.Topology) string {
+	if t == nil {
+		return "unknown"
+	}
+	s := fmt.Sprintf("%d brokers", t.Brokers)
+	if sys == v1alpha1.SystemPulsar {
+		s += fmt.Sprintf(", %d bookies", t.Bookies)
+	}
+	if t.Version != "" {
+		s += ", " + t.Version
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// fairTwins are a Kafka run and its Pulsar twin on the same testbed: same
+// durability achieved, workload, disks; 3 Kafka brokers against 3 Pulsar
+// brokers and 3 bookies.
+func fairTwins() []Named {
+	lat := v1alpha1.LatencySummary{Avg: 3, P50: 3, P99: 5, P999: 9}
+	tb := func(brokers, bookies int32, p99, mbps float64) *v1alpha1.Testbed {
+		return &v1alpha1.Testbed{Scope: v1alpha1.TestbedBrokerNodes, Topology: &v1alpha1.Topology{Brokers: brokers, Bookies: bookies},
+			Nodes: []v1alpha1.NodeProbe{{Node: "n1", Volumes: []v1alpha1.VolumeProbe{{Name: "data", WriteMBPerSec: mbps, WriteBytes: 1 << 28,
+				FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 2000, P50: p99 / 4, P99: p99}}}}}}
+	}
+	k := summary("kafka", v1alpha1.SystemKafka, 2, lat, 4)
+	k.Testbed = tb(3, 0, 4.0, 800)
+	p := summary("pulsar", v1alpha1.SystemPulsar, 2, lat, 4)
+	p.Testbed = tb(3, 3, 4.4, 760) // 10 % and 5 % apart: within the tolerance
+	for _, s := range []*results.Summary{k, p} {
+		s.Phases[0].SendDelayMs = &results.LatencyDetail{P99: 0.2}
+	}
+	return []Named{{Name: "kafka", Summary: k}, {Name: "pulsar", Summary: p}}
+}
+
+func kinds(flags []Flag) []FlagKind {
+	var out []FlagKind
+	for _, f := range flags {
+		out = append(out, f.Kind)
+	}
+	return out
+}
+
+func TestFlagsFairTwins(t *testing.T) {
+	if f := Flags(fairTwins(), DefaultFairness); len(f) != 0 {
+		t.Errorf("fair twins were flagged: %v", f)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(k, p *results.Summary)
+		kind   FlagKind
+		text   string
+	}{
+		{"slower disk: fsync p99 more than 25 % apart", func(_, p *results.Summary) {
+			p.Testbed.Nodes[0].Volumes[0].FsyncLatencyMs.P99 = 5.1 // 27.5 % above 4.0
+		}, FlagTestbed, "the slowest write+fdatasync p99 is 4.000 ms vs 5.100 ms, more than 25 % apart"},
+		{"slower disk: write MB/s more than 25 % apart", func(k, _ *results.Summary) {
+			k.Testbed.Nodes[0].Volumes[0].WriteMBPerSec = 600
+		}, FlagTestbed, "600.0 MB/s vs 760.0 MB/s"},
+		{"one slow node of several is the one that counts", func(_, p *results.Summary) {
+			p.Testbed.Nodes = append(p.Testbed.Nodes, v1alpha1.NodeProbe{Node: "n2", Volumes: []v1alpha1.VolumeProbe{{Name: "journal", WriteMBPerSec: 760, WriteBytes: 1,
+				FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 10, P99: 12}}}})
+		}, FlagTestbed, "4.000 ms vs 12.000 ms"},
+		{"no testbed", func(k, _ *results.Summary) { k.Testbed = nil }, FlagTestbed, "no testbed was measured for kafka"},
+		{"the local Pulsar twin's one broker", func(_, p *results.Summary) { p.Testbed.Topology.Brokers = 1 }, FlagTopology, "3 brokers vs 1"},
+		{"fewer bookies than Kafka brokers", func(_, p *results.Summary) { p.Testbed.Topology.Bookies = 2 }, FlagTopology, "3 Kafka brokers store the data vs 2 bookies"},
+		{"durability achieved differs", func(k, _ *results.Summary) { k.Durability.AchievedLevel = 4 }, FlagDurability, "durability level 4 achieved vs level 2"},
+		{"workload differs", func(_, p *results.Summary) { p.Workload.MessageSize = 100 }, FlagWorkload, "different workloads"},
+		{"load generator behind", func(_, p *results.Summary) { p.Phases[0].SendDelayMs.P99 = 40 }, FlagLoadGenerator, "pulsar: the load generator fell behind its schedule (send delay p99 40.00 ms > 5.00 ms)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := fairTwins()
+			tc.mutate(runs[0].Summary, runs[1].Summary)
+			flags := Flags(runs, DefaultFairness)
+			if len(flags) != 1 || flags[0].Kind != tc.kind || !strings.Contains(flags[0].Message, tc.text) {
+				t.Fatalf("flags %v, want one %s flag containing %q", flags, tc.kind, tc.text)
+			}
+		})
+	}
+}
+
+func TestFlagsVersionsWithinOneSystem(t *testing.T) {
+	runs := fairTwins()
+	runs[1].Summary.System = v1alpha1.SystemKafka
+	runs[1].Summary.Testbed.Topology = &v1alpha1.Topology{Brokers: 3, Version: "4.3.1"}
+	runs[0].Summary.Testbed.Topology.Version = "4.2.0"
+	if k := kinds(Flags(runs, DefaultFairness)); len(k) != 1 || k[0] != FlagTopology {
+		t.Errorf("flags %v, want one topology flag for the versions", k)
+	}
+	// Across systems versions are always different and not a flag.
+	runs = fairTwins()
+	runs[0].Summary.Testbed.Topology.Version, runs[1].Summary.Testbed.Topology.Version = "4.3.1", "4.0.7"
+	if f := Flags(runs, DefaultFairness); len(f) != 0 {
+		t.Errorf("Kafka 4.3.1 vs Pulsar 4.0.7 flagged: %v", f)
+	}
+}
+
+func TestFlagsTolerance(t *testing.T) {
+	runs := fairTwins()
+	runs[1].Summary.Testbed.Nodes[0].Volumes[0].FsyncLatencyMs.P99 = 5.1
+	if f := Flags(runs, Fairness{TestbedTolerance: 0.5, MaxSendDelayP99Ms: 5}); len(f) != 0 {
+		t.Errorf("27.5 %% apart flagged with a 50 %% tolerance: %v", f)
+	}
+}
+
+// TestCompareShowsFlags: a run whose testbed was made slower is flagged in
+// the text table and in the HTML.
+func TestCompareShowsFlags(t *testing.T) {
+	runs := fairTwins()
+	runs[1].Summary.Testbed.Nodes[0].Volumes[0].FsyncLatencyMs.P99 = 9
+	tb, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := tb.Text()
+	for _, want := range []string{"Testbed (slowest probed volume)", "9.000", "3 brokers, 3 bookies", "Unfair comparison: 1 flags", "flag [testbed] kafka vs pulsar"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	var html bytes.Buffer
+	if err := RenderCompare(&html, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="unfair"`, "Unfair comparison: 1 flags", "<h2>Testbed</h2>", "kafka vs pulsar: the slowest write"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}
+
+// TestReportTestbedSection: the report of one run shows its testbed: each
+// probed volume's figures, the node that was not measured, the note.
+func TestReportTestbedSection(t *testing.T) {
+	s := fairTwins()[1].Summary
+	s.Testbed.Note = "1 of 2 nodes not measured ([n2]): see nodes[].error"
+	s.Testbed.Nodes[0].CPUModel, s.Testbed.Nodes[0].CPUs, s.Testbed.Nodes[0].MemoryBytes = "Xeon 8375C", 8, 64<<30
+	s.Testbed.Nodes[0].Volumes[0].StorageClassName = "local-nvme"
+	s.Testbed.Nodes = append(s.Testbed.Nodes, v1alpha1.NodeProbe{Node: "n2", Roles: []string{"bookie"}, Error: "probe Job x failed: DeadlineExceeded"})
+	var buf bytes.Buffer
+	if err := Render(&buf, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{`<section id="testbed"><h2>Testbed</h2>`, "Topology: 3 brokers, 3 bookies", "Xeon 8375C", "64.0", "local-nvme",
+		"760.0", "4.400", "not measured: probe Job x failed: DeadlineExceeded", "1 of 2 nodes not measured"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	s.Testbed = nil
+	buf.Reset()
+	if err := Render(&buf, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `id="testbed"`) {
+		t.Error("a run without a testbed has a Testbed section")
+	}
+}

@@ -1,0 +1,5 @@
+package testbed
+
+import "syscall"
+
+func sync() { syscall.Sync() }

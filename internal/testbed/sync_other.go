@@ -1,0 +1,5 @@
+//go:build !linux
+
+package testbed
+
+func sync() {}
