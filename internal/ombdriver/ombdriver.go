@@ -18,7 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,8 +92,8 @@ func Parse(data []byte) (File, error) {
 		return f, fmt.Errorf("driverClass %q is not OMB's Kafka or Pulsar driver; use io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver or io.openmessaging.benchmark.driver.pulsar.PulsarBenchmarkDriver", f.DriverClass)
 	}
 	var errs []error
-	for _, k := range sortedKeys(raw) {
-		if !contains(known, k) {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.Contains(known, k) {
 			errs = append(errs, fmt.Errorf("unknown key %q in an OMB %s driver file; known keys: %s", k, f.System, strings.Join(known, ", ")))
 		}
 	}
@@ -227,7 +228,7 @@ func mapKafka(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, [
 		errs = append(errs, fmt.Errorf("%s: %s=%s is set by spec.durability (%s); %s", section, k, v, now, fix))
 	}
 
-	for _, k := range sortedKeys(f.TopicConfig) {
+	for _, k := range slices.Sorted(maps.Keys(f.TopicConfig)) {
 		v := f.TopicConfig[k]
 		if isKafkaTopicDurability(k) {
 			want, set := eff.Kafka.Topic[k]
@@ -237,7 +238,7 @@ func mapKafka(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, [
 		put(&out.Topic, k, v)
 	}
 	apply := func(section string, kv map[string]string, producer, consumer bool) {
-		for _, k := range sortedKeys(kv) {
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
 			v := kv[k]
 			switch {
 			case k == "bootstrap.servers":
@@ -256,11 +257,11 @@ func mapKafka(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, [
 				continue
 			}
 			used := false
-			if producer && contains(prodKeys, k) {
+			if producer && slices.Contains(prodKeys, k) {
 				put(&out.Producer, k, v)
 				used = true
 			}
-			if consumer && contains(consKeys, k) {
+			if consumer && slices.Contains(consKeys, k) {
 				put(&out.Consumer, k, v)
 				used = true
 			}
@@ -289,7 +290,7 @@ func normAcks(k, v string) string {
 }
 
 func isKafkaTopicDurability(k string) bool {
-	return contains([]string{durability.KafkaTopicMinInsyncReplicas, durability.KafkaTopicFlushMessages,
+	return slices.Contains([]string{durability.KafkaTopicMinInsyncReplicas, durability.KafkaTopicFlushMessages,
 		durability.KafkaTopicFlushMs, durability.KafkaTopicUncleanElection}, k)
 }
 
@@ -331,7 +332,7 @@ func mapPulsar(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, 
 		"producer: pendingQueueSize": "maxPendingMessages",
 	}
 	section := func(name string, kv map[string]string, keys []string, dst *map[string]string) {
-		for _, k := range sortedKeys(kv) {
+		for _, k := range slices.Sorted(maps.Keys(kv)) {
 			v := kv[k]
 			key := name + ": " + k
 			if want, ok := quorum[k]; ok && name == "client" {
@@ -359,7 +360,7 @@ func mapPulsar(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, 
 				put(dst, to, v)
 				continue
 			}
-			if contains(keys, k) {
+			if slices.Contains(keys, k) {
 				put(dst, k, v)
 				continue
 			}
@@ -419,22 +420,4 @@ func put(m *map[string]string, k, v string) {
 		*m = map[string]string{}
 	}
 	(*m)[k] = v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
