@@ -1,6 +1,16 @@
 # streambench — make help lists every target.
 
-IMG ?= docker.io/streambench/streambench:dev
+# The release this tree is: the chart's appVersion (charts/streambench/Chart.yaml)
+# is the one place it is written. A build from a tag says the tag; any other
+# build says the release it leads to, "-dev", and the commit.
+APP_VERSION := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' charts/streambench/Chart.yaml)
+VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo v$(APP_VERSION)-dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/streambench/streambench-operator/internal/version
+LDFLAGS ?= -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+# The released image (the release workflow pushes it with ko); the chart and
+# config/manager default to it too.
+IMG ?= ghcr.io/streambench/streambench:$(APP_VERSION)
 # The from-source builds take their versions from the pinned modules in
 # hack/tools/ (go.mod and go.sum committed); these must agree with them
 # (hack/tools/check.sh) and are changed together with hack/tools/update.sh.
@@ -94,7 +104,11 @@ ci-cold: ## Run .ci/run on a fresh clone with empty Go, build and jar caches; pr
 
 .PHONY: build
 build: generate fmt vet ## Build the streambench binary into bin/.
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/streambench ./cmd/streambench
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/streambench ./cmd/streambench
+
+.PHONY: version
+version: ## Print the version and commit a build of this tree records.
+	@echo "$(VERSION) $(COMMIT)"
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
@@ -102,7 +116,7 @@ run: manifests generate ## Run the manager against the cluster of the current ku
 
 .PHONY: docker-build
 docker-build: ## Build the streambench image (needs a Docker engine).
-	docker build -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 ##@ Local
 
@@ -113,7 +127,7 @@ QUICKSTART_WORKLOAD ?= workloads/latency-1-topic-16-partitions-1kb-local.yaml
 
 .PHONY: quickstart
 quickstart: ## Build streambench and run a local Kafka benchmark at durability level 2 (needs Java 17+, Maven).
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/streambench ./cmd/streambench
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/streambench ./cmd/streambench
 	$(LOCALBIN)/streambench run -f $(QUICKSTART_RUN) --local --workload $(QUICKSTART_WORKLOAD)
 
 ##@ Deployment
@@ -128,7 +142,7 @@ uninstall: manifests ## Remove the CRD (and every BenchmarkRun) from the cluster
 
 .PHONY: deploy
 deploy: manifests ## Deploy the operator (CRD, RBAC, manager) with image IMG.
-	kubectl kustomize config/default | sed 's#docker.io/streambench/streambench:dev#$(IMG)#g' | kubectl apply --server-side -f -
+	kubectl kustomize config/default | sed 's#ghcr.io/streambench/streambench:$(APP_VERSION)#$(IMG)#g' | kubectl apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: ## Remove the operator from the cluster.

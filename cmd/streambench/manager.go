@@ -17,11 +17,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/controllers"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/version"
 )
-
-// defaultImage is the image the worker and coordinator Jobs run unless the
-// manager is told otherwise (--worker-image) or a run overrides it.
-const defaultImage = "docker.io/streambench/streambench:dev"
 
 func init() { rootCmd.AddCommand(newManagerCmd()) }
 
@@ -39,6 +36,10 @@ func newManagerCmd() *cobra.Command {
 		Short: "Run the BenchmarkRun operator",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			if workerImage == "" {
+				return fmt.Errorf("--worker-image is required: this build (%s) has no released image to default to; give e.g. --worker-image=%s:<version>", version.Get(), version.Repository)
+			}
+			ctrl.Log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit, "workerImage", workerImage)
 			scheme := runtime.NewScheme()
 			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 			utilruntime.Must(v1alpha1.AddToScheme(scheme))
@@ -82,7 +83,10 @@ func newManagerCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
-	f.StringVar(&workerImage, "worker-image", defaultImage, "streambench image of the coordinator and worker Jobs")
+	// The coordinator and workers speak the manager's protocol: by default
+	// they run the released image of the manager's own version.
+	defaultWorkerImage, _ := version.Get().Image()
+	f.StringVar(&workerImage, "worker-image", defaultWorkerImage, "streambench image of the coordinator and worker Jobs; default: the released image of this version")
 	f.StringVar(&chart.RepoURL, "pulsar-chart-repo", pulsar.DefaultRepoURL, "Helm repository of the Pulsar chart for managed Pulsar runs")
 	f.StringVar(&chart.Name, "pulsar-chart", pulsar.DefaultChartName, "name of the Pulsar chart in --pulsar-chart-repo")
 	f.StringVar(&chart.Version, "pulsar-chart-version", pulsar.DefaultChartVersion, "version of the Pulsar chart (pinned, so runs are reproducible)")

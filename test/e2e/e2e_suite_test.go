@@ -47,7 +47,7 @@ import (
 )
 
 // The manifests name this image; the suite replaces it with E2E_IMG.
-const manifestImage = "docker.io/streambench/streambench:dev"
+const manifestImage = "ghcr.io/streambench/streambench:0.1.0"
 
 const operatorNamespace = "streambench-system"
 
