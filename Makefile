@@ -43,8 +43,12 @@ help: ## Show this help.
 .PHONY: manifests
 # allowDangerousTypes: the workload keeps OMB's floating-point fields (backlogDrainRatio,
 # randomBytesRatio) and accepts fractional minutes and GB for short runs.
-manifests: controller-gen ## Generate the CRD and RBAC manifests into config/.
+# The chart gets copies, not its own generation: config/ stays the one source,
+# and hack/verify.sh fails when the copies drift.
+manifests: controller-gen ## Generate the CRD and RBAC manifests into config/ and copy them into the chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
+	rm -f charts/streambench/crds/*.yaml && cp config/crd/bases/*.yaml charts/streambench/crds/
+	cp config/rbac/role.yaml charts/streambench/files/manager-role.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.

@@ -10,6 +10,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -29,6 +30,7 @@ func newManagerCmd() *cobra.Command {
 		chart                               pulsar.ChartSource
 		helmCache                           string
 		unschedulableGrace                  time.Duration
+		watchNamespaces                     []string
 		zapOpts                             = zap.Options{}
 	)
 	cmd := &cobra.Command{
@@ -46,6 +48,7 @@ func newManagerCmd() *cobra.Command {
 
 			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 				Scheme:                 scheme,
+				Cache:                  cacheOptions(watchNamespaces),
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
@@ -92,10 +95,27 @@ func newManagerCmd() *cobra.Command {
 	f.StringVar(&chart.Version, "pulsar-chart-version", pulsar.DefaultChartVersion, "version of the Pulsar chart (pinned, so runs are reproducible)")
 	f.StringVar(&helmCache, "helm-cache-dir", "", "writable directory for downloaded charts (default: a directory under the system temp dir)")
 	f.DurationVar(&unschedulableGrace, "unschedulable-grace", 2*time.Minute, "how long a worker pod may stay unschedulable before its run fails")
+	f.StringSliceVar(&watchNamespaces, "watch-namespaces", nil, "namespaces whose BenchmarkRuns the manager reconciles, comma-separated (default: all); the chart's watchNamespaces, which grants Roles only there")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
 	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// cacheOptions limits the manager's informers to the watched namespaces:
+// with the chart's Roles only there, a cluster-wide list would be
+// forbidden. Cluster-scoped objects (the run's Namespace, read for its Pod
+// Security label) are still cached cluster-wide; the chart grants that one
+// cluster-scoped resource.
+func cacheOptions(namespaces []string) cache.Options {
+	if len(namespaces) == 0 {
+		return cache.Options{}
+	}
+	byNS := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		byNS[ns] = cache.Config{}
+	}
+	return cache.Options{DefaultNamespaces: byNS}
 }
