@@ -176,6 +176,10 @@ E2E_IMG ?= docker.io/streambench/streambench:e2e
 # The local cluster's kubeconfig unless another cluster is named.
 E2E_KUBECONFIG ?= $(LOCALBIN)/local-cluster/kubeconfig
 E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl || echo kubectl)
+# README's "On a cluster" installs Strimzi from its release files; the suite
+# has no internet and takes them from here (the install/cluster-operator
+# directory of Strimzi 1.2.0); CI has them in shared/ beside the clone.
+E2E_STRIMZI_INSTALL ?= $(wildcard $(CURDIR)/../shared/testdata/strimzi-1.2.0)
 E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 45m -v -ginkgo.v
 KIND_VERSION ?= v0.33.0
 KIND ?= $(LOCALBIN)/kind
@@ -198,7 +202,7 @@ local-cluster-down: ## Stop the local cluster: every process, pod, network and d
 test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG.
 	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
 		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image; fi
-	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) $(E2E_GO_TEST)
+	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) $(E2E_GO_TEST)
 
 .PHONY: test-e2e-kind
 test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.
@@ -207,7 +211,7 @@ test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) wit
 	$(MAKE) docker-build IMG=$(E2E_IMG)
 	$(KIND) load docker-image $(E2E_IMG) --name $(KIND_CLUSTER)
 	@# Pods reach the host, where the suite starts the brokers, at the gateway of Docker's kind network.
-	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl \
+	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) \
 		E2E_BROKER_HOST=$$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') \
 		$(E2E_GO_TEST)
 
