@@ -19,12 +19,15 @@ ETCD_VERSION ?= 3.6.16
 COREDNS_VERSION ?= 1.15.0
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.6.2
+# ko builds the images (no Docker): the local cluster's tarball and releases.
+KO_VERSION ?= v0.18.1
 GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 GINKGO ?= $(LOCALBIN)/ginkgo
+KO ?= $(LOCALBIN)/ko
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -86,7 +89,7 @@ envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use on
 GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" go test -timeout 40m
 
 .PHONY: test
-test: modules verify fmt vet envtest test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
+test: modules verify fmt vet envtest ko test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
 
 .PHONY: test-unit
 test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
@@ -117,6 +120,16 @@ version: ## Print the version and commit a build of this tree records.
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/streambench manager
+
+.PHONY: ko-tarball
+ko-tarball: ko ## Build the image E2E_IMG with ko, no Docker or registry, as an OCI tarball in bin/images/ (what local-cluster.sh load-image imports).
+	go run ./hack/local-cluster/koimage -ko $(KO) -image $(E2E_IMG) -version $(VERSION) -commit $(COMMIT) -out $(LOCALBIN)/images/streambench.tar
+
+.PHONY: ko-publish
+ko-publish: ko ## Build the multi-arch release image with ko and push it to IMG's repository (the release workflow; needs a registry login).
+	VERSION=$(VERSION) COMMIT=$(COMMIT) KO_DOCKER_REPO=$(firstword $(subst :, ,$(IMG))) $(KO) build ./cmd/streambench --bare \
+		--platform=linux/amd64,linux/arm64 --tags=$(APP_VERSION) \
+		--image-label=org.opencontainers.image.version=$(VERSION),org.opencontainers.image.revision=$(COMMIT),org.opencontainers.image.source=https://github.com/streambench/streambench-operator
 
 .PHONY: docker-build
 docker-build: ## Build the streambench image (needs a Docker engine).
@@ -164,6 +177,11 @@ golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+.PHONY: ko
+ko: $(KO) ## Install ko (KO_VERSION) into bin/.
+$(KO):
+	GOBIN=$(LOCALBIN) go install github.com/google/ko@$(KO_VERSION)
+
 .PHONY: ginkgo
 ginkgo: $(GINKGO) ## Install the ginkgo CLI into bin/.
 $(GINKGO):
@@ -180,7 +198,7 @@ E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(L
 # has no internet and takes them from here (the install/cluster-operator
 # directory of Strimzi 1.2.0); CI has them in shared/ beside the clone.
 E2E_STRIMZI_INSTALL ?= $(wildcard $(CURDIR)/../shared/testdata/strimzi-1.2.0)
-E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 45m -v -ginkgo.v
+E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 60m -v -ginkgo.v
 KIND_VERSION ?= v0.33.0
 KIND ?= $(LOCALBIN)/kind
 KIND_CLUSTER ?= streambench-e2e
