@@ -38,7 +38,7 @@ func helmConfig() *action.Configuration {
 func installOperator() *release.Release {
 	cfg := helmConfig()
 	uninstall := action.NewUninstall(cfg)
-	uninstall.Wait, uninstall.Timeout = true, 2*time.Minute
+	uninstall.Wait, uninstall.Timeout, uninstall.IgnoreNotFound = true, 2*time.Minute, true
 	if _, err := uninstall.Run(releaseName); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		Expect(err).NotTo(HaveOccurred(), "removing the previous release %s", releaseName)
 	}
@@ -68,7 +68,7 @@ func installOperator() *release.Release {
 
 func uninstallOperator() {
 	uninstall := action.NewUninstall(helmConfig())
-	uninstall.Wait, uninstall.Timeout = false, time.Minute
+	uninstall.Wait, uninstall.Timeout, uninstall.IgnoreNotFound = false, time.Minute, true
 	if _, err := uninstall.Run(releaseName); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		logf("helm uninstall %s: %v", releaseName, err)
 	}

@@ -58,6 +58,10 @@ var _ = Describe("README: On a cluster", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(os.RemoveAll, work)
 		Expect(packStrimzi(strimziDir, filepath.Join(work, "strimzi-1.2.0.tar.gz"))).To(Succeed())
+		// What an earlier, aborted run left would make `kubectl create` fail
+		// (AlreadyExists): the README starts from a cluster without them.
+		_, _ = kubectlE(nil, "delete", "-f", strimziDir, "--ignore-not-found", "--wait=false")
+		_, _ = kubectlE(nil, "delete", "namespace", "kafka", "--ignore-not-found", "--timeout=3m")
 		for _, f := range []string{"run-ack2-async.yaml", "run-existing-kafka.yaml", "storageclass-local-nvme.yaml", "local-nvme-pv.yaml"} {
 			raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", f))
 			Expect(err).NotTo(HaveOccurred())
