@@ -238,7 +238,7 @@ func base(o options) (v1.Image, error) {
 }
 
 func writeLayoutTar(img v1.Image, imageName, tag, out string) error {
-	dir, err := os.MkdirTemp("", "ociimage-")
+	dir, err := os.MkdirTemp("", "koimage-layout-")
 	if err != nil {
 		return err
 	}
