@@ -62,11 +62,11 @@ var _ = Describe("README: On a cluster", Ordered, func() {
 		// (AlreadyExists): the README starts from a cluster without them.
 		_, _ = kubectlE(nil, "delete", "-f", strimziDir, "--ignore-not-found", "--wait=false")
 		_, _ = kubectlE(nil, "delete", "namespace", "kafka", "--ignore-not-found", "--timeout=3m")
-		for _, f := range []string{"run-ack2-async.yaml", "run-existing-kafka.yaml", "storageclass-local-nvme.yaml", "local-nvme-pv.yaml"} {
-			raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", f))
+		for _, f := range []string{"samples/run-ack2-async.yaml", "samples/run-existing-kafka.yaml", "nodepool/storageclass-local-nvme.yaml", "nodepool/local-nvme-pv.yaml"} {
+			raw, err := os.ReadFile(filepath.Join(repoRoot, "config", f))
 			Expect(err).NotTo(HaveOccurred())
-			Expect(os.MkdirAll(filepath.Join(work, "config", "samples"), 0o755)).To(Succeed())
-			Expect(os.WriteFile(filepath.Join(work, "config", "samples", f), raw, 0o644)).To(Succeed())
+			Expect(os.MkdirAll(filepath.Dir(filepath.Join(work, "config", f)), 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(work, "config", f), raw, 0o644)).To(Succeed())
 		}
 
 		By("building streambench and putting it and kubectl on PATH")

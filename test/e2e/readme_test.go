@@ -11,6 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // readmeSection is the README section whose commands the e2e suite runs.
@@ -29,8 +33,8 @@ var readmeCommands = []string{
 	"kubectl label nodes <nvme-node> node-pool=streaming --overwrite",
 	"kubectl taint nodes <nvme-node> dedicated=streaming:NoSchedule --overwrite",
 	"kubectl label nodes <client-node> node-pool=clients --overwrite",
-	"kubectl apply -f config/samples/storageclass-local-nvme.yaml",
-	"sed 's/NVME_NODE/<nvme-node>/g' config/samples/local-nvme-pv.yaml | kubectl apply -f -",
+	"kubectl apply -f config/nodepool/storageclass-local-nvme.yaml",
+	"sed 's/NVME_NODE/<nvme-node>/g' config/nodepool/local-nvme-pv.yaml | kubectl apply -f -",
 	"kubectl apply -n kafka -f config/samples/run-ack2-async.yaml",
 	"kubectl apply -n kafka -f config/samples/run-existing-kafka.yaml",
 	"kubectl get br -n kafka -w",
@@ -80,5 +84,27 @@ func TestREADMEOnAClusterIsWhatTheSuiteRuns(t *testing.T) {
 	if !slices.Equal(got, readmeCommands) {
 		t.Fatalf("README's %q commands differ from the ones the e2e suite runs (test/e2e/readme_test.go readmeCommands, run by readme_e2e_test.go); change both:\nREADME:\n  %s\nsuite:\n  %s",
 			readmeSection, strings.Join(got, "\n  "), strings.Join(readmeCommands, "\n  "))
+	}
+}
+
+// TestNodePoolManifests: the StorageClass and the PV example are valid
+// objects (strict: no misspelt field), the PV of class local-nvme once the
+// node name is filled in as the README's sed does.
+func TestNodePoolManifests(t *testing.T) {
+	var sc storagev1.StorageClass
+	if err := yaml.UnmarshalStrict([]byte(repoFile(t, "config/nodepool/storageclass-local-nvme.yaml")), &sc); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "local-nvme" || sc.VolumeBindingMode == nil || *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
+		t.Fatalf("StorageClass %s, binding %v: the samples ask for local-nvme, bound when the pod is scheduled", sc.Name, sc.VolumeBindingMode)
+	}
+	var pv corev1.PersistentVolume
+	raw := strings.ReplaceAll(repoFile(t, "config/nodepool/local-nvme-pv.yaml"), "NVME_NODE", "node-1")
+	if err := yaml.UnmarshalStrict([]byte(raw), &pv); err != nil {
+		t.Fatal(err)
+	}
+	if pv.Spec.StorageClassName != "local-nvme" || pv.Spec.Local == nil || pv.Spec.NodeAffinity == nil ||
+		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != "node-1" || pv.Name != "local-nvme-node-1-nvme0" {
+		t.Fatalf("PV %+v", pv)
 	}
 }
