@@ -327,6 +327,11 @@ func TestDefaultsAreTheRelease(t *testing.T) {
 
 func TestCRDsAreTheGeneratedOnes(t *testing.T) {
 	c := loadChart(t)
+	for _, f := range c.Files {
+		if strings.HasSuffix(f.Name, ".go") {
+			t.Errorf("the packaged chart carries %s: .helmignore must leave the Go tests out", f.Name)
+		}
+	}
 	crds := c.CRDObjects()
 	if len(crds) != 1 {
 		t.Fatalf("the chart has %d CRDs, want 1", len(crds))
