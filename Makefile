@@ -1,6 +1,16 @@
 # streambench — make help lists every target.
 
-IMG ?= docker.io/streambench/streambench:dev
+# The release this tree is: the chart's appVersion (charts/streambench/Chart.yaml)
+# is the one place it is written. A build from a tag says the tag; any other
+# build says the release it leads to, "-dev", and the commit.
+APP_VERSION := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' charts/streambench/Chart.yaml)
+VERSION ?= $(shell git describe --tags --exact-match --match 'v*' 2>/dev/null || echo v$(APP_VERSION)-dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/streambench/streambench-operator/internal/version
+LDFLAGS ?= -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+# The released image (the release workflow pushes it with ko); the chart and
+# config/manager default to it too.
+IMG ?= ghcr.io/streambench/streambench:$(APP_VERSION)
 # The from-source builds take their versions from the pinned modules in
 # hack/tools/ (go.mod and go.sum committed); these must agree with them
 # (hack/tools/check.sh) and are changed together with hack/tools/update.sh.
@@ -9,12 +19,15 @@ ETCD_VERSION ?= 3.6.16
 COREDNS_VERSION ?= 1.15.0
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.6.2
+# ko builds the images (no Docker): the local cluster's tarball and releases.
+KO_VERSION ?= v0.18.1
 GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 GINKGO ?= $(LOCALBIN)/ginkgo
+KO ?= $(LOCALBIN)/ko
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -33,8 +46,12 @@ help: ## Show this help.
 .PHONY: manifests
 # allowDangerousTypes: the workload keeps OMB's floating-point fields (backlogDrainRatio,
 # randomBytesRatio) and accepts fractional minutes and GB for short runs.
-manifests: controller-gen ## Generate the CRD and RBAC manifests into config/.
+# The chart gets copies, not its own generation: config/ stays the one source,
+# and hack/verify.sh fails when the copies drift.
+manifests: controller-gen ## Generate the CRD and RBAC manifests into config/ and copy them into the chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases
+	rm -f charts/streambench/crds/*.yaml && cp config/crd/bases/*.yaml charts/streambench/crds/
+	cp config/rbac/role.yaml charts/streambench/files/manager-role.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods for the API types.
@@ -72,7 +89,7 @@ envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use on
 GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" go test -timeout 40m
 
 .PHONY: test
-test: modules verify fmt vet envtest test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
+test: modules verify fmt vet envtest ko test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
 
 .PHONY: test-unit
 test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
@@ -94,15 +111,29 @@ ci-cold: ## Run .ci/run on a fresh clone with empty Go, build and jar caches; pr
 
 .PHONY: build
 build: generate fmt vet ## Build the streambench binary into bin/.
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/streambench ./cmd/streambench
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/streambench ./cmd/streambench
+
+.PHONY: version
+version: ## Print the version and commit a build of this tree records.
+	@echo "$(VERSION) $(COMMIT)"
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/streambench manager
 
+.PHONY: ko-tarball
+ko-tarball: ko ## Build the image E2E_IMG with ko, no Docker or registry, as an OCI tarball in bin/images/ (what local-cluster.sh load-image imports).
+	go run ./hack/local-cluster/koimage -ko $(KO) -image $(E2E_IMG) -version $(VERSION) -commit $(COMMIT) -out $(LOCALBIN)/images/streambench.tar
+
+.PHONY: ko-publish
+ko-publish: ko ## Build the multi-arch release image with ko and push it to IMG's repository (the release workflow; needs a registry login).
+	VERSION=$(VERSION) COMMIT=$(COMMIT) KO_DOCKER_REPO=$(firstword $(subst :, ,$(IMG))) $(KO) build ./cmd/streambench --bare \
+		--platform=linux/amd64,linux/arm64 --tags=$(APP_VERSION) \
+		--image-label=org.opencontainers.image.version=$(VERSION),org.opencontainers.image.revision=$(COMMIT),org.opencontainers.image.source=https://github.com/streambench/streambench-operator
+
 .PHONY: docker-build
 docker-build: ## Build the streambench image (needs a Docker engine).
-	docker build -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 ##@ Local
 
@@ -113,7 +144,7 @@ QUICKSTART_WORKLOAD ?= workloads/latency-1-topic-16-partitions-1kb-local.yaml
 
 .PHONY: quickstart
 quickstart: ## Build streambench and run a local Kafka benchmark at durability level 2 (needs Java 17+, Maven).
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/streambench ./cmd/streambench
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/streambench ./cmd/streambench
 	$(LOCALBIN)/streambench run -f $(QUICKSTART_RUN) --local --workload $(QUICKSTART_WORKLOAD)
 
 ##@ Deployment
@@ -128,7 +159,7 @@ uninstall: manifests ## Remove the CRD (and every BenchmarkRun) from the cluster
 
 .PHONY: deploy
 deploy: manifests ## Deploy the operator (CRD, RBAC, manager) with image IMG.
-	kubectl kustomize config/default | sed 's#docker.io/streambench/streambench:dev#$(IMG)#g' | kubectl apply --server-side -f -
+	kubectl kustomize config/default | sed 's#ghcr.io/streambench/streambench:$(APP_VERSION)#$(IMG)#g' | kubectl apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: ## Remove the operator from the cluster.
@@ -146,6 +177,11 @@ golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+.PHONY: ko
+ko: $(KO) ## Install ko (KO_VERSION) into bin/.
+$(KO):
+	GOBIN=$(LOCALBIN) go install github.com/google/ko@$(KO_VERSION)
+
 .PHONY: ginkgo
 ginkgo: $(GINKGO) ## Install the ginkgo CLI into bin/.
 $(GINKGO):
@@ -158,7 +194,11 @@ E2E_IMG ?= docker.io/streambench/streambench:e2e
 # The local cluster's kubeconfig unless another cluster is named.
 E2E_KUBECONFIG ?= $(LOCALBIN)/local-cluster/kubeconfig
 E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl || echo kubectl)
-E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 45m -v -ginkgo.v
+# README's "On a cluster" installs Strimzi from its release files; the suite
+# has no internet and takes them from here (the install/cluster-operator
+# directory of Strimzi 1.2.0); CI has them in shared/ beside the clone.
+E2E_STRIMZI_INSTALL ?= $(wildcard $(CURDIR)/../shared/testdata/strimzi-1.2.0)
+E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 60m -v -ginkgo.v
 KIND_VERSION ?= v0.33.0
 KIND ?= $(LOCALBIN)/kind
 KIND_CLUSTER ?= streambench-e2e
@@ -180,7 +220,7 @@ local-cluster-down: ## Stop the local cluster: every process, pod, network and d
 test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG.
 	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
 		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image; fi
-	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) $(E2E_GO_TEST)
+	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) $(E2E_GO_TEST)
 
 .PHONY: test-e2e-kind
 test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.
@@ -189,7 +229,7 @@ test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) wit
 	$(MAKE) docker-build IMG=$(E2E_IMG)
 	$(KIND) load docker-image $(E2E_IMG) --name $(KIND_CLUSTER)
 	@# Pods reach the host, where the suite starts the brokers, at the gateway of Docker's kind network.
-	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl \
+	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) \
 		E2E_BROKER_HOST=$$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') \
 		$(E2E_GO_TEST)
 

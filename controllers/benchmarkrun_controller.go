@@ -138,13 +138,21 @@ func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.Benchma
 // updateStatus writes the status and announces it with an event.
 func (r *BenchmarkRunReconciler) updateStatus(ctx context.Context, run *v1alpha1.BenchmarkRun, eventType, reason string) error {
 	run.Status.ObservedGeneration = run.Generation
-	if err := r.Status().Update(ctx, run); err != nil {
+	if err := r.writeStatus(ctx, run); err != nil {
 		return err
 	}
 	if r.Recorder != nil {
 		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", run.Status.Message)
 	}
 	return nil
+}
+
+// writeStatus is the one way the status is written: status.display is
+// derived from the figures beside it on every write, so kubectl get's
+// rounded columns never lag behind status.results or status.testbed.
+func (r *BenchmarkRunReconciler) writeStatus(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
+	run.Status.RefreshDisplay()
+	return r.Status().Update(ctx, run)
 }
 
 // SetupWithManager registers the reconciler with the manager. Jobs are

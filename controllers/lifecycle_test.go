@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,6 +47,11 @@ func runToSucceeded(run *v1alpha1.BenchmarkRun) *v1alpha1.BenchmarkRun {
 	Expect(*done.Status.Results).To(Equal(summary.Results))
 	Expect(done.Status.Results.PublishMBPerSec).To(BeNumerically(">", 0))
 	Expect(done.Status.Results.PublishLatencyMs.P99).To(BeNumerically(">", 0))
+	// kubectl get shows status.display: the same figures, two decimals.
+	Expect(done.Status.Display).NotTo(BeNil())
+	Expect(done.Status.Display.PublishMBPerSec).To(Equal(strconv.FormatFloat(summary.Results.PublishMBPerSec, 'f', 2, 64)))
+	Expect(done.Status.Display.PublishP99Ms).To(Equal(strconv.FormatFloat(summary.Results.PublishLatencyMs.P99, 'f', 2, 64)))
+	Expect(done.Status.Display.PublishMBPerSec).To(MatchRegexp(`^\d+\.\d\d$`))
 	Expect(done.Status.ResultsRef).To(Equal(run.Name + "-results"))
 	Expect(done.Status.CompletionTime).NotTo(BeNil())
 	Expect(meta.IsStatusConditionTrue(done.Status.Conditions, v1alpha1.ConditionResultsRecorded)).To(BeTrue())

@@ -31,7 +31,7 @@ func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run 
 		}
 		if run.Status.Message != reason && reason != "" {
 			run.Status.Message = reason
-			if err := r.Status().Update(ctx, run); err != nil {
+			if err := r.writeStatus(ctx, run); err != nil {
 				return ctrl.Result{}, err
 			}
 		}

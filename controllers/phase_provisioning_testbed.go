@@ -59,7 +59,7 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		}
 		run.Status.Testbed = &tb
 		run.Status.Message = testbedMessage(&tb)
-		if err := r.Status().Update(ctx, run); err != nil {
+		if err := r.writeStatus(ctx, run); err != nil {
 			return false, ctrl.Result{}, err
 		}
 	}
@@ -76,7 +76,7 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		run.Status.Testbed.PageCacheDropped = &now
 		run.Status.Testbed.PageCacheDrops = append(run.Status.Testbed.PageCacheDrops, v1alpha1.PageCacheDrop{
 			Seq: 0, Reason: pagecache.ReasonBeforeLoad, At: now, Dropped: true, Nodes: nodeNames(nodes)})
-		if err := r.Status().Update(ctx, run); err != nil {
+		if err := r.writeStatus(ctx, run); err != nil {
 			return false, ctrl.Result{}, err
 		}
 	}

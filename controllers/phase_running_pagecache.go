@@ -72,7 +72,7 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	// seq keeps a retried record from being added twice.
 	if tb := run.Status.Testbed; tb != nil && !hasDrop(tb, req.Seq) {
 		tb.PageCacheDrops = append(tb.PageCacheDrops, pagecache.Drop(req, ack))
-		if err := r.Status().Update(ctx, run); err != nil {
+		if err := r.writeStatus(ctx, run); err != nil {
 			return 0, err
 		}
 	}

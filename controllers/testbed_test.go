@@ -84,6 +84,8 @@ var _ = Describe("the testbed of a run", func() {
 		Expect(tb.Nodes[1].Error).To(ContainSubstring("BackoffLimitExceeded"))
 		Expect(tb.Note).To(ContainSubstring("1 of 2 nodes not measured ([node-b])"))
 		Expect(*tb.SlowestFsyncP99Ms).To(Equal(3.25))
+		Expect(running.Status.Display).NotTo(BeNil())
+		Expect(running.Status.Display.FsyncP99Ms).To(Equal("3.25"))
 		Expect(*tb.Topology).To(Equal(v1alpha1.Topology{Brokers: 3, Bookies: 3}))
 		Expect(tb.PageCacheDropped).To(BeNil())
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when generated or resolved files in the tree are stale: the CRD and
-# RBAC (controller-gen manifests), the deepcopy code (controller-gen object),
+# RBAC (controller-gen manifests, and their copies in charts/streambench), the deepcopy code (controller-gen object),
 # go.mod/go.sum of streambench and of the pinned tool modules in hack/tools/
 # (go mod tidy). It regenerates them, compares them with what was there
 # before, and names every file that changed: those must be committed, or a
@@ -14,7 +14,7 @@ MAKE="${MAKE:-make}"
 
 generated() {
   git ls-files --cached --others --exclude-standard -- \
-    go.mod go.sum config/crd config/rbac 'api/*zz_generated*.go' 'hack/tools/*/go.mod' 'hack/tools/*/go.sum' | sort -u
+    go.mod go.sum config/crd config/rbac charts/streambench/crds charts/streambench/files 'api/*zz_generated*.go' 'hack/tools/*/go.mod' 'hack/tools/*/go.sum' | sort -u
 }
 snapshot() { generated | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; }
 

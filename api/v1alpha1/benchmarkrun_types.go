@@ -389,6 +389,26 @@ type BenchmarkRunStatus struct {
 	// Testbed is what the run stood on, probed before the load.
 	// +optional
 	Testbed *Testbed `json:"testbed,omitempty"`
+	// Display holds the headline figures rounded for reading, for the
+	// printer columns of kubectl get: a printer column cannot format a
+	// number, and 4.0957464299870745 MB/s reads like noise. The full
+	// values stay in results, testbed and the results ConfigMap.
+	// +optional
+	Display *StatusDisplay `json:"display,omitempty"`
+}
+
+// StatusDisplay is the run's headline figures as text with two decimals,
+// derived from status.results and status.testbed (RefreshDisplay); empty
+// until the figure exists.
+type StatusDisplay struct {
+	// +optional
+	PublishMBPerSec string `json:"publishMBPerSec,omitempty"`
+	// +optional
+	PublishP99Ms string `json:"publishP99Ms,omitempty"`
+	// +optional
+	EndToEndP99Ms string `json:"endToEndP99Ms,omitempty"`
+	// +optional
+	FsyncP99Ms string `json:"fsyncP99Ms,omitempty"`
 }
 
 // BrokerEndpoints are the addresses of the system under test.
@@ -451,10 +471,10 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="System",type=string,JSONPath=`.spec.system`
 // +kubebuilder:printcolumn:name="Durability",type=integer,JSONPath=`.status.durability.achievedLevel`,description="Durability level achieved (1 strongest, 4 weakest)"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Pub MB/s",type=number,JSONPath=`.status.results.publishMBPerSec`
-// +kubebuilder:printcolumn:name="Pub p99 (ms)",type=number,JSONPath=`.status.results.publishLatencyMs.p99`
-// +kubebuilder:printcolumn:name="E2E p99 (ms)",type=number,JSONPath=`.status.results.endToEndLatencyMs.p99`
-// +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=number,priority=1,JSONPath=`.status.testbed.slowestFsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume"
+// +kubebuilder:printcolumn:name="Pub MB/s",type=string,JSONPath=`.status.display.publishMBPerSec`,description="Publish throughput, rounded; the full value is status.results.publishMBPerSec"
+// +kubebuilder:printcolumn:name="Pub p99 (ms)",type=string,JSONPath=`.status.display.publishP99Ms`,description="Publish latency p99, rounded; the full value is status.results.publishLatencyMs.p99"
+// +kubebuilder:printcolumn:name="E2E p99 (ms)",type=string,JSONPath=`.status.display.endToEndP99Ms`,description="End-to-end latency p99, rounded; the full value is status.results.endToEndLatencyMs.p99"
+// +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=string,priority=1,JSONPath=`.status.display.fsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume, rounded; the full value is status.testbed.slowestFsyncP99Ms"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"
 

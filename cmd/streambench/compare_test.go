@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/version"
 )
 
 // TestMain makes the test binary the streambench binary when
@@ -110,5 +112,20 @@ func TestCompareStrictExitCode(t *testing.T) {
 	code, out = streambenchExit(t, "compare", fast, slow, "--html", "", lenient)
 	if code != 0 || !strings.Contains(out, "[testbed]") {
 		t.Errorf("without --strict: exit %d, want 0 with the flag shown:\n%s", code, out)
+	}
+}
+
+// TestVersion: `streambench version` prints one line with the version and
+// the commit (ldflags or the build info; "unknown" when neither recorded
+// one, as in this test binary), and --json the same as an object.
+func TestVersion(t *testing.T) {
+	code, out := streambenchExit(t, "version")
+	if code != 0 || !regexp.MustCompile(`^streambench \S+ \(commit \S+\)( with uncommitted changes)?\n$`).MatchString(out) {
+		t.Fatalf("streambench version exited %d: %q", code, out)
+	}
+	code, out = streambenchExit(t, "version", "--json")
+	var info version.Info
+	if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil || info.Version == "" || info.Commit == "" {
+		t.Fatalf("streambench version --json exited %d: %q (%v)", code, out, err)
 	}
 }

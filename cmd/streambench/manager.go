@@ -10,6 +10,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -17,11 +18,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/controllers"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/version"
 )
-
-// defaultImage is the image the worker and coordinator Jobs run unless the
-// manager is told otherwise (--worker-image) or a run overrides it.
-const defaultImage = "docker.io/streambench/streambench:dev"
 
 func init() { rootCmd.AddCommand(newManagerCmd()) }
 
@@ -32,6 +30,7 @@ func newManagerCmd() *cobra.Command {
 		chart                               pulsar.ChartSource
 		helmCache                           string
 		unschedulableGrace                  time.Duration
+		watchNamespaces                     []string
 		zapOpts                             = zap.Options{}
 	)
 	cmd := &cobra.Command{
@@ -39,12 +38,17 @@ func newManagerCmd() *cobra.Command {
 		Short: "Run the BenchmarkRun operator",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			if workerImage == "" {
+				return fmt.Errorf("--worker-image is required: this build (%s) has no released image to default to; give e.g. --worker-image=%s:<version>", version.Get(), version.Repository)
+			}
+			ctrl.Log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit, "workerImage", workerImage)
 			scheme := runtime.NewScheme()
 			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 			utilruntime.Must(v1alpha1.AddToScheme(scheme))
 
 			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 				Scheme:                 scheme,
+				Cache:                  cacheOptions(watchNamespaces),
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
@@ -82,16 +86,36 @@ func newManagerCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address the health and readiness probes bind to")
-	f.StringVar(&workerImage, "worker-image", defaultImage, "streambench image of the coordinator and worker Jobs")
+	// The coordinator and workers speak the manager's protocol: by default
+	// they run the released image of the manager's own version.
+	defaultWorkerImage, _ := version.Get().Image()
+	f.StringVar(&workerImage, "worker-image", defaultWorkerImage, "streambench image of the coordinator and worker Jobs; default: the released image of this version")
 	f.StringVar(&chart.RepoURL, "pulsar-chart-repo", pulsar.DefaultRepoURL, "Helm repository of the Pulsar chart for managed Pulsar runs")
 	f.StringVar(&chart.Name, "pulsar-chart", pulsar.DefaultChartName, "name of the Pulsar chart in --pulsar-chart-repo")
 	f.StringVar(&chart.Version, "pulsar-chart-version", pulsar.DefaultChartVersion, "version of the Pulsar chart (pinned, so runs are reproducible)")
 	f.StringVar(&helmCache, "helm-cache-dir", "", "writable directory for downloaded charts (default: a directory under the system temp dir)")
 	f.DurationVar(&unschedulableGrace, "unschedulable-grace", 2*time.Minute, "how long a worker pod may stay unschedulable before its run fails")
+	f.StringSliceVar(&watchNamespaces, "watch-namespaces", nil, "namespaces whose BenchmarkRuns the manager reconciles, comma-separated (default: all); the chart's watchNamespaces, which grants Roles only there")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
 	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	zapOpts.BindFlags(zapFlags)
 	f.AddGoFlagSet(zapFlags)
 	return cmd
+}
+
+// cacheOptions limits the manager's informers to the watched namespaces:
+// with the chart's Roles only there, a cluster-wide list would be
+// forbidden. Cluster-scoped objects (the run's Namespace, read for its Pod
+// Security label) are still cached cluster-wide; the chart grants that one
+// cluster-scoped resource.
+func cacheOptions(namespaces []string) cache.Options {
+	if len(namespaces) == 0 {
+		return cache.Options{}
+	}
+	byNS := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		byNS[ns] = cache.Config{}
+	}
+	return cache.Options{DefaultNamespaces: byNS}
 }

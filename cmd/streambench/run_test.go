@@ -38,3 +38,20 @@ func TestRunCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheOptions: --watch-namespaces limits the manager's cache to those
+// namespaces (the chart's Roles exist only there); none means every one.
+func TestCacheOptions(t *testing.T) {
+	if got := cacheOptions(nil); got.DefaultNamespaces != nil {
+		t.Fatalf("no namespaces: DefaultNamespaces = %v, want all (nil)", got.DefaultNamespaces)
+	}
+	got := cacheOptions([]string{"team-a", "team-b"}).DefaultNamespaces
+	if len(got) != 2 {
+		t.Fatalf("DefaultNamespaces = %v", got)
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		if _, ok := got[ns]; !ok {
+			t.Fatalf("DefaultNamespaces = %v, misses %s", got, ns)
+		}
+	}
+}

@@ -319,12 +319,27 @@ teardown_network() {
 
 # --- images -----------------------------------------------------------------
 
+# koimage builds a Go command into an OCI image tarball with ko (bin/ko,
+# pinned by the Makefile's KO_VERSION), from a base image it serves itself:
+# no Docker, no registry.
 image_tool() {
-  local tool="$state/images/ociimage"
-  if [ ! -x "$tool" ] || [ -n "$(find "$here/ociimage" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
-    (cd "$root" && go build -o "$tool" ./hack/local-cluster/ociimage)
+  local tool="$state/images/koimage"
+  if [ ! -x "$tool" ] || [ -n "$(find "$here/koimage" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
+    (cd "$root" && go build -o "$tool" ./hack/local-cluster/koimage)
   fi
+  [ -x "$root/bin/ko" ] || (cd "$root" && make --no-print-directory ko >/dev/null) || die "could not install ko (make ko)"
   echo "$tool"
+}
+
+# build_image PACKAGE IMAGE TARBALL: ko run from the repository root, where
+# .ko.yaml is; the version and commit are the Makefile's (make version).
+build_image() {
+  local version commit
+  read -r version commit < <(cd "$root" && make --no-print-directory -s version)
+  local tool
+  tool="$(image_tool)"
+  (cd "$root" && "$tool" -ko "$root/bin/ko" -path "$1" -image "$2" -version "$version" -commit "$commit" -out "$3" 2>"$state/images/ko.log") ||
+    die "ko could not build $2 (see $state/images/ko.log)"
 }
 
 import_image() {
@@ -335,8 +350,7 @@ load_pause() {
   mkdir -p "$state/images"
   local tar="$state/images/pause.tar"
   if [ ! -f "$tar" ]; then
-    (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/images/pause" ./hack/local-cluster/pause)
-    "$(image_tool)" -binary "$state/images/pause" -image "$PAUSE_IMG" -entrypoint /pause -out "$tar"
+    build_image ./hack/local-cluster/pause "$PAUSE_IMG" "$tar"
   fi
   import_image "$tar"
 }
@@ -345,9 +359,8 @@ load_image() {
   need_root
   alive containerd || die "containerd is not running; start the cluster with: $0 up"
   mkdir -p "$state/images"
-  log "building $E2E_IMG (static streambench binary, no Docker)"
-  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$state/images/streambench" ./cmd/streambench)
-  "$(image_tool)" -binary "$state/images/streambench" -image "$E2E_IMG" -entrypoint /streambench -out "$state/images/streambench.tar"
+  log "building $E2E_IMG with ko (no Docker, no registry)"
+  build_image ./cmd/streambench "$E2E_IMG" "$state/images/streambench.tar"
   import_image "$state/images/streambench.tar"
   log "imported $E2E_IMG"
 }

@@ -1,6 +1,7 @@
 //go:build e2e
 
-// Package e2e runs the operator as users install it (config/default) in a
+// Package e2e runs the operator as users install it (the Helm chart,
+// charts/streambench, installed with the Helm SDK) in a
 // real cluster — any cluster the KUBECONFIG points at: the local cluster of
 // hack/local-cluster, or kind in CI — against real Kafka and Pulsar brokers
 // started on the host.
@@ -18,6 +19,10 @@
 //	                 (default 10.244.0.1, the local cluster's bridge gateway;
 //	                 for kind, the Docker network's gateway)
 //	E2E_KUBECTL      kubectl binary (default kubectl on PATH)
+//	E2E_STRIMZI_INSTALL  Strimzi 1.2.0's install/cluster-operator directory,
+//	                 for README's "On a cluster" (readme_e2e_test.go), which
+//	                 downloads it where the suite cannot
+//	E2E_KEEP_OPERATOR  leave the Helm release installed after the suite
 package e2e
 
 import (
@@ -46,9 +51,6 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
-// The manifests name this image; the suite replaces it with E2E_IMG.
-const manifestImage = "docker.io/streambench/streambench:dev"
-
 const operatorNamespace = "streambench-system"
 
 var (
@@ -59,7 +61,8 @@ var (
 	brokerHost string
 	repoRoot   string
 	testNS     string
-	manifests  []byte
+	// operatorInstalled: the suite installed the chart, so it removes it.
+	operatorInstalled bool
 )
 
 func TestE2E(t *testing.T) {
@@ -102,11 +105,9 @@ var _ = BeforeSuite(func() {
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	By("installing the CRD and the operator from config/default with image " + image)
-	out := kubectl(nil, "kustomize", filepath.Join(repoRoot, "config", "default"))
-	Expect(strings.Count(out, manifestImage)).To(BeNumerically(">=", 2), "config/default no longer names %s for the manager and the workers; update the suite", manifestImage)
-	manifests = []byte(strings.ReplaceAll(out, manifestImage, image))
-	kubectl(manifests, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	By("installing the operator with the Helm SDK from charts/streambench with image " + image)
+	installOperator()
+	operatorInstalled = true
 	kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/benchmarkruns.streambench.io")
 	waitForManager()
 
@@ -135,9 +136,9 @@ var _ = AfterSuite(func() {
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		_ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}})
 	}
-	if manifests != nil && os.Getenv("E2E_KEEP_OPERATOR") == "" {
-		By("removing the operator")
-		kubectl(manifests, "delete", "--ignore-not-found", "--wait=false", "-f", "-")
+	if operatorInstalled && os.Getenv("E2E_KEEP_OPERATOR") == "" {
+		By("removing the operator (helm uninstall; the CRD stays, as Helm leaves it)")
+		uninstallOperator()
 	}
 })
 

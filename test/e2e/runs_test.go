@@ -134,11 +134,16 @@ func expectResults(ctx context.Context, run *v1alpha1.BenchmarkRun, system v1alp
 	Expect(fields[1]).To(Equal(string(system)))
 	Expect(fields[2]).To(Equal(strconv.Itoa(int(run.Status.Durability.AchievedLevel))))
 	Expect(fields[3]).To(Equal(string(v1alpha1.PhaseSucceeded)))
-	for _, f := range fields[4:7] {
-		n, err := strconv.ParseFloat(f, 64)
-		Expect(err).NotTo(HaveOccurred(), "column value %q in\n%s", f, out)
-		Expect(n).To(BeNumerically(">", 0), out)
+	// The figures are rounded to two decimals (status.display); the full
+	// values stay in status.results.
+	full := []float64{r.PublishMBPerSec, r.PublishLatencyMs.P99, r.EndToEndLatencyMs.P99}
+	for i, f := range fields[4:7] {
+		Expect(f).To(MatchRegexp(`^\d+\.\d\d$`), "column value %q in\n%s", f, out)
+		Expect(f).To(Equal(strconv.FormatFloat(full[i], 'f', 2, 64)), out)
 	}
+	n, err := strconv.ParseFloat(fields[4], 64)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(n).To(BeNumerically(">", 0), "publish throughput column in\n%s", out)
 	GinkgoWriter.Printf("%s\n", out)
 }
 

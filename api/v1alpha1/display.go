@@ -1,0 +1,31 @@
+package v1alpha1
+
+import "strconv"
+
+// RefreshDisplay derives status.display from status.results and
+// status.testbed. The controller calls it before every status write, so the
+// rounded figures can never disagree with the full ones beside them.
+func (s *BenchmarkRunStatus) RefreshDisplay() {
+	var d StatusDisplay
+	if r := s.Results; r != nil {
+		d.PublishMBPerSec = figure(r.PublishMBPerSec)
+		d.PublishP99Ms = figure(r.PublishLatencyMs.P99)
+		if r.EndToEndLatencyMs != nil {
+			d.EndToEndP99Ms = figure(r.EndToEndLatencyMs.P99)
+		}
+	}
+	if tb := s.Testbed; tb != nil && tb.SlowestFsyncP99Ms != nil {
+		d.FsyncP99Ms = figure(*tb.SlowestFsyncP99Ms)
+	}
+	if d == (StatusDisplay{}) {
+		s.Display = nil
+		return
+	}
+	s.Display = &d
+}
+
+// figure is a value as kubectl get shows it: two decimals, enough to read
+// a throughput or a latency in ms, where full float64 precision is noise.
+func figure(v float64) string {
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}

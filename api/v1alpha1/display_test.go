@@ -1,0 +1,44 @@
+package v1alpha1
+
+import "testing"
+
+func TestRefreshDisplay(t *testing.T) {
+	fsync := 3.14159
+	s := BenchmarkRunStatus{
+		Results: &ResultsSummary{
+			PublishMBPerSec:   4.0957464299870745,
+			PublishLatencyMs:  LatencySummary{P99: 12.345},
+			EndToEndLatencyMs: &LatencySummary{P99: 0.004},
+		},
+		Testbed: &Testbed{SlowestFsyncP99Ms: &fsync},
+	}
+	s.RefreshDisplay()
+	want := StatusDisplay{PublishMBPerSec: "4.10", PublishP99Ms: "12.35", EndToEndP99Ms: "0.00", FsyncP99Ms: "3.14"}
+	if s.Display == nil || *s.Display != want {
+		t.Fatalf("display = %+v, want %+v", s.Display, want)
+	}
+	// The full values stay as they were.
+	if s.Results.PublishMBPerSec != 4.0957464299870745 {
+		t.Fatalf("results changed: %v", s.Results.PublishMBPerSec)
+	}
+}
+
+func TestRefreshDisplayPartial(t *testing.T) {
+	var s BenchmarkRunStatus
+	s.RefreshDisplay()
+	if s.Display != nil {
+		t.Fatalf("display without figures = %+v, want nil", s.Display)
+	}
+	fsync := 0.5
+	s.Testbed = &Testbed{SlowestFsyncP99Ms: &fsync}
+	s.RefreshDisplay()
+	if s.Display == nil || *s.Display != (StatusDisplay{FsyncP99Ms: "0.50"}) {
+		t.Fatalf("display with testbed only = %+v", s.Display)
+	}
+	// A run without end-to-end latency (no consumers) leaves the column empty.
+	s.Results = &ResultsSummary{PublishMBPerSec: 100, PublishLatencyMs: LatencySummary{P99: 2}}
+	s.RefreshDisplay()
+	if want := (StatusDisplay{PublishMBPerSec: "100.00", PublishP99Ms: "2.00", FsyncP99Ms: "0.50"}); *s.Display != want {
+		t.Fatalf("display = %+v, want %+v", *s.Display, want)
+	}
+}
