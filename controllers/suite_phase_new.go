@@ -101,4 +101,3 @@ func (r *BenchmarkSuiteReconciler) resolveWorkloads(ctx context.Context, s *v1al
 	}
 	return out, "", nil
 }
-

@@ -91,7 +91,9 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 	var out []Comparison
 	for _, k := range keys {
 		runs := groups[k]
-		slices.SortStableFunc(runs, func(a, b report.Named) int { return strings.Compare(string(a.Summary.System), string(b.Summary.System)) })
+		slices.SortStableFunc(runs, func(a, b report.Named) int {
+			return strings.Compare(string(a.Summary.System), string(b.Summary.System))
+		})
 		t, err := report.Compare(runs)
 		if err != nil {
 			return nil, err
