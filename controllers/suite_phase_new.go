@@ -40,24 +40,7 @@ func (r *BenchmarkSuiteReconciler) reconcileSuiteNew(ctx context.Context, s *v1a
 	}
 
 	s.Status.Workloads = workloads
-	s.Status.Clusters = nil
-	for _, c := range plan.Clusters {
-		sc := v1alpha1.SuiteCluster{Name: string(c.Name), System: c.System, Managed: c.Managed, BrokerSettings: c.BrokerSettings, Phase: v1alpha1.ClusterWaiting}
-		if !c.Managed {
-			// Nothing to deploy: the cells take the spec's existing
-			// cluster as written (suite.ChildRun).
-			sc.Phase = v1alpha1.ClusterReady
-			sc.Message = "existing cluster, used as it is"
-		}
-		s.Status.Clusters = append(s.Status.Clusters, sc)
-	}
-	s.Status.Cells = nil
-	for _, c := range plan.Cells {
-		s.Status.Cells = append(s.Status.Cells, v1alpha1.SuiteCell{
-			Name: string(c.Name), System: c.System, Workload: c.Workload, Durability: c.Durability,
-			RequestedLevel: c.RequestedLevel, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
-		})
-	}
+	s.Status.Clusters, s.Status.Cells = suite.Status(plan)
 	now := metav1.Now()
 	s.Status.StartTime = &now
 	s.Status.ResultsRef = suite.ConfigMapName(s.Name)

@@ -82,19 +82,9 @@ func (r *BenchmarkSuiteReconciler) reconcileSuiteRunning(ctx context.Context, s 
 	return r.afterCell(ctx, s, cell)
 }
 
-// endCell records a finished cell, and with failurePolicy Stop a failed
-// one skips every cell not yet run.
+// endCell records a finished cell (suite.EndCell: failurePolicy applied).
 func (r *BenchmarkSuiteReconciler) endCell(s *v1alpha1.BenchmarkSuite, cell *v1alpha1.SuiteCell, phase v1alpha1.CellPhase, message string) {
-	cell.Phase, cell.Message = phase, message
-	s.Status.CurrentCell = ""
-	s.Status.Message = fmt.Sprintf("cell %s %s", cell.Name, phase)
-	if phase == v1alpha1.CellFailed && s.Spec.FailurePolicy == v1alpha1.FailureStop {
-		for j := range s.Status.Cells {
-			if c := &s.Status.Cells[j]; !c.Phase.Finished() {
-				c.Phase, c.Message = v1alpha1.CellSkipped, fmt.Sprintf("skipped: cell %s failed and spec.failurePolicy is Stop", cell.Name)
-			}
-		}
-	}
+	suite.EndCell(s, cell, phase, message)
 }
 
 // afterCell writes the results ConfigMap (every finished cell so far: a

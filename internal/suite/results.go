@@ -3,6 +3,8 @@ package suite
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -157,4 +159,35 @@ func BuildConfigMap(s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Su
 	}
 	cm.Data[KeySuite] = string(raw)
 	return cm, nil
+}
+
+// WriteFiles lays a suite's results ConfigMap out in dir as local mode
+// writes a suite: suite.json, tables.txt and <cell>/summary.json, so
+// `streambench report` renders both the same way.
+func WriteFiles(cm *corev1.ConfigMap, dir string) error {
+	if _, ok := cm.Data[KeySuite]; !ok {
+		return fmt.Errorf("ConfigMap %s/%s has no key %s; it is not a suite's results ConfigMap", cm.Namespace, cm.Name, KeySuite)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for k, v := range cm.Data {
+		path := filepath.Join(dir, k)
+		if cell, ok := strings.CutPrefix(k, CellKeyPrefix); ok {
+			cell = strings.TrimSuffix(cell, ".json")
+			if cell != filepath.Base(cell) || cell == "." || cell == ".." {
+				return fmt.Errorf("ConfigMap %s key %s: not a cell name", cm.Name, k)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, cell), 0o755); err != nil {
+				return err
+			}
+			path = filepath.Join(dir, cell, results.KeySummary)
+		} else if k != filepath.Base(k) {
+			return fmt.Errorf("ConfigMap %s key %s is not a plain file name", cm.Name, k)
+		}
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

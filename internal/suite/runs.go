@@ -148,3 +148,41 @@ func CellResultsOf(r *v1alpha1.ResultsSummary) *v1alpha1.CellResults {
 	}
 	return out
 }
+
+// Status is the plan as status.clusters and status.cells, nothing run yet.
+// An existing cluster is Ready from the start: there is nothing to deploy,
+// and its cells take the spec's cluster as written (ChildRun).
+func Status(p Plan) ([]v1alpha1.SuiteCluster, []v1alpha1.SuiteCell) {
+	var clusters []v1alpha1.SuiteCluster
+	for _, c := range p.Clusters {
+		sc := v1alpha1.SuiteCluster{Name: string(c.Name), System: c.System, Managed: c.Managed, BrokerSettings: c.BrokerSettings, Phase: v1alpha1.ClusterWaiting}
+		if !c.Managed {
+			sc.Phase, sc.Message = v1alpha1.ClusterReady, "existing cluster, used as it is"
+		}
+		clusters = append(clusters, sc)
+	}
+	var cells []v1alpha1.SuiteCell
+	for _, c := range p.Cells {
+		cells = append(cells, v1alpha1.SuiteCell{
+			Name: string(c.Name), System: c.System, Workload: c.Workload, Durability: c.Durability,
+			RequestedLevel: c.RequestedLevel, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
+		})
+	}
+	return clusters, cells
+}
+
+// EndCell records a finished cell; with failurePolicy Stop a failed one
+// skips every cell not yet run.
+func EndCell(s *v1alpha1.BenchmarkSuite, cell *v1alpha1.SuiteCell, phase v1alpha1.CellPhase, message string) {
+	cell.Phase, cell.Message = phase, message
+	s.Status.CurrentCell = ""
+	s.Status.Message = fmt.Sprintf("cell %s %s", cell.Name, phase)
+	if phase == v1alpha1.CellFailed && s.Spec.FailurePolicy == v1alpha1.FailureStop {
+		for j := range s.Status.Cells {
+			if c := &s.Status.Cells[j]; !c.Phase.Finished() {
+				c.Phase, c.Message = v1alpha1.CellSkipped, fmt.Sprintf("skipped: cell %s failed and spec.failurePolicy is Stop", cell.Name)
+			}
+		}
+	}
+	s.Status.Progress = Progress(s.Status.Cells)
+}
