@@ -271,6 +271,38 @@ var _ = Describe("a BenchmarkSuite on managed Pulsar", func() {
 	})
 })
 
+var _ = Describe("a BenchmarkSuite deleted mid-suite", func() {
+	It("removes the cluster it deployed, whatever its teardown policy, and its cells go with it", func() {
+		ns := newNamespace()
+		s := &v1alpha1.BenchmarkSuite{
+			ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: ns},
+			Spec: v1alpha1.BenchmarkSuiteSpec{
+				Systems: []v1alpha1.SuiteSystem{{System: v1alpha1.SystemPulsar,
+					Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{}}, Durabilities: durabilities(2)}},
+				Workloads: []v1alpha1.SuiteWorkload{{Name: "lat", Spec: &v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 1000}}},
+				Teardown:  v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownNever},
+			},
+		}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		Eventually(func() []v1alpha1.SuiteCluster { return getSuite(s).Status.Clusters }).Should(HaveLen(1))
+		release := pulsar.ReleaseName(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: getSuite(s).Status.Clusters[0].Name}})
+		var cfg corev1.ConfigMap
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: release + "-bookie-config"}, &cfg)
+		}).Should(Succeed())
+		pulsarReady(ns, release, pulsar.StatefulSetNames(release), pulsar.InitJobNames(release))
+		cell := waitPhase(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gone-pulsar-l2-lat"}}, v1alpha1.PhaseRunning)
+
+		Expect(k8sClient.Delete(ctx, s)).To(Succeed())
+		Eventually(gone(&cfg)).Should(BeTrue(), "the Helm release is uninstalled")
+		Eventually(gone(&v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns}})).Should(BeTrue())
+		// envtest runs no garbage collector: the cell's owner reference is
+		// what a cluster's collector follows.
+		Expect(cell.OwnerReferences[0].Name).To(Equal(s.Name))
+		Expect(*cell.OwnerReferences[0].Controller).To(BeTrue())
+	})
+})
+
 var _ = Describe("BenchmarkSuite validation", func() {
 	valid := func(ns string) *v1alpha1.BenchmarkSuite {
 		return existingSuite(ns, "v", []v1alpha1.Level{2}, nil)

@@ -52,6 +52,13 @@ func (r *BenchmarkSuiteReconciler) reconcileSuiteRunning(ctx context.Context, s 
 			return r.afterCell(ctx, s, cell)
 		}
 		if err := createOwned(ctx, r.Client, s, run); err != nil {
+			if apierrors.IsInvalid(err) {
+				// The API server refused the cell's run (the CRD's rules
+				// on, e.g., a workload read from a ConfigMap): retrying
+				// cannot help; the cell fails with the server's reason.
+				r.endCell(s, cell, v1alpha1.CellFailed, err.Error())
+				return r.afterCell(ctx, s, cell)
+			}
 			return ctrl.Result{}, err
 		}
 		cell.Phase = v1alpha1.CellRunning
