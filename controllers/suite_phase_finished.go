@@ -79,7 +79,12 @@ func (r *BenchmarkSuiteReconciler) teardownFinishedClusters(ctx context.Context,
 			allDone = false
 			continue
 		}
-		cl.Phase, cl.Endpoints, cl.Message, changed = v1alpha1.ClusterTornDown, nil, "removed: its cells are finished", true
+		msg := "removed: its cells are finished"
+		if cl.Phase == v1alpha1.ClusterFailed {
+			// Keep why it failed: TornDown alone would hide it.
+			msg = "removed after it failed: " + cl.Message
+		}
+		cl.Phase, cl.Endpoints, cl.Message, changed = v1alpha1.ClusterTornDown, nil, msg, true
 	}
 	if changed {
 		if err := r.updateSuiteStatus(ctx, s, corev1.EventTypeNormal, "ClustersTornDown"); err != nil {
