@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // Suite files: what a suite's results ConfigMap holds, laid out in a
@@ -29,7 +28,9 @@ type SuiteGroup struct {
 	Cells         []string       `json:"cells"`
 }
 
-// SuiteIndex is the part of suite.json the report reads.
+// SuiteIndex is the part of suite.json the report reads. internal/suite
+// writes it (SuiteResults) and imports this package for the tables, so the
+// shape is repeated here rather than imported.
 type SuiteIndex struct {
 	Suite       string                  `json:"suite"`
 	Clusters    []v1alpha1.SuiteCluster `json:"clusters"`
@@ -93,9 +94,6 @@ func RenderSuiteDir(dir string) (string, error) {
 // RenderSuite executes the suite page.
 func RenderSuite(w io.Writer, pg *suitePage) error { return suiteTmpl.Execute(w, pg) }
 
-// CellSummaryFile is where a cell's summary goes in a suite's directory.
-func CellSummaryFile(dir, cell string) string { return filepath.Join(dir, cell, results.KeySummary) }
-
 func fmtOpt(v *float64) string {
 	if v == nil {
 		return "–"
@@ -107,7 +105,12 @@ var suiteTmpl = template.Must(template.New("suite").Funcs(funcs).Funcs(template.
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{.Title}}</title>
-<style>` + css + `</style></head>
+<style>` + css + `
+/* Tables and charts of one comparison side by side: equal columns however
+   wide the tables are (they scroll), so the charts keep half the page. */
+.side{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}
+.side>div{overflow-x:auto;min-width:0}
+</style></head>
 <body>
 <header><div class="wrap">
 <h1>Suite {{.Index.Suite}}</h1>
@@ -122,7 +125,7 @@ var suiteTmpl = template.Must(template.New("suite").Funcs(funcs).Funcs(template.
 {{if .Index.Notes}}<ul class="notes">{{range .Index.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 {{range .Groups}}<section><h2>{{.Title}}</h2>
-<div class="grid2"><div>{{template "comparison" .Page}}</div><div>{{range .Page.Charts}}{{template "chart" .}}{{end}}</div></div>
+<div class="grid2 side"><div>{{template "comparison" .Page}}</div><div>{{range .Page.Charts}}{{template "chart" .}}{{end}}</div></div>
 </section>{{end}}
 </div></main>
 <footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>
