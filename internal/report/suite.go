@@ -110,6 +110,8 @@ var suiteTmpl = template.Must(template.New("suite").Funcs(funcs).Funcs(template.
    wide the tables are (they scroll), so the charts keep half the page. */
 .side{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}
 .side>div{overflow-x:auto;min-width:0}
+/* In half a page the publish and end-to-end tables go one under the other. */
+.side .grid2{grid-template-columns:minmax(0,1fr)}
 </style></head>
 <body>
 <header><div class="wrap">
