@@ -30,6 +30,6 @@ func (r *BenchmarkRunReconciler) brokersFor(run *v1alpha1.BenchmarkRun) brokers 
 	case run.Spec.System == v1alpha1.SystemPulsar:
 		return r.pulsarBrokers()
 	default:
-		return strimziBrokers{r.Client}
+		return strimziBrokers{Client: r.Client}
 	}
 }

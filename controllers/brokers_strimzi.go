@@ -18,8 +18,13 @@ import (
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 
 // strimziBrokers deploys Kafka through the Strimzi operator: a Kafka, its
-// KafkaNodePool and the JMX metrics ConfigMap, all owned by the run.
-type strimziBrokers struct{ client.Client }
+// KafkaNodePool and the JMX metrics ConfigMap, all owned by the run, or by
+// owner when set: a BenchmarkSuite deploys its clusters from a run that
+// exists only in memory (internal/suite.HostRun), and owns them itself.
+type strimziBrokers struct {
+	client.Client
+	owner client.Object
+}
 
 func (b strimziBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
 	if err := strimzi.CRDsInstalled(b.RESTMapper()); err != nil {
@@ -41,8 +46,12 @@ func (b strimziBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 	for _, p := range pools {
 		objs = append(objs, p)
 	}
+	var owner client.Object = run
+	if b.owner != nil {
+		owner = b.owner
+	}
 	for _, obj := range objs {
-		if err := createOwned(ctx, b.Client, run, obj); err != nil {
+		if err := createOwned(ctx, b.Client, owner, obj); err != nil {
 			return err
 		}
 	}

@@ -343,4 +343,69 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 		// Teardown Always removes the Kafka it had deployed.
 		Eventually(gone(kafkaObject(run))).Should(BeTrue())
 	})
+
+	// Here rather than in suite_lifecycle_test.go: this container installs
+	// Strimzi's CRDs, and the first spec above needs them absent.
+	It("deploys one Kafka for every level of a suite, owned by the suite, runs the cells against it and removes it", func() {
+		ns := newNamespace()
+		s := &v1alpha1.BenchmarkSuite{
+			ObjectMeta: metav1.ObjectMeta{Name: "km", Namespace: ns},
+			Spec: v1alpha1.BenchmarkSuiteSpec{
+				Systems: []v1alpha1.SuiteSystem{{System: v1alpha1.SystemKafka,
+					Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{}}, Durabilities: durabilities(1, 2, 4)}},
+				Workloads: []v1alpha1.SuiteWorkload{{Name: "lat", Spec: &v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 1000}}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		host := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "km-kafka", Namespace: ns}}
+		kafka := kafkaObject(host)
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(kafka), kafka) }).Should(Succeed())
+		Expect(kafka.GetOwnerReferences()).To(HaveLen(1))
+		Expect(kafka.GetOwnerReferences()[0].Kind).To(Equal("BenchmarkSuite"))
+		config, _, err := unstructured.NestedStringMap(kafka.Object, "spec", "kafka", "config")
+		Expect(err).NotTo(HaveOccurred())
+		// Level 1's flush.messages=1 is the cell's topic setting; broker-wide
+		// it would give level 1 to the level-2 and level-4 cells too.
+		Expect(config).NotTo(HaveKey("log.flush.interval.messages"))
+		bootstrap := strimziReady(host)
+
+		for _, cell := range []string{"km-kafka-l1-lat", "km-kafka-l2-lat", "km-kafka-l4-lat"} {
+			waitPhase(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: cell, Namespace: ns}}, v1alpha1.PhaseRunning)
+			var kafkas unstructured.UnstructuredList
+			kafkas.SetGroupVersionKind(strimzi.KafkaGVK)
+			Expect(k8sClient.List(ctx, &kafkas, client.InNamespace(ns))).To(Succeed())
+			Expect(kafkas.Items).To(HaveLen(1), "one Kafka for every level")
+			Expect(kafkas.Items[0].GetUID()).To(Equal(kafka.GetUID()), "not deployed again")
+			run := playCell(s, cell, true)
+			Expect(run.Spec.Cluster.Existing.BootstrapServers).To(Equal(bootstrap))
+		}
+		done := waitSuitePhase(s, v1alpha1.PhaseSucceeded)
+		Expect(done.Status.Cells[0].AchievedLevel).To(Equal(v1alpha1.Level1))
+		Eventually(gone(kafka)).Should(BeTrue())
+	})
+
+	It("fails a suite cluster that is not ready in time, records its cells and goes on to the next system", func() {
+		ns := newNamespace()
+		s := &v1alpha1.BenchmarkSuite{
+			ObjectMeta: metav1.ObjectMeta{Name: "kt", Namespace: ns},
+			Spec: v1alpha1.BenchmarkSuiteSpec{
+				Systems: []v1alpha1.SuiteSystem{
+					{System: v1alpha1.SystemKafka, Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{}}, Durabilities: durabilities(2)},
+					{System: v1alpha1.SystemPulsar, Cluster: v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{ServiceURL: "pulsar://p:6650", AdminURL: "http://p:8080"}}, Durabilities: durabilities(2)},
+				},
+				Workloads: []v1alpha1.SuiteWorkload{{Name: "lat", Spec: &v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 1000}}},
+				Timeouts:  v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 2 * time.Second}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		playCell(s, "kt-pulsar-l2-lat", true)
+		done := waitSuitePhase(s, v1alpha1.PhaseFailed)
+		// Teardown Always removes what the failed deploy left; the reason stays.
+		Expect(done.Status.Clusters[0].Phase).To(Equal(v1alpha1.ClusterTornDown))
+		Expect(done.Status.Clusters[0].Message).To(ContainSubstring("removed after it failed: not ready within spec.timeouts.provisioning (2s)"))
+		Eventually(gone(kafkaObject(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "kt-kafka", Namespace: ns}}))).Should(BeTrue())
+		Expect(done.Status.Cells[0].Message).To(ContainSubstring("not ready within spec.timeouts.provisioning (2s)"))
+		Expect(done.Status.Cells[1].Phase).To(Equal(v1alpha1.CellSucceeded))
+		Expect(done.Status.Message).To(ContainSubstring("1 of 2 cells failed: kt-kafka-l2-lat"))
+	})
 })

@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-
-	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 // permanentError marks a failure that retrying cannot fix (a missing CRD, a
@@ -26,11 +24,11 @@ func isPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
-// createOwned creates obj with the run as its controller owner. An object
+// createOwned creates obj with owner (a run, or a suite) as its controller owner. An object
 // that exists already (a restarted operator, a retried reconcile) is left as
 // it is: the spec it was built from is immutable.
-func createOwned(ctx context.Context, c client.Client, run *v1alpha1.BenchmarkRun, obj client.Object) error {
-	if err := controllerutil.SetControllerReference(run, obj, c.Scheme()); err != nil {
+func createOwned(ctx context.Context, c client.Client, owner client.Object, obj client.Object) error {
+	if err := controllerutil.SetControllerReference(owner, obj, c.Scheme()); err != nil {
 		return err
 	}
 	err := c.Create(ctx, obj)

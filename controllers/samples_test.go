@@ -3,10 +3,13 @@ package controllers
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
@@ -19,8 +22,8 @@ var _ = Describe("config/samples", func() {
 		Fail("no samples found in config/samples")
 	}
 	for _, file := range files {
-		if filepath.Base(file) == "kustomization.yaml" {
-			continue
+		if filepath.Base(file) == "kustomization.yaml" || strings.HasPrefix(filepath.Base(file), "suite-") {
+			continue // suites: see "config/samples suites"
 		}
 		It("creates "+filepath.Base(file)+" and the controller resolves its durability", func() {
 			data, err := os.ReadFile(file)
@@ -81,5 +84,54 @@ var _ = Describe("config/samples twins", func() {
 		d := read("run-ack2-bypass-pulsar.yaml").Spec.Durability
 		Expect(d.Local.Journal).To(Equal(v1alpha1.JournalBypass))
 		Expect(d.Replication.AckReplicas).To(Equal(int32(2)))
+	})
+})
+
+// The suite samples: the API server takes them, and the controller plans
+// the study's matrix from the library's own workload files.
+var _ = Describe("config/samples suites", func() {
+	read := func(name string) *v1alpha1.BenchmarkSuite {
+		data, err := os.ReadFile(filepath.Join("..", "config", "samples", name))
+		Expect(err).NotTo(HaveOccurred())
+		var s v1alpha1.BenchmarkSuite
+		Expect(yaml.UnmarshalStrict(data, &s)).To(Succeed(), "the sample must use only fields of the API")
+		return &s
+	}
+
+	It("plans suite-durability-matrix.yaml: 16 cells, one Kafka cluster, a Pulsar cluster per journal setting", func() {
+		ns := newNamespace()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "suite-workloads", Namespace: ns}, Data: map[string]string{}}
+		for _, f := range []string{"max-rate-1-topic-100-partitions-1kb-2p-2c.yaml", "latency-1-topic-100-partitions-1kb.yaml"} {
+			data, err := os.ReadFile(filepath.Join("..", "workloads", f))
+			Expect(err).NotTo(HaveOccurred())
+			cm.Data[f] = string(data)
+		}
+		Expect(k8sClient.Create(ctx, cm)).To(Succeed())
+		s := read("suite-durability-matrix.yaml")
+		s.Namespace = ns
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		var got v1alpha1.BenchmarkSuite
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: s.Name}, &got)).To(Succeed())
+			g.Expect(got.Status.Cells).To(HaveLen(16), "status.message: %s", got.Status.Message)
+		}).Should(Succeed())
+		var clusters []string
+		for _, c := range got.Status.Clusters {
+			clusters = append(clusters, c.Name)
+		}
+		Expect(clusters).To(Equal([]string{"matrix-kafka", "matrix-pulsar-jsync", "matrix-pulsar-jasync"}))
+		Expect(got.Status.Workloads[0].Spec.ProducerRate).To(BeZero(), "maxtput searches the maximum rate")
+		Expect(got.Status.Workloads[1].Spec.ProducerRate).To(Equal(int64(200000)))
+		Expect(got.Status.Progress).To(HaveSuffix("/16"))
+		// Delete it: no Strimzi here, and nothing should be left running.
+		Expect(k8sClient.Delete(ctx, &got)).To(Succeed())
+	})
+
+	It("accepts suite-durability-matrix-local.yaml", func() {
+		s := read("suite-durability-matrix-local.yaml")
+		s.Namespace = newNamespace()
+		s.Spec.Systems = s.Spec.Systems[:1]
+		s.Spec.Systems[0].Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "kafka.example:9092"}}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 	})
 })

@@ -130,6 +130,13 @@ func startManager() {
 		Helm:               helm,
 		UnschedulableGrace: 0,
 	}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&BenchmarkSuiteReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("streambench"),
+		Helm:      helm,
+	}).SetupWithManager(mgr)).To(Succeed())
 
 	mctx, mcancel := context.WithCancel(ctx)
 	stopManager = mcancel

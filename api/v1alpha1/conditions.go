@@ -52,3 +52,14 @@ func (r *BenchmarkRun) MoveTo(next Phase, message string) bool {
 	r.Status.Message = message
 	return true
 }
+
+// setCondition is SetCondition for any object with conditions.
+func setCondition(conds *[]metav1.Condition, generation int64, condType string, status metav1.ConditionStatus, reason, message string) bool {
+	return meta.SetStatusCondition(conds, metav1.Condition{
+		Type:               condType,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: generation,
+	})
+}

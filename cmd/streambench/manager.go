@@ -74,6 +74,17 @@ func newManagerCmd() *cobra.Command {
 			}).SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
 			}
+			// One Installer for both: a suite's Pulsar releases and runs'
+			// share the Helm operations' bookkeeping.
+			if err := (&controllers.BenchmarkSuiteReconciler{
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Scheme:    mgr.GetScheme(),
+				Recorder:  mgr.GetEventRecorder("streambench"),
+				Helm:      helm,
+			}).SetupWithManager(mgr); err != nil {
+				return fmt.Errorf("setting up the BenchmarkSuite controller: %w", err)
+			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 				return err
 			}

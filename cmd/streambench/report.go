@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +21,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/suite"
 )
 
 func init() { rootCmd.AddCommand(newReportCmd()) }
@@ -39,7 +41,7 @@ func newReportCmd() *cobra.Command {
 	var cf clusterFlags
 	var out string
 	cmd := &cobra.Command{
-		Use:   "report <results dir | run name>",
+		Use:   "report <results dir | run name | suite name>",
 		Short: "Render a run's results as a self-contained HTML report",
 		Long: `report renders the results of one run as report.html: latency percentile
 curves, throughput and p99 over time, the backlog drain, and tables of the
@@ -49,10 +51,24 @@ The argument is a results directory (summary.json, omb-result.json, as
 written by 'streambench run --local' or the coordinator's --output-dir): the
 report is written into it. Otherwise it is the name of a BenchmarkRun: its
 results ConfigMap is read from the cluster, and the JSON files and the
-report are written to results/<run>/ (or --output).`,
+report are written to results/<run>/ (or --output).
+
+A BenchmarkSuite's results (a directory with suite.json, as 'streambench
+suite --local' writes it, or a suite's name, whose <suite>-results ConfigMap
+is read) render as one page: every cell's headline figures, then one table
+per workload and achieved durability level, Kafka beside Pulsar, with the
+unfair-comparison flags of 'compare' and the charts beside each table.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := args[0]
+			if isDir(arg) && isFile(filepath.Join(arg, report.SuiteFile)) {
+				path, err := report.RenderSuiteDir(arg)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), path)
+				return nil
+			}
 			if isDir(arg) {
 				path, err := report.RenderDir(arg)
 				if err != nil {
@@ -70,13 +86,19 @@ report are written to results/<run>/ (or --output).`,
 			if err != nil {
 				return err
 			}
-			cm, err := fetchResults(ctx, c, ns, arg)
-			if err != nil {
-				return err
-			}
 			dir := out
 			if dir == "" {
 				dir = filepath.Join("results", arg)
+			}
+			if path, ok, err := reportSuite(ctx, c, ns, arg, dir); ok || err != nil {
+				if err == nil {
+					fmt.Fprintln(cmd.OutOrStdout(), path)
+				}
+				return err
+			}
+			cm, err := fetchResults(ctx, c, ns, arg)
+			if err != nil {
+				return err
 			}
 			if err := writeConfigMapFiles(cm, dir); err != nil {
 				return err
@@ -92,6 +114,36 @@ report are written to results/<run>/ (or --output).`,
 	cf.add(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "directory for a cluster run's files (default results/<run>)")
 	return cmd
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// reportSuite renders the BenchmarkSuite called name from its results
+// ConfigMap, if there is such a suite (ok false otherwise: name is a run).
+func reportSuite(ctx context.Context, c client.Reader, ns, name, dir string) (path string, ok bool, err error) {
+	var s v1alpha1.BenchmarkSuite
+	err = c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &s)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return "", false, nil
+	case err != nil:
+		return "", true, fmt.Errorf("get BenchmarkSuite %s/%s: %w", ns, name, err)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: suite.ConfigMapName(name)}, &cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", true, fmt.Errorf("BenchmarkSuite %s/%s has no results ConfigMap %s yet (phase %q, progress %s); it is written when the first cell ends", ns, name, suite.ConfigMapName(name), s.Status.Phase, s.Status.Progress)
+		}
+		return "", true, err
+	}
+	if err := suite.WriteFiles(&cm, dir); err != nil {
+		return "", true, err
+	}
+	path, err = report.RenderSuiteDir(dir)
+	return path, true, err
 }
 
 func isDir(p string) bool {

@@ -23,6 +23,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/suite"
 )
 
 // recordedResults are results of real runs (see internal/report/testdata/gen).
@@ -236,6 +237,45 @@ func TestReportFromCluster(t *testing.T) {
 	}
 	if !strings.Contains(got, "\n"+br.Name+" ") || !strings.Contains(got, "\nkafka-ack-1 ") {
 		t.Errorf("compare of a cluster run and a directory:\n%s", got)
+	}
+
+	// A suite: its results ConfigMap, as the controller builds it, renders
+	// as one page.
+	lvl := v1alpha1.Level2
+	bs := &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: "matrix", Namespace: ns}, Spec: v1alpha1.BenchmarkSuiteSpec{
+		Systems: []v1alpha1.SuiteSystem{{System: v1alpha1.SystemKafka, Cluster: v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}},
+			Durabilities: []v1alpha1.DurabilitySpec{{Level: &lvl}}}},
+		Workloads: []v1alpha1.SuiteWorkload{{Name: "lat", Spec: &v1alpha1.WorkloadSpec{MessageSize: 1024}}},
+	}}
+	if err := c.Create(ctx, bs); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := results.Read(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs.Status.Cells = []v1alpha1.SuiteCell{{Name: "matrix-kafka-l2-lat", System: v1alpha1.SystemKafka, Workload: "lat", RequestedLevel: 2, Phase: v1alpha1.CellSucceeded}}
+	scm, err := suite.BuildConfigMap(bs, map[string]*results.Summary{"matrix-kafka-l2-lat": sum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, scm); err != nil {
+		t.Fatal(err)
+	}
+	suiteOut := filepath.Join(t.TempDir(), "suite")
+	got, err = reportCLI(t, "report", "matrix", "--kubeconfig", kc, "-o", suiteOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(got) != filepath.Join(suiteOut, report.SuiteReportFile) {
+		t.Errorf("suite report printed %q", got)
+	}
+	if page, err := os.ReadFile(filepath.Join(suiteOut, report.SuiteReportFile)); err != nil || !strings.Contains(string(page), "lat at achieved durability level 2") {
+		t.Errorf("suite page: %v", err)
+	}
+	// The directory it wrote renders again as a suite.
+	if got, err = reportCLI(t, "report", suiteOut); err != nil || strings.TrimSpace(got) != filepath.Join(suiteOut, report.SuiteReportFile) {
+		t.Errorf("suite directory: %q %v", got, err)
 	}
 
 	if _, err := reportCLI(t, "report", "still-running", "--kubeconfig", kc); err == nil || !strings.Contains(err.Error(), "has no results yet") {

@@ -41,6 +41,9 @@ import (
 type Options struct {
 	// RunFile is the BenchmarkRun YAML.
 	RunFile string
+	// Run, when set, is run instead of RunFile's: a suite's cell, built
+	// by internal/suite and defaulted and validated as a file would be.
+	Run *v1alpha1.BenchmarkRun
 	// WorkloadFile, if set, is an OMB workload file that replaces
 	// spec.workload.
 	WorkloadFile string
@@ -102,9 +105,11 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, "==> "+format+"\n", args...) }
 
-	run, err := Load(o.RunFile, o.WorkloadFile)
-	if err != nil {
-		return nil, err
+	run := o.Run.DeepCopy()
+	if run == nil {
+		if run, err = Load(o.RunFile, o.WorkloadFile); err != nil {
+			return nil, err
+		}
 	}
 	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
 	if err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"image/png"
@@ -19,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 // screenshot, when set, is where TestReportInBrowser saves its full-page
@@ -265,6 +268,55 @@ func TestReportInBrowser(t *testing.T) {
 			}
 			t.Logf("wrote %s (%d×%d)", *screenshot, cfg.Width, cfg.Height)
 		}
+	})
+
+	t.Run("suite page", func(t *testing.T) {
+		// A suite's directory as local mode or `report <suite>` lays it
+		// out: suite.json and a directory per cell.
+		dir := t.TempDir()
+		idx := SuiteIndex{Suite: "matrix", Comparisons: []SuiteGroup{
+			{Workload: "lat", AchievedLevel: 2, Cells: []string{"matrix-kafka-l2-lat", "matrix-pulsar-l2-lat"}},
+		}}
+		for cell, src := range map[string]string{"matrix-kafka-l2-lat": "testdata/kafka-ack-all", "matrix-pulsar-l2-lat": "testdata/pulsar-ack-2"} {
+			if err := os.CopyFS(filepath.Join(dir, cell), os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			idx.Cells = append(idx.Cells, v1alpha1.SuiteCell{Name: cell, Workload: "lat", RequestedLevel: 2, AchievedLevel: 2, Phase: v1alpha1.CellSucceeded})
+		}
+		raw, err := json.Marshal(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, SuiteFile), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		path, err := RenderSuiteDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probs, u := openPage(t, ctx, path)
+		charts := chartsIn(t, ctx)
+		for _, id := range []string{"publish-quantiles", "e2e-quantiles", "publish-p99"} {
+			if b := charts[id]; b.Width < 300 || b.Height < 120 || b.Drawn < 5 {
+				t.Errorf("chart %s laid out at %.0f×%.0f px with %d paths drawn", id, b.Width, b.Height, b.Drawn)
+			}
+		}
+		// The tables and the charts of one comparison side by side.
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		side, err := chromedp.Run(tctx, chromedp.Evaluate[[]float64](`(() => {
+  const g = document.querySelector("section .grid2.side");
+  const t = g.children[0].getBoundingClientRect();
+  const c = g.children[1].querySelector("figure.chart").getBoundingClientRect();
+  return [t.right, c.left, t.top, c.top];
+})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if side[1] < side[0] || side[3] != side[2] {
+			t.Errorf("charts are not beside the tables: tables end at x %.0f, charts start at x %.0f; tables start at y %.0f, charts at y %.0f", side[0], side[1], side[2], side[3])
+		}
+		probs.check(t, u)
 	})
 
 	t.Run("comparison", func(t *testing.T) {

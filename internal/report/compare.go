@@ -340,9 +340,18 @@ func RenderCompare(w io.Writer, runs []Named) error {
 
 // RenderCompareWith is RenderCompare with the fairness tolerances given.
 func RenderCompareWith(w io.Writer, runs []Named, f Fairness) error {
-	t, err := CompareWith(runs, f)
+	pg, err := comparePageOf(runs, f)
 	if err != nil {
 		return err
+	}
+	return compareTmpl.Execute(w, pg)
+}
+
+// comparePageOf is the tables and charts of a comparison.
+func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
+	t, err := CompareWith(runs, f)
+	if err != nil {
+		return nil, err
 	}
 	names := make([]string, len(runs))
 	for i, n := range runs {
@@ -389,7 +398,7 @@ func RenderCompareWith(w io.Writer, runs []Named, f Fairness) error {
 	} {
 		ch, err := quantileChart(c.id, c.title, c.lines, wideW, wideH)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ch != nil {
 			pg.Charts = append(pg.Charts, ch)
@@ -403,12 +412,12 @@ func RenderCompareWith(w io.Writer, runs []Named, f Fairness) error {
 	}
 	ch, err := timeChart("publish-p99", "99th percentile publish latency over the measured phase", y, timeUnit{"s", 1}, nil, p99, logY, wideW, halfH)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ch != nil {
 		pg.Charts = append(pg.Charts, ch)
 	}
-	return compareTmpl.Execute(w, pg)
+	return pg, nil
 }
 
 // measureP99 is the publish p99 of each interval of the measured phase,

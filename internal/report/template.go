@@ -196,7 +196,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </body></html>
 `))
 
-var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chartTmpl + `<!DOCTYPE html>
+var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chartTmpl + comparisonTmpl + `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{.Title}}</title>
@@ -208,7 +208,17 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 <div class="badges">{{range .Rows}}<span class="badge"><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</span>{{end}}</div>
 </div></header>
 <main><div class="wrap">
-{{if .Flags}}<div class="warn" id="unfair"><p><strong>Unfair comparison: {{len .Flags}} flags</strong></p>{{range .Flags}}<p>⚑ <strong>{{.Kind}}</strong> {{.Message}}</p>{{end}}</div>{{end}}
+{{template "comparison" .}}
+{{range .Charts}}<section>{{template "chart" .}}</section>{{end}}
+</div></main>
+<footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>
+</body></html>
+`))
+
+// comparisonTmpl is the tables of one comparison (flags, latency, throughput
+// and durability, testbed): the compare page and each table of a suite's
+// page show the same thing.
+const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id="unfair"><p><strong>Unfair comparison: {{len .Flags}} flags</strong></p>{{range .Flags}}<p>⚑ <strong>{{.Kind}}</strong> {{.Message}}</p>{{end}}</div>{{end}}
 {{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
 <div class="grid2">
 {{range .Sections}}<section><h2>{{.Title}}</h2>
@@ -224,8 +234,4 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 <table><thead><tr><th></th><th class="n">write+fdatasync p99 (ms)</th><th class="n">write MB/s</th><th>topology</th></tr></thead><tbody>
 {{range .Testbed}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td>{{index . 3}}</td></tr>
 {{end}}</tbody></table><p class="sub">The slowest probed volume of each run, measured before the load.</p></section>{{end}}
-{{range .Charts}}<section>{{template "chart" .}}</section>{{end}}
-</div></main>
-<footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>
-</body></html>
-`))
+{{end}}`

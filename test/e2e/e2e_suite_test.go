@@ -127,7 +127,9 @@ var _ = AfterSuite(func() {
 	}
 	if testNS != "" {
 		By("deleting the test namespace " + testNS)
-		// Runs first, while the operator can still remove their finalizers.
+		// Suites and runs first, while the operator can still remove their
+		// finalizers.
+		_ = k8s.DeleteAllOf(ctx, &v1alpha1.BenchmarkSuite{}, client.InNamespace(testNS))
 		_ = k8s.DeleteAllOf(ctx, &v1alpha1.BenchmarkRun{}, client.InNamespace(testNS))
 		Eventually(func(g Gomega) {
 			var runs v1alpha1.BenchmarkRunList

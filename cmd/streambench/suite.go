@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streambench/streambench-operator/internal/localrun"
+)
+
+func init() { rootCmd.AddCommand(newSuiteCmd()) }
+
+func newSuiteCmd() *cobra.Command {
+	var (
+		o     localrun.SuiteOptions
+		local bool
+	)
+	cmd := &cobra.Command{
+		Use:   "suite -f FILE --local",
+		Short: "Run a BenchmarkSuite on this machine: each system's brokers started once per broker setting, cells one at a time",
+		Long: `suite reads a BenchmarkSuite file (the same YAML kubectl apply takes) and runs
+it as the operator does: the same plan of clusters and cells, each managed
+system started as local brokers once per broker setting its cells need (one
+Kafka for every level; one Pulsar per journal configuration), every cell a
+local run in existing mode against them, one at a time. It writes each cell's
+results to <results-dir>/<suite>/<cell>/ and the suite's tables to
+<results-dir>/<suite>/tables.txt and suite.json, and prints the tables.`,
+		Example: `  streambench suite -f config/samples/suite-durability-matrix-local.yaml --local
+  streambench report results/matrix-local`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.SuiteFile == "" {
+				return errors.New("-f FILE is required: the BenchmarkSuite to run (e.g. -f config/samples/suite-durability-matrix-local.yaml)")
+			}
+			if !local {
+				return fmt.Errorf("only --local is supported by suite; on a cluster use kubectl apply -f %s", o.SuiteFile)
+			}
+			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			_, err := localrun.RunSuite(cmd.Context(), o)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.SuiteFile, "file", "f", "", "BenchmarkSuite YAML file")
+	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
+	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<suite-name>/")
+	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here, a directory per cluster (default: temporary, removed at the end)")
+	return cmd
+}

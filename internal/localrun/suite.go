@@ -1,0 +1,264 @@
+package localrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/report"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/suite"
+	"github.com/streambench/streambench-operator/internal/workload"
+)
+
+// SuiteOptions configure a local suite (`streambench suite -f FILE --local`).
+type SuiteOptions struct {
+	// SuiteFile is the BenchmarkSuite YAML.
+	SuiteFile string
+	// ResultsDir: the suite's results go to <results-dir>/<suite>/, each
+	// cell's to <results-dir>/<suite>/<cell>/ (default "results").
+	ResultsDir string
+	// DataDir keeps the brokers' data and logs, one directory per cluster
+	// (default: temporary, removed with the brokers).
+	DataDir          string
+	Stdout, Stderr   io.Writer
+	SnapshotInterval time.Duration
+}
+
+// SuiteOutcome is what a local suite left behind.
+type SuiteOutcome struct {
+	// Suite carries the status the controller would have written:
+	// clusters, cells and their headline figures.
+	Suite *v1alpha1.BenchmarkSuite
+	// Dir is <results-dir>/<suite>; Summaries the cells' summary.json.
+	Dir       string
+	Summaries map[string]*results.Summary
+	// BrokerStarts counts the broker clusters started, per system.
+	BrokerStarts map[v1alpha1.System]int
+}
+
+// LoadSuite reads a BenchmarkSuite file strictly (an unknown field is an
+// error naming it) and applies the CRD's defaults local mode needs. Each
+// cell is then defaulted and validated as a BenchmarkRun file would be.
+func LoadSuite(path string) (*v1alpha1.BenchmarkSuite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the BenchmarkSuite file: %w", err)
+	}
+	var s v1alpha1.BenchmarkSuite
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Kind != "BenchmarkSuite" {
+		return nil, fmt.Errorf("%s: kind is %q; streambench suite takes a BenchmarkSuite (streambench run takes a BenchmarkRun)", path, s.Kind)
+	}
+	if s.Name == "" || len(s.Name) > 20 {
+		return nil, fmt.Errorf("%s: metadata.name must be 1 to 20 characters: cells are named <suite>-<system>-l<level>-<workload>", path)
+	}
+	if s.Spec.FailurePolicy == "" {
+		s.Spec.FailurePolicy = v1alpha1.FailureContinue
+	}
+	if len(s.Spec.Systems) == 0 || len(s.Spec.Workloads) == 0 {
+		return nil, fmt.Errorf("%s: spec.systems and spec.workloads need at least one entry each", path)
+	}
+	for i, w := range s.Spec.Workloads {
+		switch {
+		case w.ConfigMapRef != nil:
+			return nil, fmt.Errorf("%s: spec.workloads[%d].configMapRef is read in a cluster only; in local mode write the workload under spec.workloads[%d].spec", path, i, i)
+		case w.Spec == nil:
+			return nil, fmt.Errorf("%s: spec.workloads[%d]: set spec (an inline workload)", path, i)
+		}
+		workload.Default(w.Spec)
+		s.Status.Workloads = append(s.Status.Workloads, v1alpha1.ResolvedWorkload{Name: w.Name, Spec: *w.Spec})
+	}
+	return &s, nil
+}
+
+// RunSuite runs a suite on this machine as the controller runs it in a
+// cluster: the same plan (internal/suite), each managed system's brokers
+// started once per broker setting its cells need, every cell a local run
+// in existing mode against them, one at a time; then the study's tables.
+func RunSuite(ctx context.Context, o SuiteOptions) (*SuiteOutcome, error) {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.ResultsDir == "" {
+		o.ResultsDir = "results"
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, "==> "+format+"\n", args...) }
+	s, err := LoadSuite(o.SuiteFile)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := suite.New(s, s.Status.Workloads)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.SuiteFile, err)
+	}
+	s.Status.Clusters, s.Status.Cells = suite.Status(plan)
+	s.Status.Phase = v1alpha1.PhaseRunning
+	s.Status.Progress = suite.Progress(s.Status.Cells)
+	out := &SuiteOutcome{Suite: s, Dir: filepath.Join(o.ResultsDir, s.Name), Summaries: map[string]*results.Summary{}, BrokerStarts: map[v1alpha1.System]int{}}
+	say("suite %s: %d cells on %d clusters", s.Name, len(s.Status.Cells), len(s.Status.Clusters))
+
+	var errs []error
+	for i := range s.Status.Clusters {
+		cl := &s.Status.Clusters[i]
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if allFinished(s, cl.Name) {
+			continue // skipped after a failure with failurePolicy Stop
+		}
+		var bs *brokers
+		if cl.Managed {
+			bs, err = startHost(ctx, s, cl, o.DataDir, say)
+			if err != nil {
+				cl.Phase, cl.Message = v1alpha1.ClusterFailed, err.Error()
+				for j := range s.Status.Cells {
+					if c := &s.Status.Cells[j]; c.Cluster == cl.Name && !c.Phase.Finished() {
+						suite.EndCell(s, c, v1alpha1.CellFailed, fmt.Sprintf("cluster %s failed: %v", cl.Name, err))
+					}
+				}
+				errs = append(errs, err)
+				continue
+			}
+			out.BrokerStarts[cl.System]++
+			cl.Phase, cl.Endpoints = v1alpha1.ClusterReady, &bs.endpoints
+		}
+		for j := range s.Status.Cells {
+			cell := &s.Status.Cells[j]
+			if cell.Cluster != cl.Name || cell.Phase.Finished() {
+				continue
+			}
+			cellErr := runCell(ctx, s, cell, *cl, o, out, say)
+			if cellErr != nil {
+				errs = append(errs, fmt.Errorf("cell %s: %w", cell.Name, cellErr))
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if bs != nil {
+			say("stopping cluster %s (pids %v)", cl.Name, bs.Pids())
+			if err := bs.stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stopping cluster %s: %w", cl.Name, err))
+			}
+			cl.Phase, cl.Endpoints = v1alpha1.ClusterTornDown, nil
+		}
+	}
+	s.Status.Phase = v1alpha1.PhaseSucceeded
+	for _, c := range s.Status.Cells {
+		if c.Phase != v1alpha1.CellSucceeded {
+			s.Status.Phase = v1alpha1.PhaseFailed
+		}
+	}
+	if err := WriteSuiteResults(out.Dir, s, out.Summaries); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := report.RenderSuiteDir(out.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("writing the suite's HTML report: %w", err))
+	}
+	tables, _ := os.ReadFile(filepath.Join(out.Dir, suite.KeyTables))
+	fmt.Fprintf(o.Stdout, "\nSuite %s: %s, %s cells finished\n\n%s", s.Name, s.Status.Phase, s.Status.Progress, tables)
+	fmt.Fprintf(o.Stdout, "results: %s (streambench report %s)\n", out.Dir, out.Dir)
+	return out, errors.Join(errs...)
+}
+
+func allFinished(s *v1alpha1.BenchmarkSuite, cluster string) bool {
+	for _, c := range s.Status.Cells {
+		if c.Cluster == cluster && !c.Phase.Finished() {
+			return false
+		}
+	}
+	return true
+}
+
+// startHost starts a managed cluster of the suite from its host run, with
+// the broker settings its cells need.
+func startHost(ctx context.Context, s *v1alpha1.BenchmarkSuite, cl *v1alpha1.SuiteCluster, dataDir string, say func(string, ...any)) (*brokers, error) {
+	host, err := suite.HostRun(s, *cl)
+	if err != nil {
+		return nil, err
+	}
+	Default(host)
+	eff, err := durability.TranslateFor(host.Spec.System, localVersion(host), host.Spec.DurabilityOrDefault())
+	if err != nil {
+		return nil, err
+	}
+	if dataDir != "" {
+		if dataDir, err = filepath.Abs(filepath.Join(dataDir, cl.Name)); err != nil {
+			return nil, err
+		}
+	}
+	started := time.Now()
+	say("starting cluster %s: %s (broker settings %v)", cl.Name, brokerWhat(host), cl.BrokerSettings)
+	bs, err := startBrokers(ctx, host, eff, dataDir, say)
+	if err != nil {
+		return nil, err
+	}
+	say("cluster %s ready after %s", cl.Name, time.Since(started).Round(time.Second))
+	return bs, nil
+}
+
+// runCell runs one cell as a local run in existing mode and records it.
+func runCell(ctx context.Context, s *v1alpha1.BenchmarkSuite, cell *v1alpha1.SuiteCell, cl v1alpha1.SuiteCluster, o SuiteOptions, out *SuiteOutcome, say func(string, ...any)) error {
+	run, err := suite.ChildRun(s, *cell, cl)
+	if err == nil {
+		Default(run)
+		err = Validate(run, false)
+	}
+	if err != nil {
+		suite.EndCell(s, cell, v1alpha1.CellFailed, err.Error())
+		return err
+	}
+	cell.Phase = v1alpha1.CellRunning
+	s.Status.CurrentCell = cell.Name
+	say("cell %s (%s): %s, level %d, workload %s, against %s", cell.Name, s.Status.Progress, cell.System, cell.RequestedLevel, cell.Workload, cl.Name)
+	res, runErr := Run(ctx, Options{Run: run, ResultsDir: out.Dir, Stdout: o.Stdout, Stderr: o.Stderr, SnapshotInterval: o.SnapshotInterval})
+	if res != nil {
+		cell.AchievedLevel = res.Durability.AchievedLevel
+		if res.Summary != nil {
+			out.Summaries[cell.Name] = res.Summary
+			cell.Results = suite.CellResultsOf(&res.Summary.Results)
+			if d := res.Summary.Durability; d != nil {
+				cell.AchievedLevel = d.AchievedLevel
+			}
+		}
+	}
+	if runErr != nil {
+		suite.EndCell(s, cell, v1alpha1.CellFailed, runErr.Error())
+		return runErr
+	}
+	suite.EndCell(s, cell, v1alpha1.CellSucceeded, "")
+	return nil
+}
+
+// WriteSuiteResults writes what the suite's results ConfigMap holds as
+// files of dir: suite.json, tables.txt (the cells' summaries are in their
+// own directories already).
+func WriteSuiteResults(dir string, s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Summary) error {
+	cm, err := suite.BuildConfigMap(s, summaries)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, k := range []string{suite.KeySuite, suite.KeyTables} {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(cm.Data[k]), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package localrun
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/suite"
+)
+
+func TestLoadSuiteSamplePlansOneKafkaAndAPulsarPerJournalSetting(t *testing.T) {
+	s, err := LoadSuite(filepath.Join("..", "..", "config", "samples", "suite-durability-matrix-local.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := suite.New(s, s.Status.Workloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clusters []string
+	for _, c := range p.Clusters {
+		clusters = append(clusters, string(c.Name))
+	}
+	if got, want := strings.Join(clusters, " "), "matrix-local-kafka matrix-local-pulsar-jsync matrix-local-pulsar-jasync"; got != want {
+		t.Errorf("clusters = %s, want %s", got, want)
+	}
+	if len(p.Cells) != 4 {
+		t.Errorf("%d cells, want 2 systems × 2 levels × 1 workload", len(p.Cells))
+	}
+}
+
+func TestLoadSuiteRefusesWhatLocalModeCannotRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	writeFile(t, path, `apiVersion: streambench.io/v1alpha1
+kind: BenchmarkSuite
+metadata: {name: s}
+spec:
+  systems: [{system: kafka, cluster: {managed: {}}, durabilities: [{level: 2}]}]
+  workloads: [{name: w, configMapRef: {name: wl}}]
+`)
+	_, err := LoadSuite(path)
+	if err == nil || !strings.Contains(err.Error(), "spec.workloads[0].configMapRef is read in a cluster only") {
+		t.Fatalf("err = %v", err)
+	}
+	writeFile(t, path, "apiVersion: streambench.io/v1alpha1\nkind: BenchmarkSuite\nmetadata: {name: s}\nspec:\n  sytems: []\n")
+	if _, err := LoadSuite(path); err == nil || !strings.Contains(err.Error(), "sytems") {
+		t.Fatalf("a misspelt field: err = %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunSuiteOnRealBrokers runs a small real suite (Kafka and Pulsar ×
+// levels 1 and 2 × one workload of seconds) on local brokers, and checks
+// the suite's table against the cells' own summary.json files.
+func TestRunSuiteOnRealBrokers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "suite.yaml")
+	writeFile(t, path, `apiVersion: streambench.io/v1alpha1
+kind: BenchmarkSuite
+metadata: {name: tiny}
+spec:
+  systems:
+  - {system: kafka, cluster: {managed: {brokers: 3}}, durabilities: [{level: 1}, {level: 2}]}
+  - {system: pulsar, cluster: {managed: {brokers: 1, bookies: 3}}, durabilities: [{level: 1}, {level: 2}]}
+  workloads:
+  - name: w
+    spec: {name: tiny, topics: 1, partitionsPerTopic: 2, messageSize: 512, subscriptionsPerTopic: 1,
+           consumerPerSubscription: 1, producersPerTopic: 1, producerRate: 500,
+           warmupDurationMinutes: 0.05, testDurationMinutes: 0.1}
+  workers: {count: 2}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	out, err := RunSuite(ctx, SuiteOptions{SuiteFile: path, ResultsDir: filepath.Join(dir, "results"), Stdout: &stdout, Stderr: &stderr, SnapshotInterval: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("RunSuite: %v\n%s", err, stderr.String())
+	}
+	s := out.Suite
+	if s.Status.Phase != v1alpha1.PhaseSucceeded || s.Status.Progress != "4/4" {
+		t.Fatalf("phase %s progress %s", s.Status.Phase, s.Status.Progress)
+	}
+	if out.BrokerStarts[v1alpha1.SystemKafka] != 1 || out.BrokerStarts[v1alpha1.SystemPulsar] != 2 {
+		t.Errorf("broker starts = %v, want Kafka once (every level), Pulsar twice (two journal settings)", out.BrokerStarts)
+	}
+
+	raw, err := os.ReadFile(filepath.Join(out.Dir, suite.KeySuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sr suite.SuiteResults
+	if err := json.Unmarshal(raw, &sr); err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Cells) != 4 {
+		t.Fatalf("suite.json has %d cells", len(sr.Cells))
+	}
+	for _, c := range sr.Cells {
+		// The cell's own results, as `streambench run` wrote them.
+		cellRaw, err := os.ReadFile(filepath.Join(out.Dir, c.Name, results.KeySummary))
+		if err != nil {
+			t.Fatalf("cell %s: %v", c.Name, err)
+		}
+		var own results.Summary
+		if err := json.Unmarshal(cellRaw, &own); err != nil {
+			t.Fatal(err)
+		}
+		if c.Phase != v1alpha1.CellSucceeded || c.Results == nil {
+			t.Fatalf("cell %s: phase %s results %v: %s", c.Name, c.Phase, c.Results, c.Message)
+		}
+		if c.Results.PublishMBPerSec != own.Results.PublishMBPerSec || c.Results.PublishP99Ms != own.Results.PublishLatencyMs.P99 ||
+			c.Results.EndToEndP99Ms == nil || *c.Results.EndToEndP99Ms != own.Results.EndToEndLatencyMs.P99 {
+			t.Errorf("cell %s: table %+v, its summary.json %+v", c.Name, c.Results, own.Results)
+		}
+		if own.Results.Acked == 0 || own.Results.Lost != 0 {
+			t.Errorf("cell %s: acked %d lost %d", c.Name, own.Results.Acked, own.Results.Lost)
+		}
+		if c.AchievedLevel != own.Durability.AchievedLevel {
+			t.Errorf("cell %s: achieved level %d in the table, %d in its summary", c.Name, c.AchievedLevel, own.Durability.AchievedLevel)
+		}
+	}
+	// One table per workload and achieved level, Kafka beside Pulsar.
+	byLevel := map[v1alpha1.Level][]string{}
+	for _, cmp := range sr.Comparisons {
+		byLevel[cmp.AchievedLevel] = append(byLevel[cmp.AchievedLevel], cmp.Cells...)
+	}
+	for _, c := range sr.Cells {
+		found := false
+		for _, name := range byLevel[c.AchievedLevel] {
+			found = found || name == c.Name
+		}
+		if !found {
+			t.Errorf("cell %s (achieved level %d) is in no table of its level: %v", c.Name, c.AchievedLevel, byLevel)
+		}
+	}
+	if !strings.Contains(stdout.String(), "achieved durability level") {
+		t.Errorf("the tables were not printed:\n%s", stdout.String())
+	}
+	t.Logf("tables:\n%s", stdout.String()[strings.Index(stdout.String(), "Suite tiny"):])
+}

@@ -1,0 +1,135 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// Suite files: what a suite's results ConfigMap holds, laid out in a
+// directory as local mode writes it: suite.json, tables.txt and a
+// directory per cell with its summary.json.
+const (
+	SuiteFile       = "suite.json"
+	SuiteReportFile = "report.html"
+)
+
+// SuiteGroup is one of the suite's tables: the cells of one workload at one
+// achieved durability level.
+type SuiteGroup struct {
+	Workload      string         `json:"workload"`
+	AchievedLevel v1alpha1.Level `json:"achievedLevel"`
+	Cells         []string       `json:"cells"`
+}
+
+// SuiteIndex is the part of suite.json the report reads. internal/suite
+// writes it (SuiteResults) and imports this package for the tables, so the
+// shape is repeated here rather than imported.
+type SuiteIndex struct {
+	Suite       string                  `json:"suite"`
+	Clusters    []v1alpha1.SuiteCluster `json:"clusters"`
+	Cells       []v1alpha1.SuiteCell    `json:"cells"`
+	Comparisons []SuiteGroup            `json:"comparisons"`
+	Notes       []string                `json:"notes,omitempty"`
+}
+
+type suitePage struct {
+	Title, Generated string
+	Index            SuiteIndex
+	Groups           []suiteGroupView
+}
+
+type suiteGroupView struct {
+	Title string
+	Page  *comparePage
+}
+
+// RenderSuiteDir writes dir/report.html: the suite's cells and clusters,
+// then each table (per workload and achieved level, Kafka beside Pulsar,
+// with compare's unfair-comparison flags) with its charts beside it.
+func RenderSuiteDir(dir string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, SuiteFile))
+	if err != nil {
+		return "", fmt.Errorf("%s is not a suite's results directory: %w", dir, err)
+	}
+	var idx SuiteIndex
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, SuiteFile), err)
+	}
+	pg := &suitePage{Title: "streambench suite " + idx.Suite, Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Index: idx}
+	for _, g := range idx.Comparisons {
+		var runs []Named
+		for _, c := range g.Cells {
+			n, err := Load(filepath.Join(dir, c))
+			if err != nil {
+				return "", fmt.Errorf("cell %s: %w", c, err)
+			}
+			n.Name = c
+			runs = append(runs, n)
+		}
+		cp, err := comparePageOf(runs, DefaultFairness)
+		if err != nil {
+			return "", err
+		}
+		pg.Groups = append(pg.Groups, suiteGroupView{Title: fmt.Sprintf("%s at achieved durability level %d", g.Workload, g.AchievedLevel), Page: cp})
+	}
+	path := filepath.Join(dir, SuiteReportFile)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := RenderSuite(f, pg); err != nil {
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// RenderSuite executes the suite page.
+func RenderSuite(w io.Writer, pg *suitePage) error { return suiteTmpl.Execute(w, pg) }
+
+func fmtOpt(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return ms(*v)
+}
+
+var suiteTmpl = template.Must(template.New("suite").Funcs(funcs).Funcs(template.FuncMap{"opt": fmtOpt, "fms": ms, "fmb": mbps}).Parse(chartTmpl + comparisonTmpl + `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.Title}}</title>
+<style>` + css + `
+/* Tables and charts of one comparison side by side: equal columns however
+   wide the tables are (they scroll), so the charts keep half the page. */
+.side{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}
+.side>div{overflow-x:auto;min-width:0}
+/* In half a page the publish and end-to-end tables go one under the other. */
+.side .grid2{grid-template-columns:minmax(0,1fr)}
+</style></head>
+<body>
+<header><div class="wrap">
+<h1>Suite {{.Index.Suite}}</h1>
+<div class="sub">{{len .Index.Cells}} cells on {{len .Index.Clusters}} clusters · one table per workload and achieved durability level</div>
+</div></header>
+<main><div class="wrap">
+<section><h2>Cells</h2>
+<table><thead><tr><th>cell</th><th>system</th><th>workload</th><th class="n">level asked</th><th class="n">achieved</th><th>cluster</th><th>phase</th><th class="n">publish MB/s</th><th class="n">publish p99</th><th class="n">e2e p99 (ms)</th></tr></thead><tbody>
+{{range .Index.Cells}}<tr><td class="code">{{.Name}}</td><td>{{.System}}</td><td>{{.Workload}}</td><td class="n">{{.RequestedLevel}}</td><td class="n">{{if .AchievedLevel}}{{.AchievedLevel}}{{else}}–{{end}}</td><td class="code">{{.Cluster}}</td><td{{if eq (print .Phase) "Failed"}} class="bad"{{end}}>{{.Phase}}{{if .Message}} <small>{{.Message}}</small>{{end}}</td>{{with .Results}}<td class="n">{{fmb .PublishMBPerSec}}</td><td class="n">{{fms .PublishP99Ms}}</td><td class="n">{{opt .EndToEndP99Ms}}</td>{{else}}<td class="n">–</td><td class="n">–</td><td class="n">–</td>{{end}}</tr>
+{{end}}</tbody></table>
+<p class="sub">Clusters: {{range $i, $c := .Index.Clusters}}{{if $i}}; {{end}}<span class="code">{{$c.Name}}</span> ({{$c.System}}{{if $c.Managed}}, deployed{{else}}, existing{{end}}{{range $k, $v := $c.BrokerSettings}}, {{$k}}={{$v}}{{end}}){{end}}</p>
+{{if .Index.Notes}}<ul class="notes">{{range .Index.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</section>
+{{range .Groups}}<section><h2>{{.Title}}</h2>
+<div class="grid2 side"><div>{{template "comparison" .Page}}</div><div>{{range .Page.Charts}}{{template "chart" .}}{{end}}</div></div>
+</section>{{end}}
+</div></main>
+<footer>streambench · generated {{.Generated}} · lowest value of each column in green</footer>
+</body></html>
+`))

@@ -1,0 +1,231 @@
+// Package suite plans a BenchmarkSuite: which clusters it needs, which cells
+// run against each, in which order, and the BenchmarkRuns those are. It is
+// pure (no API calls), so the controller and local mode share it and its
+// table tests need no API server.
+//
+// The rule that shapes the plan (the durability seed's study deployed each
+// system once and ran every workload against it): two cells share a cluster
+// unless their durability needs different broker settings. Kafka's levels
+// differ only in topic and producer configuration (min.insync.replicas,
+// flush.messages, flush.ms on the topic; acks on the producer), which a cell
+// sets on its own topics, so one Kafka cluster serves every level. Pulsar's
+// quorums are namespace policies, also per cell, but its local durability is
+// the bookies' journal configuration (journalWriteData, journalSyncData,
+// journalPageCacheFlushIntervalMSec), so Pulsar needs a cluster per journal
+// configuration.
+package suite
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision"
+)
+
+// MaxRunName is the longest BenchmarkRun name the API accepts (its CRD
+// refuses longer ones: Jobs, pods and brokers are named after it).
+const MaxRunName = 40
+
+// ClusterName is the name of a cluster of the suite (typed so a cell name
+// cannot be passed for it).
+type ClusterName string
+
+// CellName is the name of a cell: its child BenchmarkRun's name.
+type CellName string
+
+// Cluster is one cluster the plan needs.
+type Cluster struct {
+	Name    ClusterName
+	System  v1alpha1.System
+	Managed bool
+	// BrokerSettings set this cluster apart from the system's others.
+	BrokerSettings map[string]string
+	// Host is the durability the cluster is deployed with: its broker
+	// settings are the ones every cell on it needs; topic, producer and
+	// namespace settings are each cell's own.
+	Host v1alpha1.DurabilitySpec
+}
+
+// Cell is one system × durability × workload.
+type Cell struct {
+	Name           CellName
+	System         v1alpha1.System
+	Workload       string
+	Durability     v1alpha1.DurabilitySpec
+	RequestedLevel v1alpha1.Level
+	Cluster        ClusterName
+}
+
+// Plan is the clusters and cells of a suite, in the order they run: the
+// cells of one cluster are consecutive, so each cluster is deployed once.
+type Plan struct {
+	Clusters []Cluster
+	Cells    []Cell
+}
+
+// clusterSettings are the broker settings a durability needs of the whole
+// cluster (see the package comment), with a short label for names.
+func clusterSettings(system v1alpha1.System, d v1alpha1.DurabilitySpec) (settings map[string]string, label string, err error) {
+	eff, err := durability.Translate(system, d)
+	if err != nil {
+		return nil, "", err
+	}
+	if system != v1alpha1.SystemPulsar {
+		return nil, "", nil
+	}
+	bookie := eff.Pulsar.Bookie
+	settings = map[string]string{}
+	for _, k := range []string{durability.PulsarBookieJournalWriteData, durability.PulsarBookieJournalSyncData, durability.PulsarBookieJournalPageCacheFlushMSec} {
+		if v, ok := bookie[k]; ok {
+			settings[k] = v
+		}
+	}
+	switch {
+	case bookie[durability.PulsarBookieJournalSyncData] == "true":
+		label = "jsync"
+	case bookie[durability.PulsarBookieJournalWriteData] == "false":
+		label = "jbypass"
+	default:
+		label = "jasync"
+		if f := bookie[durability.PulsarBookieJournalPageCacheFlushMSec]; f != fmt.Sprint(durability.DefaultPulsarJournalFlushIntervalMs) {
+			label += f
+		}
+	}
+	return settings, label, nil
+}
+
+// DurabilityLabel says a durability in a cell name: l<level> for a level;
+// for explicit settings the level they amount to, with -bypass for a
+// bypassed journal and -f<ms> for a flush interval, so two explicit
+// settings of one level get two names.
+func DurabilityLabel(d v1alpha1.DurabilitySpec) (string, v1alpha1.Level, error) {
+	r, err := durability.Resolve(d)
+	if err != nil {
+		return "", 0, err
+	}
+	label := fmt.Sprintf("l%d", r.Level)
+	if d.Level != nil {
+		return label, r.Level, nil
+	}
+	if r.Journal == v1alpha1.JournalBypass {
+		label += "-bypass"
+	}
+	if r.FlushIntervalMs > 0 {
+		label += fmt.Sprintf("-f%d", r.FlushIntervalMs)
+	}
+	if r.Replicas != durability.DefaultReplicas || r.AckReplicas != durability.DefaultAckReplicas {
+		label += fmt.Sprintf("-r%d%d", r.Replicas, r.AckReplicas)
+	}
+	return label, r.Level, nil
+}
+
+// runName bounds a name to MaxRunName characters as a DNS label; a name
+// that does not fit is cut and given a hash of the whole, so two cells
+// never share a name.
+func runName(parts ...string) string {
+	return provision.DNSLabel(strings.Join(parts, "-"), MaxRunName, 6)
+}
+
+// New plans a suite whose workloads are resolved (status.workloads).
+// Errors name the spec field and the fix.
+func New(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.ResolvedWorkload) (Plan, error) {
+	var p Plan
+	names := map[CellName]string{}
+	for i, sys := range s.Spec.Systems {
+		field := fmt.Sprintf("spec.systems[%d]", i)
+		if sys.Cluster.Existing != nil {
+			// An existing cluster is used as it is: its broker settings are
+			// its own, and each cell's status.durability says what it gave.
+			name := ClusterName(runName(s.Name, string(sys.System)))
+			p.Clusters = append(p.Clusters, Cluster{Name: name, System: sys.System, Host: sys.Durabilities[0]})
+			for j, d := range sys.Durabilities {
+				if err := p.addCells(s, names, sys.System, d, fmt.Sprintf("%s.durabilities[%d]", field, j), name, workloads); err != nil {
+					return Plan{}, err
+				}
+			}
+			continue
+		}
+		// Managed: one cluster per distinct set of broker settings, in the
+		// order the durabilities first need them.
+		byKey := map[string]int{}
+		var order []int
+		var members [][]int
+		for j, d := range sys.Durabilities {
+			settings, label, err := clusterSettings(sys.System, d)
+			if err != nil {
+				return Plan{}, fmt.Errorf("%s.durabilities[%d]: %w", field, j, err)
+			}
+			key := canonical(settings)
+			c, ok := byKey[key]
+			if !ok {
+				c = len(p.Clusters)
+				byKey[key] = c
+				parts := []string{s.Name, string(sys.System)}
+				if label != "" {
+					parts = append(parts, label)
+				}
+				p.Clusters = append(p.Clusters, Cluster{
+					Name: ClusterName(runName(parts...)), System: sys.System, Managed: true,
+					BrokerSettings: settings, Host: hostDurability(sys.System, d),
+				})
+				order = append(order, c)
+				members = append(members, nil)
+			}
+			idx := slices.Index(order, c)
+			members[idx] = append(members[idx], j)
+		}
+		for k, c := range order {
+			for _, j := range members[k] {
+				if err := p.addCells(s, names, sys.System, sys.Durabilities[j], fmt.Sprintf("%s.durabilities[%d]", field, j), p.Clusters[c].Name, workloads); err != nil {
+					return Plan{}, err
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// hostDurability is what a managed cluster is deployed with. For Kafka it
+// is level 2 whatever the cells ask: the broker-wide flush keys of level 1
+// or 3 (log.flush.interval.messages=1) would hold for every topic without
+// its own flush.messages, so a level-2 cell on that cluster would silently
+// get level 1. Every cell sets its own topic keys.
+func hostDurability(system v1alpha1.System, d v1alpha1.DurabilitySpec) v1alpha1.DurabilitySpec {
+	if system == v1alpha1.SystemKafka {
+		l := v1alpha1.Level2
+		return v1alpha1.DurabilitySpec{Level: &l}
+	}
+	return d
+}
+
+func (p *Plan) addCells(s *v1alpha1.BenchmarkSuite, names map[CellName]string, system v1alpha1.System, d v1alpha1.DurabilitySpec, field string, cluster ClusterName, workloads []v1alpha1.ResolvedWorkload) error {
+	label, level, err := DurabilityLabel(d)
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	for _, w := range workloads {
+		name := CellName(runName(s.Name, string(system), label, w.Name))
+		where := field + " with spec.workloads " + w.Name
+		if other, dup := names[name]; dup {
+			return fmt.Errorf("%s and %s are the same cell (%s); remove one of the two durability settings", other, where, name)
+		}
+		names[name] = where
+		p.Cells = append(p.Cells, Cell{
+			Name: name, System: system, Workload: w.Name, Durability: *d.DeepCopy(),
+			RequestedLevel: level, Cluster: cluster,
+		})
+	}
+	return nil
+}
+
+func canonical(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "%s=%s;", k, m[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,187 @@
+package suite
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func level(l v1alpha1.Level) v1alpha1.DurabilitySpec { return v1alpha1.DurabilitySpec{Level: &l} }
+
+func bypass() v1alpha1.DurabilitySpec {
+	return v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Replicas: 3, AckReplicas: 2, Mode: v1alpha1.ReplicationSync},
+		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, Journal: v1alpha1.JournalBypass},
+	}
+}
+
+func testSuite(name string, systems ...v1alpha1.SuiteSystem) *v1alpha1.BenchmarkSuite {
+	return &v1alpha1.BenchmarkSuite{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+		Spec:       v1alpha1.BenchmarkSuiteSpec{Systems: systems},
+	}
+}
+
+func managed(system v1alpha1.System, ds ...v1alpha1.DurabilitySpec) v1alpha1.SuiteSystem {
+	return v1alpha1.SuiteSystem{System: system, Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{Brokers: 3}}, Durabilities: ds}
+}
+
+var twoWorkloads = []v1alpha1.ResolvedWorkload{
+	{Name: "maxtput", Spec: v1alpha1.WorkloadSpec{MessageSize: 1024}},
+	{Name: "lat200k", Spec: v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 200000}},
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name      string
+		suite     *v1alpha1.BenchmarkSuite
+		clusters  []string
+		settings  []map[string]string
+		cells     []string
+		cellOnCls []string
+	}{{
+		name:     "one Kafka cluster serves every level: its durability is topic and producer settings",
+		suite:    testSuite("m", managed(v1alpha1.SystemKafka, level(1), level(2), level(3), level(4))),
+		clusters: []string{"m-kafka"},
+		settings: []map[string]string{nil},
+		cells: []string{"m-kafka-l1-maxtput", "m-kafka-l1-lat200k", "m-kafka-l2-maxtput", "m-kafka-l2-lat200k",
+			"m-kafka-l3-maxtput", "m-kafka-l3-lat200k", "m-kafka-l4-maxtput", "m-kafka-l4-lat200k"},
+	}, {
+		name: "Pulsar needs a cluster per journal configuration, and the cells of one cluster run together",
+		// Levels 1 and 3 share journalSyncData=true; 2 and 4 the async
+		// journal; the bypass is a third.
+		suite:    testSuite("m", managed(v1alpha1.SystemPulsar, level(1), level(2), level(3), level(4), bypass())),
+		clusters: []string{"m-pulsar-jsync", "m-pulsar-jasync", "m-pulsar-jbypass"},
+		settings: []map[string]string{
+			{"journalWriteData": "true", "journalSyncData": "true"},
+			{"journalWriteData": "true", "journalSyncData": "false", "journalPageCacheFlushIntervalMSec": "1000"},
+			{"journalWriteData": "false", "journalSyncData": "false"},
+		},
+		cells: []string{"m-pulsar-l1-maxtput", "m-pulsar-l1-lat200k", "m-pulsar-l3-maxtput", "m-pulsar-l3-lat200k",
+			"m-pulsar-l2-maxtput", "m-pulsar-l2-lat200k", "m-pulsar-l4-maxtput", "m-pulsar-l4-lat200k",
+			"m-pulsar-l2-bypass-maxtput", "m-pulsar-l2-bypass-lat200k"},
+		cellOnCls: []string{"m-pulsar-jsync", "m-pulsar-jsync", "m-pulsar-jsync", "m-pulsar-jsync",
+			"m-pulsar-jasync", "m-pulsar-jasync", "m-pulsar-jasync", "m-pulsar-jasync", "m-pulsar-jbypass", "m-pulsar-jbypass"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(tt.suite, twoWorkloads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var clusters []string
+			for i, c := range p.Clusters {
+				clusters = append(clusters, string(c.Name))
+				if !c.Managed {
+					t.Errorf("cluster %s: want managed", c.Name)
+				}
+				if got, want := c.BrokerSettings, tt.settings[i]; len(got) != len(want) || !equalMaps(got, want) {
+					t.Errorf("cluster %s settings = %v, want %v", c.Name, got, want)
+				}
+			}
+			if strings.Join(clusters, " ") != strings.Join(tt.clusters, " ") {
+				t.Errorf("clusters = %v, want %v", clusters, tt.clusters)
+			}
+			var cells []string
+			for i, c := range p.Cells {
+				cells = append(cells, string(c.Name))
+				if tt.cellOnCls != nil && string(c.Cluster) != tt.cellOnCls[i] {
+					t.Errorf("cell %s on %s, want %s", c.Name, c.Cluster, tt.cellOnCls[i])
+				}
+			}
+			if strings.Join(cells, " ") != strings.Join(tt.cells, " ") {
+				t.Errorf("cells = %v, want %v", cells, tt.cells)
+			}
+		})
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewNamesStayRunNames(t *testing.T) {
+	s := testSuite("a-twenty-char-suite1", managed(v1alpha1.SystemPulsar, bypass(), level(1)))
+	p, err := New(s, []v1alpha1.ResolvedWorkload{{Name: "sixteen-chars-wl"}, {Name: "sixteen-chars-wm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[CellName]bool{}
+	for _, c := range p.Cells {
+		if len(c.Name) > MaxRunName {
+			t.Errorf("cell name %s is %d characters, BenchmarkRun allows %d", c.Name, len(c.Name), MaxRunName)
+		}
+		if seen[c.Name] {
+			t.Errorf("two cells named %s", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d distinct cells, want 4", len(seen))
+	}
+}
+
+func TestNewRefusesTheSameCellTwice(t *testing.T) {
+	_, err := New(testSuite("m", managed(v1alpha1.SystemKafka, level(2), level(2))), twoWorkloads)
+	if err == nil || !strings.Contains(err.Error(), "spec.systems[0].durabilities[0]") || !strings.Contains(err.Error(), "durabilities[1]") || !strings.Contains(err.Error(), "remove one") {
+		t.Fatalf("err = %v, want both durabilities named and the fix", err)
+	}
+}
+
+func TestHostRunOfKafkaIsLevel2WhateverTheCells(t *testing.T) {
+	s := testSuite("m", managed(v1alpha1.SystemKafka, level(1)))
+	s.Status.Cells = []v1alpha1.SuiteCell{{Name: "m-kafka-l1-x", Cluster: "m-kafka", Durability: level(1)}}
+	host, err := HostRun(s, v1alpha1.SuiteCluster{Name: "m-kafka", System: v1alpha1.SystemKafka, Managed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A broker-wide log.flush.interval.messages=1 would give level 1 to
+	// every topic without its own flush.messages.
+	if host.Spec.Durability.Level == nil || *host.Spec.Durability.Level != v1alpha1.Level2 {
+		t.Errorf("host durability = %+v, want level 2", host.Spec.Durability)
+	}
+	if host.Name != "m-kafka" || host.Spec.Cluster.Managed == nil {
+		t.Errorf("host = %s managed=%v", host.Name, host.Spec.Cluster.Managed != nil)
+	}
+}
+
+func TestChildRunIsExistingModeAgainstTheCluster(t *testing.T) {
+	s := testSuite("m", managed(v1alpha1.SystemPulsar, level(1)))
+	s.Status.Workloads = twoWorkloads
+	cell := v1alpha1.SuiteCell{Name: "m-pulsar-l1-maxtput", System: v1alpha1.SystemPulsar, Workload: "maxtput", Durability: level(1), Cluster: "m-pulsar-jsync"}
+	cl := v1alpha1.SuiteCluster{Name: "m-pulsar-jsync", System: v1alpha1.SystemPulsar, Managed: true,
+		Endpoints: &v1alpha1.BrokerEndpoints{ServiceURL: "pulsar://p:6650", AdminURL: "http://p:8080"}}
+	run, err := ChildRun(s, cell, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := run.Spec.Cluster.Existing
+	if e == nil || e.ServiceURL != "pulsar://p:6650" || e.AdminURL != "http://p:8080" || run.Spec.Cluster.Managed != nil {
+		t.Errorf("cluster = %+v", run.Spec.Cluster)
+	}
+	if *run.Spec.Durability.Level != v1alpha1.Level1 || run.Spec.Workload.Name != "maxtput" || run.Spec.Workload.MessageSize != 1024 {
+		t.Errorf("durability %+v workload %+v", run.Spec.Durability, run.Spec.Workload)
+	}
+	if run.Labels[LabelSuite] != "m" || run.Labels[LabelCell] != cell.Name {
+		t.Errorf("labels = %v", run.Labels)
+	}
+	cl.Endpoints = nil
+	if _, err := ChildRun(s, cell, cl); err == nil {
+		t.Error("a cluster without endpoints gave a run")
+	}
+}
+
+func TestProgress(t *testing.T) {
+	cells := []v1alpha1.SuiteCell{{Phase: v1alpha1.CellSucceeded}, {Phase: v1alpha1.CellFailed}, {Phase: v1alpha1.CellSkipped}, {Phase: v1alpha1.CellRunning}, {Phase: v1alpha1.CellWaiting}}
+	if got := Progress(cells); got != "3/5" {
+		t.Errorf("Progress = %s, want 3/5", got)
+	}
+}

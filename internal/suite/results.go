@@ -1,0 +1,193 @@
+package suite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/report"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// Keys of the suite's results ConfigMap.
+const (
+	// KeySuite is the suite's status as the results saw it (SuiteResults,
+	// JSON): clusters, cells and their headline figures.
+	KeySuite = "suite.json"
+	// KeyTables is the comparison tables as text, laid out as the
+	// durability seed's Tables 2-2 to 2-4.
+	KeyTables = "tables.txt"
+	// CellKeyPrefix + cell + ".json" is a cell's summary.json.
+	CellKeyPrefix = "cell."
+)
+
+// ConfigMapName is the suite's results ConfigMap.
+func ConfigMapName(suite string) string { return suite + "-results" }
+
+// CellKey is the key of a cell's summary in the results ConfigMap.
+func CellKey(cell string) string { return CellKeyPrefix + cell + ".json" }
+
+// SuiteResults is suite.json.
+type SuiteResults struct {
+	Suite    string                  `json:"suite"`
+	Clusters []v1alpha1.SuiteCluster `json:"clusters"`
+	Cells    []v1alpha1.SuiteCell    `json:"cells"`
+	// Comparisons are the tables, one per workload and achieved level.
+	Comparisons []Comparison `json:"comparisons"`
+	// Notes say what the ConfigMap leaves out (summaries over its size
+	// budget).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Comparison is one of the study's tables: the cells of one workload that
+// achieved one durability level, Kafka beside Pulsar.
+type Comparison struct {
+	Workload      string         `json:"workload"`
+	AchievedLevel v1alpha1.Level `json:"achievedLevel"`
+	Cells         []string       `json:"cells"`
+	// Flags are compare's unfair-comparison flags among these cells.
+	Flags []report.Flag `json:"flags,omitempty"`
+	Text  string        `json:"text"`
+}
+
+// Compare groups the cells that have a summary by workload and achieved
+// level (the level the cell really got, not the one asked: a table that
+// sets a Kafka level 2 beside a Pulsar level 1 is the unfair comparison
+// the seeds warn of) and tabulates each group with report.Compare, Kafka
+// first. Workloads keep spec order; levels go from strongest to weakest.
+func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[string]*results.Summary) ([]Comparison, error) {
+	type key struct {
+		w string
+		l v1alpha1.Level
+	}
+	groups := map[key][]report.Named{}
+	var keys []key
+	for _, c := range cells {
+		s := summaries[c.Name]
+		if s == nil {
+			continue
+		}
+		level := c.AchievedLevel
+		if s.Durability != nil {
+			level = s.Durability.AchievedLevel
+		}
+		k := key{c.Workload, level}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], report.Named{Name: c.Name, Summary: s})
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		if d := slices.Index(workloads, a.w) - slices.Index(workloads, b.w); d != 0 {
+			return d
+		}
+		return int(a.l - b.l)
+	})
+	var out []Comparison
+	for _, k := range keys {
+		runs := groups[k]
+		slices.SortStableFunc(runs, func(a, b report.Named) int {
+			return strings.Compare(string(a.Summary.System), string(b.Summary.System))
+		})
+		t, err := report.Compare(runs)
+		if err != nil {
+			return nil, err
+		}
+		c := Comparison{Workload: k.w, AchievedLevel: k.l, Flags: t.Flags,
+			Text: fmt.Sprintf("== workload %s, achieved durability level %d ==\n%s", k.w, k.l, t.Text())}
+		for _, r := range runs {
+			c.Cells = append(c.Cells, r.Name)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// BuildConfigMap lays out the suite's results: suite.json, tables.txt and
+// each measured cell's summary. Summaries that would take the ConfigMap
+// over results.MaxConfigMapBytes are left out (a note says so; each cell's
+// own <cell>-results ConfigMap has it) rather than fail the suite.
+func BuildConfigMap(s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Summary) (*corev1.ConfigMap, error) {
+	var workloads []string
+	for _, w := range s.Spec.Workloads {
+		workloads = append(workloads, w.Name)
+	}
+	comparisons, err := Compare(workloads, s.Status.Cells, summaries)
+	if err != nil {
+		return nil, err
+	}
+	sr := SuiteResults{Suite: s.Name, Clusters: s.Status.Clusters, Cells: s.Status.Cells, Comparisons: comparisons}
+	var tables strings.Builder
+	for _, c := range comparisons {
+		tables.WriteString(c.Text + "\n")
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ConfigMapName(s.Name), Namespace: s.Namespace,
+			Labels: map[string]string{LabelSuite: s.Name},
+		},
+		Data: map[string]string{KeyTables: tables.String()},
+	}
+	size := len(tables.String())
+	for _, c := range s.Status.Cells {
+		sum := summaries[c.Name]
+		if sum == nil {
+			continue
+		}
+		raw, err := json.Marshal(sum)
+		if err != nil {
+			return nil, err
+		}
+		if size+len(raw) > results.MaxConfigMapBytes-64*1024 {
+			sr.Notes = append(sr.Notes, fmt.Sprintf("the summary of cell %s is not here (over the ConfigMap's size budget); read ConfigMap %s", c.Name, results.ConfigMapName(c.Name)))
+			continue
+		}
+		size += len(raw)
+		cm.Data[CellKey(c.Name)] = string(raw)
+	}
+	raw, err := json.MarshalIndent(sr, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	cm.Data[KeySuite] = string(raw)
+	return cm, nil
+}
+
+// WriteFiles lays a suite's results ConfigMap out in dir as local mode
+// writes a suite: suite.json, tables.txt and <cell>/summary.json, so
+// `streambench report` renders both the same way.
+func WriteFiles(cm *corev1.ConfigMap, dir string) error {
+	if _, ok := cm.Data[KeySuite]; !ok {
+		return fmt.Errorf("ConfigMap %s/%s has no key %s; it is not a suite's results ConfigMap", cm.Namespace, cm.Name, KeySuite)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for k, v := range cm.Data {
+		path := filepath.Join(dir, k)
+		if cell, ok := strings.CutPrefix(k, CellKeyPrefix); ok {
+			cell = strings.TrimSuffix(cell, ".json")
+			if cell != filepath.Base(cell) || cell == "." || cell == ".." {
+				return fmt.Errorf("ConfigMap %s key %s: not a cell name", cm.Name, k)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, cell), 0o755); err != nil {
+				return err
+			}
+			path = filepath.Join(dir, cell, results.KeySummary)
+		} else if k != filepath.Base(k) {
+			return fmt.Errorf("ConfigMap %s key %s is not a plain file name", cm.Name, k)
+		}
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
