@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -90,14 +91,11 @@ func Kafka(ctx context.Context, bootstrap string, topics []string) (durability.K
 	if len(topics) == 0 {
 		return o, nil
 	}
-	tcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	tcs, err := describeTopics(ctx, adm, topics)
 	if err != nil {
-		return o, fmt.Errorf("inspect: DescribeConfigs of topics %v: %w", topics, err)
+		return o, err
 	}
 	for _, rc := range tcs {
-		if rc.Err != nil {
-			return o, fmt.Errorf("inspect: DescribeConfigs of topic %s: %w", rc.Name, rc.Err)
-		}
 		o.Topics[rc.Name] = pick(rc.Configs, durability.KafkaTopicKeys())
 	}
 	details, err := adm.ListTopics(ctx, topics...)
@@ -117,6 +115,47 @@ func Kafka(ctx context.Context, bootstrap string, topics []string) (durability.K
 		o.Replicas[name] = max(n, 0)
 	}
 	return o, nil
+}
+
+// topicsSettle bounds how long describeTopics waits for topics just created
+// to be known to the broker it asks: a topic's metadata reaches every broker
+// a moment after CreateTopics answers, and the coordinator reads the
+// settings right after creating the run's topics.
+const topicsSettle = 15 * time.Second
+
+// describeTopics is DescribeConfigs of topics, asked again while a broker
+// answers UNKNOWN_TOPIC_OR_PARTITION for a topic that was just created.
+func describeTopics(ctx context.Context, adm *kadm.Client, topics []string) (kadm.ResourceConfigs, error) {
+	deadline := time.Now().Add(topicsSettle)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		tcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+		if err != nil {
+			return nil, fmt.Errorf("inspect: DescribeConfigs of topics %v: %w", topics, err)
+		}
+		var unknown, failed error
+		for _, rc := range tcs {
+			switch {
+			case errors.Is(rc.Err, kerr.UnknownTopicOrPartition):
+				unknown = fmt.Errorf("inspect: DescribeConfigs of topic %s: %w (still unknown %s after its creation)", rc.Name, rc.Err, topicsSettle)
+			case rc.Err != nil:
+				failed = fmt.Errorf("inspect: DescribeConfigs of topic %s: %w", rc.Name, rc.Err)
+			}
+		}
+		if failed != nil {
+			return nil, failed
+		}
+		if unknown == nil {
+			return tcs, nil
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return nil, unknown
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // pick keeps keys of configs, with Kafka's source named in words.
