@@ -77,6 +77,10 @@ type BenchmarkRunSpec struct {
 	// page cache).
 	// +optional
 	Testbed *TestbedSpec `json:"testbed,omitempty"`
+	// Monitoring says where the broker figures of the measured phase are
+	// read from (monitoring_types.go).
+	// +optional
+	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
 }
 
 // ClusterSpec is exactly one of managed or existing.
@@ -463,6 +467,11 @@ type ResultsSummary struct {
 	Acked    int64           `json:"acked"`
 	Received int64           `json:"received"`
 	Lost     int64           `json:"lost"`
+	// BrokerResources are the brokers' CPU, disk, network and GC over the
+	// measured phase, all brokers together (summary.json has them per
+	// broker); absent when nothing could be read.
+	// +optional
+	BrokerResources *BrokerResources `json:"brokerResources,omitempty"`
 }
 
 // +kubebuilder:object:root=true

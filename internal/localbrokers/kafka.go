@@ -236,6 +236,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		j := JVM{
 			Name: "kafka-" + strconv.Itoa(n.ID), Classpath: cp, Main: "kafka.Kafka",
 			Args: []string{props[i]}, JVMArgs: jvmArgs, Dir: filepath.Dir(props[i]), Env: o.Env,
+			GCLog: filepath.Join(filepath.Dir(props[i]), "gc.log"),
 		}
 		if o.Detached {
 			n.Process, err = StartJVMDetached(j)

@@ -33,6 +33,10 @@ type JVM struct {
 	// is set.
 	Dir     string
 	LogFile string
+	// GCLog, if set, is where the JVM logs every GC pause with its wall
+	// time (-Xlog:gc), which the broker resources of a run are read from
+	// (internal/brokerres).
+	GCLog string
 }
 
 // DefaultJVMArgs keeps heaps small: the test machines have 2 cores and run
@@ -44,6 +48,8 @@ type Process struct {
 	Name    string
 	Pid     int
 	LogFile string
+	// GCLog is JVM.GCLog.
+	GCLog string
 
 	cmd      *exec.Cmd
 	logf     *os.File
@@ -93,6 +99,11 @@ func startJVM(j JVM, detached bool) (*Process, error) {
 	if jvmArgs == nil {
 		jvmArgs = DefaultJVMArgs
 	}
+	if j.GCLog != "" {
+		// The "time" decoration (wall clock) places each pause in or out
+		// of a run's measured phase.
+		jvmArgs = append(append([]string{}, jvmArgs...), "-Xlog:gc:file="+j.GCLog+":time")
+	}
 	args := append(append(append([]string{}, jvmArgs...), "-cp", j.Classpath, j.Main), j.Args...)
 	cmd := exec.Command(java, args...)
 	cmd.Dir = j.Dir
@@ -103,7 +114,7 @@ func startJVM(j JVM, detached bool) (*Process, error) {
 		logf.Close()
 		return nil, fmt.Errorf("%s: starting java: %w", j.Name, err)
 	}
-	p := &Process{Name: j.Name, Pid: cmd.Process.Pid, LogFile: j.LogFile, cmd: cmd, logf: logf, done: make(chan struct{})}
+	p := &Process{Name: j.Name, Pid: cmd.Process.Pid, LogFile: j.LogFile, GCLog: j.GCLog, cmd: cmd, logf: logf, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		logf.Close()

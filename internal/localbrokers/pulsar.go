@@ -306,6 +306,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		Classpath: cp,
 		Main:      "org.apache.pulsar.PulsarStandaloneStarter",
 		JVMArgs:   append(append([]string{}, pulsarJVMArgs...), "-Dlog4j.configurationFile="+logConf),
+		GCLog:     filepath.Join(p.Dir, "gc.log"),
 		Args: []string{
 			"--config", confPath,
 			"--no-functions-worker", "--no-stream-storage",

@@ -258,6 +258,12 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		}
 	}
 
+	sampler := startBrokerSampler(bs)
+	defer func() {
+		if sampler != nil {
+			sampler.Stop()
+		}
+	}()
 	runCtx, cancelRun := context.WithTimeout(ctx, runTimeout(run))
 	defer cancelRun()
 	say("running %q with %d workers: topics, producers and consumers first, then the load (log: %s)",
@@ -309,6 +315,10 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	in := r.res.ResultsInput(run.Name, "", &eff)
 	tb.PageCacheDrops = append(tb.PageCacheDrops, r.res.PageCacheDrops...)
 	in.Testbed = tb
+	var brNote string
+	if in.BrokerResources, brNote = brokerResources(sampler, r.res); brNote != "" {
+		in.Notes = append(in.Notes, brNote)
+	}
 	in.Notes = append(in.Notes, notes...)
 	if o.WorkloadFile != "" {
 		in.Notes = append(in.Notes, "spec.workload was replaced by the workload file "+filepath.Base(o.WorkloadFile))

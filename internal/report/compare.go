@@ -61,6 +61,10 @@ type Table struct {
 	// Testbed is each run's slowest disk and topology, in Rows' order
 	// (empty when no run has a testbed).
 	Testbed [][]string
+	// BrokerResources are each run's broker totals over its measured
+	// phase, in Rows' order (empty when no run has them): the resources
+	// beside the latencies.
+	BrokerResources [][]string
 }
 
 // Compare tabulates runs as the durability seed's Tables 2-2 to 2-5:
@@ -96,6 +100,7 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 			break
 		}
 	}
+	t.BrokerResources = brokerResRows(runs)
 	return t, nil
 }
 
@@ -218,6 +223,10 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "End-to-end latency (ms)", lat(func(r Row) *Latency { return r.EndToEnd }))
 	}
+	if len(t.BrokerResources) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "Broker resources (measured phase, all brokers)", append([][]string{append([]string{"", "source"}, brokerResColumns...)}, t.BrokerResources...))
+	}
 	tp := [][]string{{"", "system", "level", "durability", "publish msg/s", "publish MB/s", "consume MB/s", "lost", "duplicates"}}
 	for _, r := range t.Rows {
 		tp = append(tp, []string{r.Name, string(r.System), r.levelText(), nonEmpty(r.Evidence, "–"),
@@ -303,6 +312,7 @@ type comparePage struct {
 	Warnings  []string
 	Flags     []Flag
 	Testbed   [][]string
+	BrokerRes [][]string
 	Sections  []latencySection
 	Rows      []compareRow
 	Charts    []*chart
@@ -363,6 +373,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		Warnings:  t.Warnings,
 		Flags:     t.Flags,
 		Testbed:   t.Testbed,
+		BrokerRes: t.BrokerResources,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }
 	pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return &r.Publish })})

@@ -126,6 +126,7 @@ type reportPage struct {
 	WorkloadKV  []kv
 	Clocks      []results.ClockOffset
 	Testbed     *v1alpha1.Testbed
+	BrokerRes   *brokerResView
 	RateSearch  *results.RateSearch
 	Subs        *results.Subscriptions
 	Truncation  *results.Truncation
@@ -184,6 +185,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		Generated:  time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		Clocks:     s.ClockOffsets,
 		Testbed:    s.Testbed,
+		BrokerRes:  brokerResources(s.BrokerResources),
 		RateSearch: s.RateSearch,
 		Truncation: s.Truncation,
 		Notes:      s.Notes,

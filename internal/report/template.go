@@ -167,6 +167,15 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{end}}{{end}}</tbody></table>
 </section>{{end}}
 
+{{with .BrokerRes}}<section id="broker-resources"><h2>Broker resources</h2>
+<p class="muted" style="margin-top:0;font-size:13px">What the brokers used over the measured phase, {{.Window}}, read from {{if eq .Source "proc"}}the broker processes' /proc files and GC logs{{else}}{{.Source}}{{end}}. Rates are averages over the window; GC pause is the total within it.</p>
+<table><thead><tr><th>broker</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
+{{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="n">{{$c}}</td>{{else}}<td class="code">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
+{{if .Host}}<h3>Host</h3><table class="facts"><tbody>{{range .Host}}<tr><td>{{.Key}}</td><td class="n">{{.Value}}</td></tr>{{end}}</tbody></table>{{end}}
+{{if .Notes}}<ul class="muted" style="font-size:12.5px">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</section>{{end}}
+
 {{with .RateSearch}}<section><h2>Maximum-rate search</h2>
 <p>Measured at <b>{{rate .RateMsgPerSec}} msg/s</b>{{if not .Converged}} <span class="bad">(search did not converge)</span>{{end}}; highest rate held {{rate .LowMsgPerSec}} msg/s{{if gt .HighMsgPerSec 0.0}}, lowest that fell behind {{rate .HighMsgPerSec}} msg/s{{end}}.</p>
 {{if .Steps}}<table><thead><tr><th class="n">#</th><th class="n">target msg/s</th><th class="n">publish msg/s</th><th class="n">consume msg/s</th><th class="n">backlog</th><th class="n">pending</th><th class="n">errors</th><th>verdict</th></tr></thead><tbody>
@@ -226,6 +235,10 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td>{{range .Cells}}<td class="n{{if .Best}} best{{end}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></section>{{end}}
 </div>
+{{if .BrokerRes}}<section><h2>Broker resources</h2>
+<table><thead><tr><th></th><th>source</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
+{{range .BrokerRes}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table><p class="sub">All brokers together over each run's measured phase; – where the source has no such figure.</p></section>{{end}}
 <section><h2>Throughput and durability</h2>
 <table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -50,6 +51,9 @@ type Input struct {
 	Notes []string
 	// Testbed is what the run stood on, probed before the load.
 	Testbed *v1alpha1.Testbed
+	// BrokerResources are the brokers' CPU, disk, network and GC over the
+	// measured phase (internal/brokerres); nil when none were read.
+	BrokerResources *brokerres.Report
 }
 
 // OwnerRef names the BenchmarkRun that owns the results ConfigMap.
@@ -263,6 +267,9 @@ type Summary struct {
 	// Testbed is the nodes and disks under the brokers, probed before the
 	// load, and the topology (status.testbed).
 	Testbed *v1alpha1.Testbed `json:"testbed,omitempty"`
+	// BrokerResources are the brokers' resources over the measured phase,
+	// per broker and in total (the total is also results.brokerResources).
+	BrokerResources *brokerres.Report `json:"brokerResources,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed
@@ -390,7 +397,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		Durability: in.Durability, Start: all.Start, End: all.End,
 		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
 		Notes:   append([]string(nil), in.Notes...),
-		Testbed: in.Testbed,
+		Testbed: in.Testbed, BrokerResources: in.BrokerResources,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {
@@ -442,6 +449,11 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		if missing := all.Producer.Acked*subs - (whole.Received - whole.Duplicates); missing > r.Lost {
 			r.Lost = missing
 		}
+	}
+
+	if b := in.BrokerResources; b != nil {
+		t := b.Total
+		r.BrokerResources = &t
 	}
 
 	s.Series = p.seriesOf(seriesStride)

@@ -377,3 +377,12 @@ func (h *Histogram) Curve() []CurvePoint {
 	}
 	return out
 }
+
+// ForEachBucket calls f with the value (µs, the bucket's highest
+// equivalent value) and count of every populated bucket, ascending: e.g.
+// to lay the histogram out in Prometheus buckets.
+func (h *Histogram) ForEachBucket(f func(micros, count int64)) {
+	for _, b := range h.buckets() {
+		f(b[0], b[1])
+	}
+}

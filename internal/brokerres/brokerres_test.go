@@ -1,0 +1,159 @@
+package brokerres
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		want       float64
+		err        bool
+	}{
+		// A command name with a space and a parenthesis: fields are
+		// counted after the last ')'.
+		{"plain", "1234 (java) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 40 0 100 1000 200", 3.0, false},
+		{"odd name", "1234 (a b) c)) R 1 1234 1234 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 40 0 100 1000 200", 0.1, false},
+		{"short", "1234 (java) S 1 2", 0, true},
+		{"no paren", "1234 java S", 0, true},
+	} {
+		got, err := parseStatCPU([]byte(tc.line))
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("%s: %v, %v; want %v, error %v", tc.name, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestParseIOWrite(t *testing.T) {
+	got, err := parseIOWrite([]byte("rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 0\nwrite_bytes: 8192\ncancelled_write_bytes: 4096\n"))
+	if err != nil || got != 4096 {
+		t.Errorf("%d, %v; want 4096 (written less cancelled)", got, err)
+	}
+	if _, err := parseIOWrite([]byte("rchar: 10\n")); err == nil {
+		t.Errorf("no error without write_bytes")
+	}
+}
+
+func TestParseNetDevAndDiskstats(t *testing.T) {
+	dev := "Inter-|   Receive |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes ...\n" +
+		"    lo: 2000 18 0 0 0 0 0 0 2000 18 0 0 0 0 0 0\n  eth0: 37 2 0 0 0 0 0 0 16 1 0 0 0 0 0 0\n"
+	rx, tx, err := parseNetDev([]byte(dev), "eth0")
+	if err != nil || rx != 37 || tx != 16 {
+		t.Errorf("eth0 %d %d %v; want 37 16", rx, tx, err)
+	}
+	if _, _, err := parseNetDev([]byte(dev), "wlan0"); err == nil {
+		t.Errorf("no error for a missing interface")
+	}
+	ds := "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0\n 253       0 vda 100 0 800 5 200 0 1600 9 0 0 0\n 253       1 vda1 10 0 80 5 20 0 160 9 0 0 0\n"
+	m, err := parseDiskstatsWritten([]byte(ds), map[string]bool{"253:0": true})
+	if err != nil || m["253:0"] != 1600 {
+		t.Errorf("%v %v; want vda's 1600 sectors", m, err)
+	}
+	if _, err := parseDiskstatsWritten([]byte(ds), map[string]bool{"8:0": true}); err == nil {
+		t.Errorf("no error for a missing device")
+	}
+	if n := diskstatsNames([]byte(ds)); n["253:1"] != "vda1" {
+		t.Errorf("names %v", n)
+	}
+}
+
+func TestGCPauses(t *testing.T) {
+	log := `[2026-11-23T04:45:00.100+0000] Using Serial
+[2026-11-23T04:45:01.234+0000] GC(0) Pause Young (Allocation Failure) 40M->10M(123M) 5.123ms
+[2026-11-23T04:45:05.000+0000] GC(1) Pause Young (Allocation Failure) 41M->11M(123M) 2.000ms
+[2026-11-23T04:45:06.000+0000] GC(2) Pause Full (System.gc()) 41M->9M(123M) 30.5ms
+[2026-11-23T04:45:07.000+0000] GC(3) Concurrent Mark Cycle 12.0ms
+[2026-11-23T04:45:09.000+0000] GC(4) Pause Young (Allocation Failure) 41M->11M(123M) 7.000ms
+`
+	path := filepath.Join(t.TempDir(), "gc.log")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// The window holds GC(1) and GC(2); GC(3) is not a pause; GC(0) and
+	// GC(4) are outside.
+	ms, n, err := GCPauses(path, at("2026-11-23T04:45:02Z"), at("2026-11-23T04:45:08Z"))
+	if err != nil || n != 2 || ms != 32.5 {
+		t.Errorf("%v ms in %d pauses, %v; want 32.5 ms in 2", ms, n, err)
+	}
+	if GCLogArg("/x/gc.log") != "-Xlog:gc:file=/x/gc.log:time" {
+		t.Errorf("GCLogArg %q", GCLogArg("/x/gc.log"))
+	}
+}
+
+// Window interpolates the counters at the window's ends between samples
+// and sums the brokers; the samples here are built by hand (no process).
+func TestWindowInterpolatesAndSums(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := &LocalSampler{o: LocalOptions{Processes: []Process{{Name: "a", Pid: 1}, {Name: "b", Pid: 2}}}}
+	for i := 0; i <= 10; i++ {
+		// a: 0.5 core, 1 MB/s; b: 0.25 core, 2 MB/s; lo 3 MB/s.
+		sec := float64(i)
+		s.samples = append(s.samples, sample{at: t0.Add(time.Duration(i) * time.Second),
+			cpu: []float64{0.5 * sec, 0.25 * sec}, written: []int64{int64(1e6 * sec), int64(2e6 * sec)}, ok: []bool{true, true},
+			lo: int64(3e6 * sec), loOK: true})
+	}
+	r, err := s.Window(t0.Add(2500*time.Millisecond), t0.Add(8500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(got *float64, want float64) bool { return got != nil && *got > want-1e-9 && *got < want+1e-9 }
+	if !near(r.Brokers[0].CPUCores, 0.5) || !near(r.Brokers[1].DiskWriteMBPerSec, 2) || *r.Brokers[1].DiskWriteBytes != 12e6 {
+		t.Errorf("brokers %+v %+v", r.Brokers[0], r.Brokers[1])
+	}
+	if !near(r.Total.CPUCores, 0.75) || !near(r.Total.DiskWriteMBPerSec, 3) || r.Total.NetworkInMBPerSec != nil || r.Total.Brokers != 2 {
+		t.Errorf("total %+v", r.Total)
+	}
+	if !near(r.Host.LoopbackMBPerSec, 3) || r.Host.DiskWriteMBPerSec != nil {
+		t.Errorf("host %+v", r.Host)
+	}
+	if _, err := s.Window(t0.Add(-time.Second), t0.Add(5*time.Second)); err == nil {
+		t.Errorf("a window before the first sample is not an error")
+	}
+}
+
+// StartLocal reads this test process's own /proc files: real counters
+// that only grow.
+func TestLocalSamplerOwnProcess(t *testing.T) {
+	s := StartLocal(LocalOptions{Processes: []Process{{Name: "self", Pid: os.Getpid(), DataDir: t.TempDir()}}, Every: 20 * time.Millisecond})
+	start := time.Now()
+	// Burn CPU and write a file so both counters move.
+	f, err := os.Create(filepath.Join(t.TempDir(), "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for i := 0; i < 8; i++ {
+		if _, err := f.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	x := 0
+	for time.Since(start) < 200*time.Millisecond {
+		x++
+	}
+	end := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	s.Stop()
+	r, err := s.Window(start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Brokers[0]
+	if b.CPUCores == nil || *b.CPUCores <= 0 || b.DiskWriteBytes == nil || *b.DiskWriteBytes < 4<<20 {
+		t.Errorf("own process: cpu %v, written %v; want CPU and at least 4 MiB written (8 MiB were)", b.CPUCores, b.DiskWriteBytes)
+	}
+	if r.Host == nil || len(r.Host.Devices) != 1 || r.Host.DiskWriteMBPerSec == nil {
+		t.Errorf("host %+v: want the temp dir's device", r.Host)
+	}
+}
