@@ -393,6 +393,11 @@ type BenchmarkRunStatus struct {
 	// Testbed is what the run stood on, probed before the load.
 	// +optional
 	Testbed *Testbed `json:"testbed,omitempty"`
+	// Monitoring says whether the run is scraped by a Prometheus
+	// Operator (PodMonitors created) and which Prometheus the coordinator
+	// asks for the brokers' figures.
+	// +optional
+	Monitoring *MonitoringStatus `json:"monitoring,omitempty"`
 	// Display holds the headline figures rounded for reading, for the
 	// printer columns of kubectl get: a printer column cannot format a
 	// number, and 4.0957464299870745 MB/s reads like noise. The full

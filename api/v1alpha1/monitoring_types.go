@@ -46,3 +46,21 @@ type BrokerResources struct {
 	// +optional
 	JournalLatencyMs *float64 `json:"journalLatencyMs,omitempty"`
 }
+
+// MonitoringStatus is what the operator found and did for monitoring.
+type MonitoringStatus struct {
+	// Monitored is true when the run's PodMonitors were created (the
+	// Prometheus Operator's CRDs are served).
+	Monitored bool `json:"monitored"`
+	// PodMonitors are the names of the PodMonitors the run created (the
+	// Pulsar chart's own are the Helm release's).
+	// +optional
+	PodMonitors []string `json:"podMonitors,omitempty"`
+	// PrometheusURL is the Prometheus the coordinator asks:
+	// spec.monitoring.prometheusURL, or kube-prometheus-stack's Service.
+	// +optional
+	PrometheusURL string `json:"prometheusURL,omitempty"`
+	// Message explains what is missing, e.g. no Prometheus Operator CRDs.
+	// +optional
+	Message string `json:"message,omitempty"`
+}

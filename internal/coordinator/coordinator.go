@@ -81,6 +81,10 @@ type Options struct {
 	// nodes' page cache after a backlog is built and before it is drained;
 	// its error fails the run.
 	PageCache PageCacheDropper
+	// OnSnapshot, if set, is called once for every worker snapshot the
+	// coordinator collects, in order (the coordinator's /metrics,
+	// internal/metrics). It must not block.
+	OnSnapshot func(stats.Snapshot)
 }
 
 // PageCacheDropper drops the broker nodes' page cache while the run waits:
@@ -463,6 +467,9 @@ func (c *coordinator) collect(ctx context.Context, cut bool) error {
 			if s.Seq > c.lastSeq[i] {
 				c.snaps = append(c.snaps, s)
 				c.lastSeq[i] = s.Seq
+				if c.o.OnSnapshot != nil {
+					c.o.OnSnapshot(s)
+				}
 			}
 		}
 	}

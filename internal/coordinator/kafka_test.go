@@ -12,6 +12,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/metrics"
+	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/worker"
 )
 
@@ -54,8 +56,12 @@ func TestKafka(t *testing.T) {
 	t.Run("fixed-rate", func(t *testing.T) {
 		// As for an existing cluster: the coordinator reads the brokers
 		// and the run's topics after creating them.
-		res := runCase(t, urls, cfg, fixedRateWorkload(), Options{ReadDurability: true})
+		coll := metrics.New()
+		coll.Reset("fixed-rate")
+		coll.SetSubscriptionsPerTopic(1)
+		res := runCase(t, urls, cfg, fixedRateWorkload(), Options{ReadDurability: true, OnSnapshot: func(s stats.Snapshot) { coll.Add(s) }})
 		noTopicsLeft(t, res)
+		checkMetrics(t, urls, res, coll)
 		d := res.Durability
 		if d == nil {
 			t.Fatal("ReadDurability set, but no durability read")

@@ -133,6 +133,8 @@ func (c *Collector) Add(snaps ...stats.Snapshot) {
 		t.sendDelay.Merge(p.SendDelay)
 		t.endToEnd.Merge(s.Consumer.EndToEnd)
 		t.phase = s.Phase
+		// The phase of the newest interval; a worker then sets the phase
+		// it is in now (SetPhase).
 		c.phase = s.Phase
 		c.ackedAll += p.Acked
 		c.receivedAll += tot.Received - tot.Duplicates

@@ -20,6 +20,8 @@ const maxRequestBytes = 64 << 20
 // Handler serves the worker API of protocol over w.
 func (w *Worker) Handler() http.Handler {
 	mux := http.NewServeMux()
+	// Prometheus scrapes /metrics without credentials (internal/metrics).
+	mux.Handle("GET /metrics", w.metrics.Handler())
 	post := func(path string, h func(r *http.Request) (any, error)) {
 		mux.HandleFunc("POST "+path, func(rw http.ResponseWriter, r *http.Request) {
 			r.Body = http.MaxBytesReader(rw, r.Body, maxRequestBytes)

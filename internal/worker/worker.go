@@ -19,6 +19,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/metrics"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
@@ -45,6 +46,9 @@ type Worker struct {
 
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
+
+	// metrics is served on /metrics (internal/metrics).
+	metrics *metrics.Collector
 }
 
 // New returns an idle worker.
@@ -55,7 +59,7 @@ func New(opts Options) *Worker {
 	if opts.Name == "" {
 		opts.Name = "worker"
 	}
-	return &Worker{opts: opts, shutdown: make(chan struct{})}
+	return &Worker{opts: opts, shutdown: make(chan struct{}), metrics: metrics.New()}
 }
 
 // RequestShutdown asks Serve to return (the coordinator's last call).
@@ -86,6 +90,8 @@ type run struct {
 	offsets atomic.Pointer[protocol.ClockOffsetsRequest]
 
 	firstErr atomic.Pointer[string]
+
+	metrics *metrics.Collector
 }
 
 type load struct {
@@ -151,7 +157,9 @@ func (w *Worker) Initialize(ctx context.Context, req protocol.InitializeRequest)
 		interval: interval,
 		subs:     map[string]*subscription{},
 		sched:    newSchedule(),
+		metrics:  w.metrics,
 	}
+	w.metrics.Reset(req.Driver.RunID)
 	r.offsets.Store(&protocol.ClockOffsetsRequest{})
 	w.mu.Lock()
 	w.run = r
@@ -372,7 +380,12 @@ func (w *Worker) SetPhase(req protocol.PhaseRequest) (protocol.PhaseResponse, er
 
 // appendSnap keeps a snapshot; an empty first interval of a phase is kept
 // too, so every worker's Index lines up.
-func (r *run) appendSnap(s stats.Snapshot) uint64 { return r.store.Append(s) }
+// /metrics adds it up as it is kept.
+func (r *run) appendSnap(s stats.Snapshot) uint64 {
+	r.metrics.Add(s)
+	r.metrics.SetPhase(r.rec.Phase())
+	return r.store.Append(s)
+}
 
 // startTicker cuts a snapshot every interval, restarting the interval on a
 // phase change so the workers' intervals line up.

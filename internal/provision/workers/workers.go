@@ -239,10 +239,12 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 	case v1alpha1.SystemPulsar:
 		args = append(args, "--service-url="+brokers.ServiceURL, "--admin-url="+brokers.AdminURL)
 	}
+	args = append(args, monitoringArgs(run)...)
 	spec := podSpec(run, corev1.Container{
 		Name:         "coordinator",
 		Image:        image(run, defaultImage),
 		Args:         args,
+		Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: Port}},
 		VolumeMounts: mounts,
 	})
 	spec.Volumes = volumes

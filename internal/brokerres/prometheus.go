@@ -1,0 +1,180 @@
+package brokerres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// PromTarget says which Prometheus to ask about which pods.
+type PromTarget struct {
+	// URL is the Prometheus base URL (http://host:9090).
+	URL string
+	// Namespace and Pods (a regular expression, fully anchored as PromQL's
+	// =~ is) select the broker pods; the labels are the ones a PodMonitor
+	// target carries.
+	Namespace, Pods string
+	System     v1alpha1.System
+	// Client defaults to one with a 30 s timeout.
+	Client *http.Client
+}
+
+// Metric names the broker queries use; the dashboards use the same, and
+// their test checks each was seen in a scrape.
+const (
+	MetricContainerCPU     = "container_cpu_usage_seconds_total"
+	MetricContainerFSWrite = "container_fs_writes_bytes_total"
+	MetricContainerNetIn   = "container_network_receive_bytes_total"
+	MetricContainerNetOut  = "container_network_transmit_bytes_total"
+	MetricProcessCPU       = "process_cpu_seconds_total"
+	MetricJVMGC            = "jvm_gc_collection_seconds_sum"
+	MetricJournalAdd       = "bookie_journal_JOURNAL_ADD_ENTRY"
+)
+
+// promQuery is one figure: a PromQL expression per pod over the window.
+type promQuery struct {
+	name string
+	expr string
+	// fallback is asked when expr has no result (e.g. no cAdvisor, as
+	// outside Kubernetes: the JVM's own process CPU).
+	fallback string
+	set      func(b *Broker, v float64)
+}
+
+// Queries are the PromQL expressions for a window of w ending at the
+// query time, per pod. The container_* series are the kubelet's cAdvisor
+// (kube-prometheus-stack scrapes it); the JVM's come from the pods' own
+// /metrics (Strimzi's JMX exporter, Pulsar's broker and bookie).
+func (t PromTarget) queries(w time.Duration) []promQuery {
+	sel := fmt.Sprintf(`namespace=%q,pod=~%q`, t.Namespace, t.Pods)
+	win := fmt.Sprintf("[%ds]", int(math.Round(w.Seconds())))
+	rate := func(metric, extra string) string {
+		return fmt.Sprintf(`sum by (pod) (rate(%s{%s%s}%s))`, metric, sel, extra, win)
+	}
+	q := []promQuery{
+		{name: "CPU", expr: rate(MetricContainerCPU, `,container!="",container!="POD"`), fallback: rate(MetricProcessCPU, ""),
+			set: func(b *Broker, v float64) { b.CPUCores = f(v) }},
+		{name: "disk write", expr: rate(MetricContainerFSWrite, `,container!=""`) + " / 1e6",
+			set: func(b *Broker, v float64) { b.DiskWriteMBPerSec = f(v) }},
+		{name: "network in", expr: rate(MetricContainerNetIn, "") + " / 1e6",
+			set: func(b *Broker, v float64) { b.NetworkInMBPerSec = f(v) }},
+		{name: "network out", expr: rate(MetricContainerNetOut, "") + " / 1e6",
+			set: func(b *Broker, v float64) { b.NetworkOutMBPerSec = f(v) }},
+		{name: "GC pause", expr: fmt.Sprintf(`sum by (pod) (increase(%s{%s}%s)) * 1000`, MetricJVMGC, sel, win),
+			set: func(b *Broker, v float64) { b.GCPauseMs = f(v) }},
+	}
+	if t.System == v1alpha1.SystemPulsar {
+		q = append(q, promQuery{name: "journal latency",
+			expr: fmt.Sprintf(`sum by (pod) (increase(%s_sum{%s}%s)) / sum by (pod) (increase(%s_count{%s}%s))`, MetricJournalAdd, sel, win, MetricJournalAdd, sel, win),
+			set:  func(b *Broker, v float64) { b.JournalLatencyMs = f(v) }})
+	}
+	return q
+}
+
+// QueryPrometheus reads the brokers' resources over [start, end] from
+// Prometheus. A figure Prometheus has no series for stays nil and a note
+// says so; only an unreachable or failing Prometheus is an error.
+func QueryPrometheus(ctx context.Context, t PromTarget, start, end time.Time) (*Report, error) {
+	if t.URL == "" || t.Pods == "" {
+		return nil, fmt.Errorf("broker resources from Prometheus need its URL and the broker pods (--prometheus-url, --broker-pods)")
+	}
+	if !end.After(start) {
+		return nil, fmt.Errorf("broker resources: window end %s is not after its start %s", end, start)
+	}
+	if t.Client == nil {
+		t.Client = &http.Client{Timeout: 30 * time.Second}
+	}
+	r := &Report{Source: SourcePrometheus, Start: start, End: end, Seconds: end.Sub(start).Seconds()}
+	brokers := map[string]*Broker{}
+	for _, q := range t.queries(end.Sub(start)) {
+		vals, err := t.instant(ctx, q.expr, end)
+		if err == nil && len(vals) == 0 && q.fallback != "" {
+			vals, err = t.instant(ctx, q.fallback, end)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("broker resources: asking %s for %s: %w", t.URL, q.name, err)
+		}
+		if len(vals) == 0 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: Prometheus has no series for the broker pods (%s)", q.name, q.expr))
+		}
+		for pod, v := range vals {
+			b := brokers[pod]
+			if b == nil {
+				b = &Broker{Name: pod}
+				brokers[pod] = b
+			}
+			q.set(b, v)
+		}
+	}
+	names := make([]string, 0, len(brokers))
+	for n := range brokers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r.Brokers = append(r.Brokers, *brokers[n])
+	}
+	if len(r.Brokers) == 0 {
+		return nil, fmt.Errorf("broker resources: Prometheus at %s has no series of pods %q in namespace %q over %s..%s; are the brokers scraped (PodMonitors, cAdvisor)?",
+			t.URL, t.Pods, t.Namespace, start.Format(time.RFC3339), end.Format(time.RFC3339))
+	}
+	r.Notes = append(r.Notes, "GC pause is the JVMs' collection time (jvm_gc_collection_seconds), which for a concurrent collector also counts work done beside the application")
+	r.totals()
+	return r, nil
+}
+
+// instant runs an instant query at time at and returns its value per pod
+// (NaN and infinite values, e.g. 0/0 of an idle journal, are left out).
+func (t PromTarget) instant(ctx context.Context, expr string, at time.Time) (map[string]float64, error) {
+	u := strings.TrimRight(t.URL, "/") + "/api/v1/query?" + url.Values{
+		"query": {expr}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)},
+	}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("HTTP %s, not a Prometheus API answer: %w", resp.Status, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("query %s: %s", expr, body.Error)
+	}
+	if body.Data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %s: result type %q, want vector", expr, body.Data.ResultType)
+	}
+	out := map[string]float64{}
+	for _, s := range body.Data.Result {
+		str, _ := s.Value[1].(string)
+		v, err := strconv.ParseFloat(str, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		out[s.Metric["pod"]] = v
+	}
+	return out, nil
+}
