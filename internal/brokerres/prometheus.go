@@ -23,7 +23,7 @@ type PromTarget struct {
 	// =~ is) select the broker pods; the labels are the ones a PodMonitor
 	// target carries.
 	Namespace, Pods string
-	System     v1alpha1.System
+	System          v1alpha1.System
 	// Client defaults to one with a 30 s timeout.
 	Client *http.Client
 }
