@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -55,6 +56,9 @@ type BenchmarkRunReconciler struct {
 	// moment before the run may not be cached yet, and a miss fails the run
 	// for good. Nil means Client.
 	APIReader client.Reader
+	// Monitoring labels the run's PodMonitors for kube-prometheus-stack
+	// (phase_monitoring.go).
+	Monitoring monitoring.Config
 }
 
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
 
@@ -26,11 +27,12 @@ import (
 // operation or reads its state, so a reconcile never waits for Helm.
 type pulsarBrokers struct {
 	client.Client
-	helm *pulsar.Installer
+	helm       *pulsar.Installer
+	monitoring monitoring.Config
 }
 
 func (r *BenchmarkRunReconciler) pulsarBrokers() brokers {
-	return pulsarBrokers{Client: r.Client, helm: r.Helm}
+	return pulsarBrokers{Client: r.Client, helm: r.Helm, monitoring: r.Monitoring}
 }
 
 func (b pulsarBrokers) release(run *v1alpha1.BenchmarkRun) (pulsar.Release, error) {
@@ -38,7 +40,18 @@ func (b pulsarBrokers) release(run *v1alpha1.BenchmarkRun) (pulsar.Release, erro
 	if err != nil {
 		return pulsar.Release{}, err
 	}
-	return pulsar.ReleaseFor(run, eff)
+	rel, err := pulsar.ReleaseFor(run, eff)
+	if err != nil {
+		return rel, err
+	}
+	// The chart's own PodMonitors, where the API server has the CRD (the
+	// install would fail on one that does not).
+	if ok, err := monitoringAvailable(b.Client); err != nil {
+		return rel, err
+	} else if ok {
+		pulsar.EnablePodMonitors(rel.Values, b.monitoring.Labels(run))
+	}
+	return rel, nil
 }
 
 // Deploy starts the install unless the release is deployed or an install

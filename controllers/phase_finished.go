@@ -73,7 +73,11 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	if err != nil {
 		return false, err
 	}
-	return workersGone && brokersGone, nil
+	monitorsGone, err := r.deleteMonitors(ctx, run)
+	if err != nil {
+		return false, err
+	}
+	return workersGone && brokersGone && monitorsGone, nil
 }
 
 // finalize tears down everything of a deleted run, whatever its policy

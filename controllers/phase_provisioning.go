@@ -45,6 +45,9 @@ func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run 
 		return res, err
 	}
 
+	if err := r.reconcileMonitoring(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
 	run.Status.Brokers = endpoints
 	run.SetCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints))
 	if err := r.startWorkers(ctx, run, *endpoints); err != nil {

@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
 
@@ -129,6 +130,7 @@ func startManager() {
 		WorkerImage:        testImage,
 		Helm:               helm,
 		UnschedulableGrace: 0,
+		Monitoring:         monitoring.Config{Release: testMonitoringRelease},
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&BenchmarkSuiteReconciler{
 		Client:    mgr.GetClient(),

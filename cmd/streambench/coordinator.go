@@ -50,6 +50,7 @@ type coordinatorFlags struct {
 	existingCluster                  bool
 	dropPageCache                    bool
 	pageCacheDropTimeout             time.Duration
+	monitoring                       monitoringFlags
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -90,6 +91,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
 	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
 	fl.DurationVar(&f.pageCacheDropTimeout, "page-cache-drop-timeout", pagecache.DefaultTimeout, "how long to wait for the operator to answer a page-cache drop request")
+	f.monitoring.register(fl)
 	return cmd
 }
 
@@ -149,6 +151,11 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	if runID == "" {
 		runID = fmt.Sprintf("%s-%d", f.runName, time.Now().Unix())
 	}
+	onSnapshot, stopMetrics, err := f.monitoring.serveMetrics(runID, wl)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	res, runErr := coordinator.Run(ctx, coordinator.Options{
 		Workers: workers,
 		Driver: driver.Config{System: sys, Durability: eff, Overrides: overrides, RunID: runID, Brokers: v1alpha1.BrokerEndpoints{
@@ -158,6 +165,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		ShutdownWorkers: f.shutdownWorkers,
 		ReadDurability:  f.existingCluster,
 		PageCache:       dropper,
+		OnSnapshot:      onSnapshot,
 	})
 	if res == nil || len(res.Snapshots) == 0 {
 		return runErr
@@ -172,6 +180,10 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		testbed.PageCacheDrops = append(testbed.PageCacheDrops, res.PageCacheDrops...)
 	}
 	in.Testbed = testbed
+	var brNote string
+	if in.BrokerResources, brNote = f.monitoring.brokerResources(ctx, sys, res); brNote != "" {
+		in.Notes = append(in.Notes, brNote)
+	}
 	if runErr != nil {
 		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
 	}

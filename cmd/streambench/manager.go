@@ -17,6 +17,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/controllers"
+	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/version"
 )
@@ -30,6 +31,7 @@ func newManagerCmd() *cobra.Command {
 		chart                               pulsar.ChartSource
 		helmCache                           string
 		unschedulableGrace                  time.Duration
+		monitoringRelease                   string
 		watchNamespaces                     []string
 		zapOpts                             = zap.Options{}
 	)
@@ -71,6 +73,7 @@ func newManagerCmd() *cobra.Command {
 				WorkerImage:        workerImage,
 				Helm:               helm,
 				UnschedulableGrace: unschedulableGrace,
+				Monitoring:         monitoring.Config{Release: monitoringRelease},
 			}).SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
 			}
@@ -105,6 +108,7 @@ func newManagerCmd() *cobra.Command {
 	f.StringVar(&chart.Name, "pulsar-chart", pulsar.DefaultChartName, "name of the Pulsar chart in --pulsar-chart-repo")
 	f.StringVar(&chart.Version, "pulsar-chart-version", pulsar.DefaultChartVersion, "version of the Pulsar chart (pinned, so runs are reproducible)")
 	f.StringVar(&helmCache, "helm-cache-dir", "", "writable directory for downloaded charts (default: a directory under the system temp dir)")
+	f.StringVar(&monitoringRelease, "monitoring-release", monitoring.DefaultRelease, "value of the release label on the runs' PodMonitors: kube-prometheus-stack's Prometheus selects PodMonitors labelled with its Helm release name; empty: no label")
 	f.DurationVar(&unschedulableGrace, "unschedulable-grace", 2*time.Minute, "how long a worker pod may stay unschedulable before its run fails")
 	f.StringSliceVar(&watchNamespaces, "watch-namespaces", nil, "namespaces whose BenchmarkRuns the manager reconciles, comma-separated (default: all); the chart's watchNamespaces, which grants Roles only there")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")

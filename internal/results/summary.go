@@ -596,3 +596,7 @@ func subscriptions(m map[string]stats.Subscription) Subscriptions {
 	out.Items = pick
 	return out
 }
+
+// SubscriptionsPerTopic is how many subscriptions must receive each
+// acknowledged message (the coordinator's backlog on /metrics).
+func SubscriptionsPerTopic(w v1alpha1.WorkloadSpec) int64 { return subscriptionsPerTopic(w) }
