@@ -17,6 +17,8 @@ IMG ?= ghcr.io/streambench/streambench:$(APP_VERSION)
 K8S_VERSION ?= 1.36.3
 ETCD_VERSION ?= 3.6.16
 COREDNS_VERSION ?= 1.15.0
+# The Prometheus Go module (v0.<3xx>.<y> is Prometheus 3.<x>.<y>) of the monitoring test.
+PROMETHEUS_VERSION ?= 0.316.0
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.6.2
 # ko builds the images (no Docker): the local cluster's tarball and releases.
@@ -89,15 +91,23 @@ envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use on
 GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" go test -timeout 40m
 
 .PHONY: test
-test: modules verify fmt vet envtest ko test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
+test: modules verify fmt vet envtest prometheus ko test-unit test-brokers test-report ## Run every test: unit, envtest suite, real brokers, the report in Chromium.
 
 .PHONY: test-unit
 test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
 	@hack/timed.sh "unit and envtest suites" bash -c '$(GO_TEST) $$(hack/test-packages.sh unit)'
 
 .PHONY: test-brokers
-test-brokers: ## Integration tests against real Kafka and Pulsar brokers (local JVMs).
-	@hack/timed.sh "broker integration tests" bash -c '$(GO_TEST) $$(hack/test-packages.sh brokers)'
+test-brokers: prometheus ## Integration tests against real Kafka and Pulsar brokers (local JVMs), some scraped by a real Prometheus.
+	@hack/timed.sh "broker integration tests" bash -c 'PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" $(GO_TEST) $$(hack/test-packages.sh brokers)'
+
+.PHONY: prometheus
+prometheus: ## Build Prometheus from source into bin/prometheus (first use only), for the monitoring test.
+	@hack/timed.sh "prometheus binary" env PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh >/dev/null
+
+.PHONY: dashboards
+dashboards: ## Regenerate the Grafana dashboards of the chart (charts/streambench/dashboards) from internal/dashboards.
+	go test ./internal/dashboards -run TestChartDashboardsAreGenerated -update >/dev/null
 
 .PHONY: test-report
 test-report: ## The HTML report, rendered in headless Chromium (installed from Debian when missing).

@@ -47,6 +47,7 @@ type rendered struct {
 	crBindings   []rbacv1.ClusterRoleBinding
 	deployment   *appsv1.Deployment
 	services     []corev1.Service
+	configMaps   []corev1.ConfigMap
 	kinds        []string
 }
 
@@ -112,6 +113,10 @@ func render(t *testing.T, values map[string]any) rendered {
 				var s corev1.Service
 				into(&s)
 				out.services = append(out.services, s)
+			case "ConfigMap":
+				var cm corev1.ConfigMap
+				into(&cm)
+				out.configMaps = append(out.configMaps, cm)
 			}
 		}
 	}

@@ -3,6 +3,7 @@
 #
 #   hack/tools/build.sh MODULE_DIR OUT LDFLAGS PACKAGE...
 #
+# GO_TAGS, if set, are build tags (e.g. remove_all_sd for Prometheus).
 # OUT is go build's -o: a folder ending in / for several packages, or the
 # binary's path for one.
 #
@@ -14,4 +15,4 @@ set -euo pipefail
 dir="$1" out="$2" ldflags="$3"; shift 3
 cd "$dir"
 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0 \
-  go build -trimpath -ldflags "$ldflags" -o "$out" "$@"
+  go build -trimpath -tags "${GO_TAGS:-}" -ldflags "$ldflags" -o "$out" "$@"

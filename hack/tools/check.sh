@@ -19,3 +19,4 @@ want() { # module dir, module path, version
 [ -z "${K8S_VERSION:-}" ] || want k8s k8s.io/kubernetes "v$K8S_VERSION"
 [ -z "${ETCD_VERSION:-}" ] || want etcd go.etcd.io/etcd/server/v3 "v$ETCD_VERSION"
 [ -z "${COREDNS_VERSION:-}" ] || want coredns github.com/coredns/coredns "v$COREDNS_VERSION"
+[ -z "${PROMETHEUS_VERSION:-}" ] || want prometheus github.com/prometheus/prometheus "v$PROMETHEUS_VERSION"

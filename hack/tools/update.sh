@@ -5,7 +5,9 @@
 # use the committed go.mod and go.sum with -mod=readonly and never resolve
 # anything, so a moved "latest" cannot change what they build.
 #
-#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.15.0 hack/tools/update.sh
+#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.15.0 PROMETHEUS_VERSION=0.316.0 hack/tools/update.sh
+#
+# (PROMETHEUS_VERSION is the Go module's v0.<3xx>.<y>, i.e. Prometheus 3.<x>.<y>.)
 #
 # Then bump the same versions in the Makefile and commit the go.mod/go.sum
 # changes; the bin/k8s/<version>/ cache is keyed by the Kubernetes version.
@@ -49,4 +51,14 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local
   go mod edit -require "github.com/coredns/coredns@v$COREDNS_VERSION"
   go mod tidy
 )
+if [ -n "${PROMETHEUS_VERSION:-}" ]; then (
+  # Built with -tags remove_all_sd (static and file targets only). -e: tidy
+  # walks every tag, and the service-discovery plugins that tag leaves out
+  # import a module version the Go proxy refuses (hashicorp/nomad/api).
+  cd "$here/prometheus"
+  rm -f go.mod go.sum
+  go mod init streambench.local/tools/prometheus >/dev/null 2>&1
+  go mod edit -require "github.com/prometheus/prometheus@v$PROMETHEUS_VERSION"
+  go mod tidy -e
+) fi
 "$here/check.sh"

@@ -58,6 +58,9 @@ type KafkaOptions struct {
 	// storage format tool), e.g. syncdelay.Env for the durability
 	// experiment.
 	Env []string
+	// NodeJVMArgs, if set, returns extra JVM options for node id (e.g. a
+	// JMX exporter agent on a port of its own).
+	NodeJVMArgs func(id int) []string
 }
 
 // KafkaNode is one started Kafka node.
@@ -235,7 +238,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		n := &k.Nodes[i]
 		j := JVM{
 			Name: "kafka-" + strconv.Itoa(n.ID), Classpath: cp, Main: "kafka.Kafka",
-			Args: []string{props[i]}, JVMArgs: jvmArgs, Dir: filepath.Dir(props[i]), Env: o.Env,
+			Args: []string{props[i]}, JVMArgs: nodeJVMArgs(jvmArgs, o.NodeJVMArgs, n.ID), Dir: filepath.Dir(props[i]), Env: o.Env,
 			GCLog: filepath.Join(filepath.Dir(props[i]), "gc.log"),
 		}
 		if o.Detached {
@@ -465,3 +468,10 @@ logger.state.level = WARN
 logger.request.name = kafka.request.logger
 logger.request.level = WARN
 `
+
+func nodeJVMArgs(base []string, extra func(int) []string, id int) []string {
+	if extra == nil {
+		return base
+	}
+	return append(append([]string{}, base...), extra(id)...)
+}
