@@ -9,7 +9,7 @@ import (
 // JMXExporterVersion is the Prometheus JMX exporter java agent the
 // monitoring test attaches to local Kafka brokers, as Strimzi attaches it
 // to its Kafka pods (metricsConfig of type jmxPrometheusExporter).
-const JMXExporterVersion = "1.3.0"
+const JMXExporterVersion = "1.0.1"
 
 // FetchJMXExporter fetches the JMX exporter java agent from Maven Central
 // into CacheDir()/jmx-exporter-<version> and returns the jar's path.
