@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,13 +44,22 @@ func (r *BenchmarkRunReconciler) reconcileMonitoring(ctx context.Context, run *v
 	}
 	if ok {
 		for _, pm := range monitoring.PodMonitors(run, r.Monitoring) {
-			if err := createOwned(ctx, r.Client, run, pm); err != nil {
+			err := createOwned(ctx, r.Client, run, pm)
+			if apierrors.IsNotFound(err) || isPermanent(err) {
+				// The CRD went away after the client's RESTMapper saw it
+				// (it does not look again on a hit).
+				ok = false
+				st.PodMonitors = nil
+				break
+			}
+			if err != nil {
 				return fmt.Errorf("creating PodMonitor %s: %w", pm.GetName(), err)
 			}
 			st.PodMonitors = append(st.PodMonitors, pm.GetName())
 		}
-		st.Monitored = true
-	} else {
+		st.Monitored = ok
+	}
+	if !ok {
 		st.Message = fmt.Sprintf("not monitored: the API server does not serve %s (install kube-prometheus-stack or the Prometheus Operator's CRDs); the run goes on without PodMonitors", monitoring.PodMonitorGVK)
 		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "NotMonitored", "Monitoring", "%s", st.Message)
 	}

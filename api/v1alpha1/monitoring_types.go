@@ -42,7 +42,9 @@ type BrokerResources struct {
 	// window, summed over the brokers, in ms.
 	// +optional
 	GCPauseMs *float64 `json:"gcPauseMs,omitempty"`
-	// JournalLatencyMs is the mean BookKeeper journal add latency (Pulsar).
+	// JournalLatencyMs is the mean BookKeeper journal add latency (Pulsar);
+	// where the bookies export no metrics, the brokers' ledger write
+	// latency (the bookie add round trip, bound by the journal's fsync).
 	// +optional
 	JournalLatencyMs *float64 `json:"journalLatencyMs,omitempty"`
 }

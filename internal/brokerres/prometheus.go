@@ -38,6 +38,7 @@ const (
 	MetricProcessCPU       = "process_cpu_seconds_total"
 	MetricJVMGC            = "jvm_gc_collection_seconds_sum"
 	MetricJournalAdd       = "bookie_journal_JOURNAL_ADD_ENTRY"
+	MetricLedgerWrite      = "pulsar_storage_ledger_write_latency"
 )
 
 // promQuery is one figure: a PromQL expression per pod over the window.
@@ -73,9 +74,16 @@ func (t PromTarget) queries(w time.Duration) []promQuery {
 			set: func(b *Broker, v float64) { b.GCPauseMs = f(v) }},
 	}
 	if t.System == v1alpha1.SystemPulsar {
+		// The bookies' journal add latency; where the bookies export no
+		// metrics (the local standalone), the brokers' ledger write
+		// latency: the bookie add round trip, bound by the journal's
+		// fsync. Pulsar publishes the latter as gauges of its last stats
+		// interval, hence the average over the window of sum/count.
 		q = append(q, promQuery{name: "journal latency",
 			expr: fmt.Sprintf(`sum by (pod) (increase(%s_sum{%s}%s)) / sum by (pod) (increase(%s_count{%s}%s))`, MetricJournalAdd, sel, win, MetricJournalAdd, sel, win),
-			set:  func(b *Broker, v float64) { b.JournalLatencyMs = f(v) }})
+			fallback: fmt.Sprintf(`avg_over_time((sum by (pod) (%s_sum{%s}) / sum by (pod) (%s_count{%s}))%s)`,
+				MetricLedgerWrite, sel, MetricLedgerWrite, sel, strings.TrimSuffix(win, "]")+":]"),
+			set: func(b *Broker, v float64) { b.JournalLatencyMs = f(v) }})
 	}
 	return q
 }

@@ -184,7 +184,7 @@ func Overview() Dashboard {
 
 // Brokers is the brokers' resources, per pod: CPU, heap and GC, disk
 // write MB/s and latency, network; Kafka's flush and produce times and
-// Pulsar's journal and ledger write latency. The container_* series are
+// Pulsar's ledger (bookie add) and managed-ledger write latency. The container_* series are
 // the kubelet's cAdvisor and node_disk_* node-exporter's, both scraped by
 // kube-prometheus-stack; the JVM and broker series come from the run's
 // PodMonitors.
@@ -216,10 +216,15 @@ func Brokers() Dashboard {
 	l.add("timeseries", "Log flush time p99", "fsync of the log (flush.messages / flush.ms): where Kafka's local durability costs.", "ms",
 		t(`max by (pod) (kafka_log_logflushstats_flushtimems{`+pods+`,quantile="0.99"})`, "{{pod}}"))
 	l.row("Pulsar")
-	l.add("timeseries", "Journal write latency", "BookKeeper journal add latency p99, per bookie: the fsync of local durability.", "ms",
-		t(`max by (pod) (bookie_journal_JOURNAL_ADD_ENTRY{`+pods+`,success="true",quantile="0.99"})`, "{{pod}}"))
-	l.add("timeseries", "Ledger write latency", "Broker-side managed-ledger add entry latency (bookies' ack), mean per broker.", "ms",
-		t(`sum by (pod) (rate(pulsar_storage_write_latency_sum{`+pods+`}[$__rate_interval])) / sum by (pod) (rate(pulsar_storage_write_latency_count{`+pods+`}[$__rate_interval]))`, "{{pod}}"))
+	// Pulsar's topic latency series are gauges it recomputes every stats
+	// interval (statsUpdateFrequencyInSecs), so the mean is sum / count
+	// as published, not a rate. The bookies' own journal series
+	// (bookie_journal_*) are left out: the test's standalone bookies
+	// export none, so no scrape here has seen them.
+	l.add("timeseries", "Ledger write latency (bookie add)", "Mean time for the bookies to acknowledge an entry, per broker: bound by the journal's fsync when journalSyncData is on.", "ms",
+		t(`sum by (pod) (pulsar_storage_ledger_write_latency_sum{`+pods+`}) / sum by (pod) (pulsar_storage_ledger_write_latency_count{`+pods+`})`, "{{pod}}"))
+	l.add("timeseries", "Managed-ledger write latency", "Mean add-entry latency of the broker's managed ledgers (the bookie add plus the broker's queueing).", "ms",
+		t(`sum by (pod) (pulsar_storage_write_latency_sum{`+pods+`}) / sum by (pod) (pulsar_storage_write_latency_count{`+pods+`})`, "{{pod}}"))
 	return Dashboard{
 		UID: "streambench-broker-resources", Title: "streambench / broker resources", Tags: []string{"streambench"},
 		Timezone: "utc", SchemaVersion: 39, Refresh: "10s", Time: TimeRange{From: "now-30m", To: "now"},

@@ -1,0 +1,482 @@
+package monitoringtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/brokerres"
+	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/dashboards"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/metrics"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/worker"
+)
+
+// prometheusBinary is the Prometheus hack/prometheus-binary.sh builds (from
+// the pinned module; cached after the first build).
+func prometheusBinary(t *testing.T) string {
+	if p := os.Getenv("PROMETHEUS_BIN"); p != "" {
+		return p
+	}
+	cmd := exec.Command("bash", filepath.Join("..", "..", "hack", "prometheus-binary.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/prometheus-binary.sh: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+type target struct {
+	job, addr, pod string
+}
+
+// prometheus runs a real Prometheus scraping targets every second (the
+// Kafka brokers every 5 s), with
+// the namespace and pod labels a PodMonitor target carries.
+type prometheus struct {
+	url string
+	cmd *exec.Cmd
+}
+
+func startPrometheus(t *testing.T, targets []target) *prometheus {
+	t.Helper()
+	bin := prometheusBinary(t)
+	dir := t.TempDir()
+	var cfg strings.Builder
+	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n")
+	jobs := map[string][]target{}
+	var order []string
+	for _, tg := range targets {
+		if jobs[tg.job] == nil {
+			order = append(order, tg.job)
+		}
+		jobs[tg.job] = append(jobs[tg.job], tg)
+	}
+	for _, j := range order {
+		fmt.Fprintf(&cfg, "- job_name: %s\n", j)
+		if j == "kafka" {
+			// The JMX exporter walks every Kafka MBean on each scrape,
+			// which takes seconds on a busy 2-core machine.
+			cfg.WriteString("  scrape_interval: 5s\n  scrape_timeout: 5s\n")
+		}
+		cfg.WriteString("  static_configs:\n")
+		for _, tg := range jobs[j] {
+			fmt.Fprintf(&cfg, "  - targets: [%q]\n    labels: {namespace: local, pod: %q}\n", tg.addr, tg.pod)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, err := localbrokers.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &prometheus{url: "http://127.0.0.1:" + strconv.Itoa(port), cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		log.Close()
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get(p.url + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
+			t.Fatalf("Prometheus not ready after a minute:\n%s", b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func (p *prometheus) get(t *testing.T, path string, v any) {
+	t.Helper()
+	resp, err := http.Get(p.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logTargets logs every target's health and last error.
+func (p *prometheus) logTargets(t *testing.T) {
+	var r struct {
+		Data struct {
+			ActiveTargets []struct {
+				ScrapeURL string `json:"scrapeUrl"`
+				Health    string `json:"health"`
+				LastError string `json:"lastError"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	p.get(t, "/api/v1/targets", &r)
+	for _, tg := range r.Data.ActiveTargets {
+		t.Logf("target %s: %s %s", tg.ScrapeURL, tg.Health, tg.LastError)
+	}
+	var names []string
+	for n := range p.names(t) {
+		if strings.HasPrefix(n, "jvm") || strings.HasPrefix(n, "process") || strings.HasPrefix(n, "kafka_server") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	t.Logf("names: %v", names)
+}
+
+// names are every metric name Prometheus has stored.
+func (p *prometheus) names(t *testing.T) map[string]bool {
+	var r struct {
+		Data []string `json:"data"`
+	}
+	p.get(t, "/api/v1/label/__name__/values", &r)
+	out := map[string]bool{}
+	for _, n := range r.Data {
+		out[n] = true
+	}
+	return out
+}
+
+// value is the single value of an instant query at at, or -1 when it has
+// no result.
+func (p *prometheus) value(t *testing.T, q string, at time.Time) float64 {
+	t.Helper()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	p.get(t, "/api/v1/query?query="+urlEscape(q)+fmt.Sprintf("&time=%.3f", float64(at.UnixMilli())/1000), &r)
+	if len(r.Data.Result) != 1 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(r.Data.Result[0].Value[1].(string), 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// scalar is the single value of an instant query at at.
+func (p *prometheus) scalar(t *testing.T, q string, at time.Time) float64 {
+	t.Helper()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	p.get(t, "/api/v1/query?query="+urlEscape(q)+fmt.Sprintf("&time=%.3f", float64(at.UnixMilli())/1000), &r)
+	if len(r.Data.Result) != 1 {
+		t.Fatalf("query %s: %d series, want 1", q, len(r.Data.Result))
+	}
+	v, err := strconv.ParseFloat(r.Data.Result[0].Value[1].(string), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func urlEscape(s string) string {
+	r := strings.NewReplacer("%", "%25", " ", "%20", "+", "%2B", "{", "%7B", "}", "%7D", "\"", "%22", "[", "%5B", "]", "%5D", "=", "%3D", "~", "%7E", "&", "%26", "#", "%23")
+	return r.Replace(s)
+}
+
+func startWorkers(t *testing.T, n int) []string {
+	var urls []string
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w := worker.New(worker.Options{Name: fmt.Sprintf("w%d", i), Drivers: worker.DefaultDrivers(), FlushTimeout: 30 * time.Second})
+		done := make(chan struct{})
+		go func() { defer close(done); _ = worker.ServeListener(ctx, ln, w) }()
+		t.Cleanup(func() { cancel(); <-done })
+		urls = append(urls, "http://"+ln.Addr().String())
+	}
+	return urls
+}
+
+func level2(t *testing.T, sys v1alpha1.System) v1alpha1.EffectiveDurability {
+	l := v1alpha1.Level2
+	eff, err := durability.Translate(sys, v1alpha1.DurabilitySpec{Level: &l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eff
+}
+
+func workload(rate int64, measureSeconds float64) v1alpha1.WorkloadSpec {
+	one, warm, measure := int32(1), 2.0/60, measureSeconds/60
+	return v1alpha1.WorkloadSpec{Name: "monitoring", Topics: 1, PartitionsPerTopic: 3, MessageSize: 1024,
+		ProducersPerTopic: 1, ConsumerPerSubscription: 1, SubscriptionsPerTopic: &one,
+		ProducerRate: rate, WarmupDurationMinutes: &warm, TestDurationMinutes: &measure}
+}
+
+// seen collects the metric names the scrapes saw, for the dashboards.
+var seen = map[string]bool{}
+
+// TestKafkaThroughPrometheus: three real Kafka brokers with the JMX
+// exporter agent and Strimzi's exporter rules, two real workers and the
+// coordinator's /metrics, scraped by a real Prometheus every second.
+func TestKafkaThroughPrometheus(t *testing.T) {
+	ctx := context.Background()
+	jar, err := localbrokers.FetchJMXExporter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(t.TempDir(), "kafka-metrics.yml")
+	run := &v1alpha1.BenchmarkRun{}
+	run.Name = "local"
+	if err := os.WriteFile(rules, []byte(strimzi.MetricsConfigMap(run).Data[strimzi.MetricsConfigKey]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentPorts, err := localbrokers.FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := level2(t, v1alpha1.SystemKafka)
+	k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{BrokerConfig: eff.Kafka.Broker, Log: t.Logf,
+		NodeJVMArgs: func(id int) []string {
+			return []string{localbrokers.JMXExporterArg(jar, agentPorts[id-1], rules)}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := k.Stop(); err != nil {
+			t.Errorf("stopping Kafka: %v", err)
+		}
+	})
+	urls := startWorkers(t, 2)
+	coll := metrics.New()
+	coll.Reset("pending")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: coll.Handler()}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	var targets []target
+	for i, port := range agentPorts {
+		targets = append(targets, target{"kafka", fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("kafka-%d", i+1)})
+	}
+	for i, u := range urls {
+		targets = append(targets, target{"workers", strings.TrimPrefix(u, "http://"), fmt.Sprintf("worker-%d", i)})
+	}
+	targets = append(targets, target{"coordinator", ln.Addr().String(), "coordinator"})
+	prom := startPrometheus(t, targets)
+
+	// Every broker scraped once before the load: the counters' values
+	// before it are known.
+	deadline := time.Now().Add(2 * time.Minute)
+	for prom.value(t, `count(up{job="kafka"} == 1)`, time.Now()) != 3 {
+		if time.Now().After(deadline) {
+			prom.logTargets(t)
+			t.Fatal("the Kafka brokers' JMX exporters were not scraped within 2 minutes")
+		}
+		time.Sleep(time.Second)
+	}
+	bytesIn := `sum(kafka_server_brokertopicmetrics_bytesin_total{topic=""}) + sum(kafka_server_brokertopicmetrics_replicationbytesin_total)`
+	before := time.Now()
+	inBefore := prom.scalar(t, bytesIn, before)
+	wl := workload(2000, 30)
+	runID := fmt.Sprintf("mon%d", time.Now().UnixNano()%1e9)
+	coll.Reset(runID)
+	coll.SetSubscriptionsPerTopic(1)
+	rctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	res, err := coordinator.Run(rctx, coordinator.Options{
+		Workers: urls, Workload: wl, SnapshotInterval: 2 * time.Second, Logf: t.Logf,
+		Driver:     driver.Config{System: v1alpha1.SystemKafka, Brokers: v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, Durability: eff, RunID: runID},
+		OnSnapshot: func(s stats.Snapshot) { coll.Add(s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, end, ok := res.MeasuredWindow()
+	if !ok {
+		t.Fatal("no measured phase")
+	}
+	time.Sleep(7 * time.Second) // the window's last samples are scraped
+
+	// The brokers' figures, as the coordinator reads them in a cluster.
+	rep, err := brokerres.QueryPrometheus(ctx, brokerres.PromTarget{URL: prom.url, Namespace: "local", Pods: "kafka-[0-9]+", System: v1alpha1.SystemKafka}, start, end)
+	if err != nil {
+		prom.logTargets(t)
+		t.Fatal(err)
+	}
+	if len(rep.Brokers) != 3 || rep.Total.CPUCores == nil || *rep.Total.CPUCores <= 0 || rep.Total.GCPauseMs == nil {
+		t.Fatalf("broker resources from Prometheus: %+v (notes %q)", rep.Total, rep.Notes)
+	}
+	for _, b := range rep.Brokers {
+		if b.CPUCores == nil || *b.CPUCores <= 0 {
+			t.Errorf("%s: CPU %v", b.Name, b.CPUCores)
+		}
+	}
+
+	// Known without Prometheus: every acknowledged byte reaches the
+	// leader once (bytes in) and the two followers (replication bytes
+	// in), plus the record batches' headers. Over the whole run (the
+	// counters before it and after its last scrape), so the 5 s scrapes
+	// do not blur the window's edges.
+	all := stats.Merge(res.Snapshots...)
+	want := float64(all.Producer.AckedBytes) * float64(eff.Kafka.ReplicationFactor)
+	in := prom.scalar(t, bytesIn, time.Now()) - inBefore
+	t.Logf("run: acked %.1f MB x %d replicas = %.1f MB; brokers' bytes in + replication in %.1f MB (ratio %.2f); measured phase %.1f s, broker resources %+v, CPU %.2f cores, GC %.1f ms",
+		float64(all.Producer.AckedBytes)/1e6, eff.Kafka.ReplicationFactor, want/1e6, in/1e6, in/want, end.Sub(start).Seconds(), rep.Total, *rep.Total.CPUCores, *rep.Total.GCPauseMs)
+	if r := in / want; r < 0.97 || r > 1.3 {
+		t.Errorf("brokers' bytes in %.0f over the run, %.2f times acked x replicas (%.0f); want 0.97..1.3", in, r, want)
+	}
+	// The workers' counters as Prometheus stored them: the run's exact
+	// count.
+	if got := prom.scalar(t, `sum(streambench_messages_acked_total{run="`+runID+`"})`, time.Now()); got != float64(all.Producer.Acked) {
+		t.Errorf("Prometheus has %v acked for the run, the run acked %d", got, all.Producer.Acked)
+	}
+	if got := prom.scalar(t, `max(streambench_backlog_messages{run="`+runID+`"})`, time.Now()); got != 0 {
+		t.Errorf("backlog after a complete run %v, want 0", got)
+	}
+	for n := range prom.names(t) {
+		seen[n] = true
+	}
+}
+
+// TestPulsarThroughPrometheus: the Pulsar standalone's own /metrics
+// (broker and its bookies' client side) with traffic from real workers.
+func TestPulsarThroughPrometheus(t *testing.T) {
+	ctx := context.Background()
+	eff := level2(t, v1alpha1.SystemPulsar)
+	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Errorf("stopping Pulsar: %v", err)
+		}
+	})
+	urls := startWorkers(t, 2)
+	prom := startPrometheus(t, []target{{"pulsar", strings.TrimPrefix(p.AdminURL(), "http://"), "pulsar-standalone"}})
+	runID := fmt.Sprintf("monp%d", time.Now().UnixNano()%1e9)
+	rctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	res, err := coordinator.Run(rctx, coordinator.Options{
+		Workers: urls, Workload: workload(1000, 10), SnapshotInterval: 2 * time.Second, Logf: t.Logf,
+		Driver: driver.Config{System: v1alpha1.SystemPulsar, Brokers: v1alpha1.BrokerEndpoints{ServiceURL: p.ServiceURL(), AdminURL: p.AdminURL()}, Durability: eff, RunID: runID},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, end, _ := res.MeasuredWindow()
+	time.Sleep(3 * time.Second)
+	rep, err := brokerres.QueryPrometheus(ctx, brokerres.PromTarget{URL: prom.url, Namespace: "local", Pods: "pulsar-standalone", System: v1alpha1.SystemPulsar}, start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Brokers) != 1 || rep.Total.CPUCores == nil || *rep.Total.CPUCores <= 0 || rep.Total.GCPauseMs == nil {
+		t.Errorf("broker resources from Prometheus: %+v (notes %q)", rep.Total, rep.Notes)
+	}
+	t.Logf("pulsar broker resources %+v, notes %q", rep.Total, rep.Notes)
+	var names []string
+	for n := range prom.names(t) {
+		seen[n] = true
+		names = append(names, n)
+	}
+	if d := os.Getenv("DUMP_METRIC_NAMES"); d != "" {
+		sort.Strings(names)
+		_ = os.WriteFile(d, []byte(strings.Join(names, "\n")), 0o644)
+	}
+}
+
+// TestMain runs the scrapes, then checks the dashboards against what they
+// saw (after both, since each system exposes its own names).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 && len(seen) > 0 {
+		code = checkDashboards()
+	}
+	os.Exit(code)
+}
+
+// checkDashboards fails unless every metric the dashboards use (but the
+// node exporters', which cannot run here) was seen, and writes what the
+// dashboards use and was seen to internal/dashboards/testdata, the list
+// the dashboards' unit test checks against; a change there shows in git.
+func checkDashboards() int {
+	used := map[string]bool{}
+	for _, d := range dashboards.All() {
+		for _, q := range dashboards.Queries(d) {
+			ms, err := dashboards.CheckPromQL(q)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			for _, n := range ms {
+				used[n] = true
+			}
+		}
+	}
+	var found, missing []string
+	for n := range used {
+		switch {
+		case seen[n]:
+			found = append(found, n)
+		case strings.HasPrefix(n, "container_") || strings.HasPrefix(n, "node_"):
+		default:
+			missing = append(missing, n)
+		}
+	}
+	sort.Strings(found)
+	sort.Strings(missing)
+	out := "# Metric names the dashboards use that a real Prometheus scraped from real\n# brokers and workers (internal/monitoringtest writes this file).\n" + strings.Join(found, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join("..", "dashboards", "testdata", "seen-metrics.txt"), []byte(out), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "the dashboards use metrics no scrape exposed: %v\n", missing)
+		return 1
+	}
+	return 0
+}
