@@ -2,8 +2,8 @@
 // CPU cores, disk write MB/s, network in/out MB/s, GC pause time and (for
 // Pulsar) the BookKeeper journal latency, per broker and in total, so that
 // every latency in the results has the broker's resources beside it (the
-// seeds explain every result that way: journal disk bandwidth, page-cache
-// thrashing, GC).
+// studies behind streambench, docs/methodology.md, explain every result
+// that way: journal disk bandwidth, page-cache thrashing, GC).
 //
 // Two sources give the same figures: in local mode the broker processes'
 // /proc files, their GC logs and /proc/diskstats (LocalSampler); in a

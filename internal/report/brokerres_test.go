@@ -12,8 +12,8 @@ import (
 
 func fp(v float64) *float64 { return &v }
 
-// brokerResSummary gives the seed runs' first run broker figures: two
-// brokers from /proc, network not attributable.
+// brokerResReport is two brokers' figures from /proc, network not
+// attributable.
 func brokerResReport() *brokerres.Report {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := &brokerres.Report{Source: brokerres.SourceProc, Start: start, End: start.Add(15 * time.Second), Seconds: 15,
