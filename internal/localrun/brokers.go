@@ -7,14 +7,10 @@ import (
 	"maps"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
-
-// defaultProvisioningTimeout is the CRD default of spec.timeouts.provisioning.
-const defaultProvisioningTimeout = 20 * time.Minute
 
 // KafkaOptions are the local brokers a managed Kafka run asks for: the
 // spec's broker count, and the durability translation's broker settings
@@ -42,7 +38,7 @@ func KafkaOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, 
 // bookieConfig applied over them. Pure.
 func PulsarOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string) localbrokers.PulsarOptions {
 	m := run.Spec.Cluster.Managed
-	o := localbrokers.PulsarOptions{Bookies: int(cmpOr(m.Bookies, 3)), BrokerConfig: map[string]string{}, BookieConfig: map[string]string{}}
+	o := localbrokers.PulsarOptions{Bookies: int(m.BookiesOrDefault()), BrokerConfig: map[string]string{}, BookieConfig: map[string]string{}}
 	if eff.Pulsar != nil {
 		maps.Copy(o.BrokerConfig, eff.Pulsar.Broker)
 		maps.Copy(o.BookieConfig, eff.Pulsar.Bookie)
@@ -77,7 +73,7 @@ func LocalNotes(run *v1alpha1.BenchmarkRun) []string {
 		}
 	case v1alpha1.SystemPulsar:
 		notes = append(notes, fmt.Sprintf("local mode: Pulsar %s standalone (one broker, %d bookies, one ZooKeeper) ran as one JVM process on this machine, with the workers and the coordinator",
-			localbrokers.DefaultPulsarVersion, cmpOr(m.Bookies, 3)))
+			localbrokers.DefaultPulsarVersion, m.BookiesOrDefault()))
 		if m.Brokers > 1 {
 			notes = append(notes, fmt.Sprintf("spec.cluster.managed.brokers asks for %d Pulsar brokers, but Pulsar standalone has one: every topic was served by a single broker (the bookies, and so the replication, are as the spec asks)",
 				m.Brokers))

@@ -114,13 +114,13 @@ func TestLoadRunRejects(t *testing.T) {
 		{"name not DNS", strings.Replace(kafka(""), "name: bad", "name: Bad_Name", 1), []string{"metadata.name", "lower case"}},
 		{"no system", head + "spec:\n  cluster: {managed: {}}\n  workload: {messageSize: 1}\n", []string{"spec.system", "kafka"}},
 		{"unknown system", head + "spec:\n  system: rabbitmq\n  cluster: {managed: {}}\n  workload: {messageSize: 1}\n", []string{"spec.system", `"rabbitmq"`}},
-		{"explicit zero brokers", strings.Replace(kafka(""), "brokers: 3", "brokers: 0", 1), []string{"spec.cluster.managed.brokers is 0", "at least 1"}},
+		{"explicit zero brokers", strings.Replace(kafka(""), "brokers: 3", "brokers: 0", 1), []string{"spec.cluster.managed.brokers must be at least 1", "remove it for the default (3)"}},
 		{"negative brokers", strings.Replace(kafka(""), "brokers: 3", "brokers: -1", 1), []string{"spec.cluster.managed.brokers", "at least 1"}},
-		{"brokers not a number", strings.Replace(kafka(""), "brokers: 3", "brokers: three", 1), []string{"spec.cluster.managed.brokers must be a whole number"}},
+		{"brokers not a number", strings.Replace(kafka(""), "brokers: 3", "brokers: three", 1), []string{"spec.cluster.managed.brokers must be of type integer"}},
 		{"unquoted number in brokerConfig", strings.Replace(kafka(""), "brokers: 3", "brokers: 3, brokerConfig: {num.io.threads: 8}", 1),
 			[]string{"spec.cluster.managed.brokerConfig", "quote it"}},
-		{"explicit zero workers", kafka("  workers: {count: 0}\n"), []string{"spec.workers.count is 0"}},
-		{"empty teardown policy", kafka("  teardown: {policy: \"\"}\n"), []string{"spec.teardown.policy is empty"}},
+		{"explicit zero workers", kafka("  workers: {count: 0}\n"), []string{"spec.workers.count must be at least 1", "remove it for the default (2)"}},
+		{"empty teardown policy", kafka("  teardown: {policy: \"\"}\n"), []string{"spec.teardown.policy", `Unsupported value: ""`, "remove it for the default (Always)"}},
 		{"bad teardown policy", kafka("  teardown: {policy: Sometimes}\n"), []string{"spec.teardown.policy", "OnSuccess"}},
 		{"managed and existing", head + "spec:\n  system: kafka\n  cluster: {managed: {}, existing: {bootstrapServers: 'h:9092'}}\n  workload: {messageSize: 1}\n",
 			[]string{"spec.cluster", "exactly one of managed"}},
@@ -136,9 +136,9 @@ func TestLoadRunRejects(t *testing.T) {
 			[]string{"spec.payload", "spec.workload.payloadFile, which is not set"}},
 		{"bookies on kafka", strings.Replace(kafka(""), "brokers: 3", "brokers: 3, bookies: 3", 1), []string{"spec.cluster.managed", "pulsar only"}},
 		{"durability key in brokerConfig", strings.Replace(kafka(""), "brokers: 3", "brokers: 3, brokerConfig: {min.insync.replicas: '1'}", 1),
-			[]string{"spec.cluster.managed.brokerConfig[min.insync.replicas]", "spec.durability"}},
+			[]string{"spec.cluster.managed.brokerConfig must not set durability keys", "min.insync.replicas", "spec.durability"}},
 		{"journal key in bookieConfig", head + "spec:\n  system: pulsar\n  cluster: {managed: {bookieConfig: {journalSyncData: 'false'}}}\n  workload: {messageSize: 1}\n",
-			[]string{"spec.cluster.managed.bookieConfig[journalSyncData]", "spec.durability"}},
+			[]string{"spec.cluster.managed.bookieConfig must not set the journal keys", "journalSyncData", "spec.durability"}},
 		{"kafka existing with pulsar URLs", head + "spec:\n  system: kafka\n  cluster: {existing: {bootstrapServers: 'h:9092', serviceURL: 'pulsar://h:6650'}}\n  workload: {messageSize: 1}\n",
 			[]string{"spec.cluster.existing", "pulsar only"}},
 		{"kafka existing without address", head + "spec:\n  system: kafka\n  cluster: {existing: {}}\n  workload: {messageSize: 1}\n",
@@ -152,19 +152,19 @@ func TestLoadRunRejects(t *testing.T) {
 		{"pulsar driver on kafka", kafka("  driver: {pulsar: {producer: {batchingMaxPublishDelayMs: '1'}}}\n"),
 			[]string{"spec.driver.pulsar", "spec.driver.kafka"}},
 		{"acks in the kafka driver", kafka("  driver: {kafka: {producer: {acks: '1'}}}\n"),
-			[]string{"spec.driver.kafka.producer[acks]", "durability"}},
+			[]string{"spec.driver.kafka.producer.acks", "durability"}},
 		{"flush.ms in the kafka topic", kafka("  driver: {kafka: {topic: {flush.ms: '1'}}}\n"),
-			[]string{"spec.driver.kafka.topic[flush.ms]", "durability"}},
+			[]string{"spec.driver.kafka.topic", "flush.ms", "durability"}},
 		{"level out of range", kafka("  durability: {level: 5}\n"), []string{"spec.durability.level", "1, 2, 3 or 4"}},
 		{"level and explicit", kafka("  durability: {level: 2, replication: {mode: Sync}, local: {mode: Async}}\n"),
 			[]string{"spec.durability", "not both"}},
 		{"ackReplicas above replicas", kafka("  durability: {replication: {replicas: 2, ackReplicas: 3, mode: Async}, local: {mode: Async}}\n"),
 			[]string{"spec.durability.replication.ackReplicas (3) must not exceed replicas (2)"}},
 		{"explicit zero replicas", kafka("  durability: {replication: {replicas: 0, mode: Sync}, local: {mode: Async}}\n"),
-			[]string{"spec.durability.replication.replicas is 0"}},
+			[]string{"spec.durability.replication.replicas must be at least 1"}},
 		{"no workload", head + "spec:\n  system: kafka\n  cluster: {managed: {}}\n", []string{"spec.workload", "--workload"}},
 		{"workload explicit zero", strings.Replace(kafka(""), "{messageSize: 1024}", "{messageSize: 1024, topics: 0}", 1),
-			[]string{"spec.workload", `"topics"`, "at least 1"}},
+			[]string{"spec.workload.topics", "at least 1"}},
 		{"workload misspelt field", strings.Replace(kafka(""), "{messageSize: 1024}", "{messageSize: 1024, producerRat: 10}", 1),
 			[]string{"spec.workload", `did you mean "producerRate"`}},
 		{"workload without messageSize", strings.Replace(kafka(""), "{messageSize: 1024}", "{topics: 1}", 1),
@@ -203,7 +203,7 @@ func TestLoadRunReportsEveryProblem(t *testing.T) {
 	if err == nil {
 		t.Fatal("accepted")
 	}
-	for _, w := range []string{"spec.cluster.managed.brokerz", "spec.workers.count", `"topics"`, "spec.cluster.managed.brokers"} {
+	for _, w := range []string{"spec.cluster.managed.brokerz", "spec.workers.count", "spec.workload.topics", "spec.cluster.managed.brokers"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error does not mention %s:\n%v", w, err)
 		}

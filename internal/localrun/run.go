@@ -421,7 +421,7 @@ func localVersion(run *v1alpha1.BenchmarkRun) string {
 func brokerWhat(run *v1alpha1.BenchmarkRun) string {
 	m := run.Spec.Cluster.Managed
 	if run.Spec.System == v1alpha1.SystemPulsar {
-		return fmt.Sprintf("Pulsar %s standalone with %d bookies", localbrokers.DefaultPulsarVersion, cmpOr(m.Bookies, 3))
+		return fmt.Sprintf("Pulsar %s standalone with %d bookies", localbrokers.DefaultPulsarVersion, m.BookiesOrDefault())
 	}
 	return fmt.Sprintf("%d Kafka %s brokers", m.Brokers, localbrokers.DefaultKafkaVersion)
 }
