@@ -68,7 +68,7 @@ type DurabilitySpec struct {
 }
 
 // ReplicationDurability is explicit replication durability.
-// +kubebuilder:validation:XValidation:rule="self.ackReplicas <= self.replicas",message="spec.durability.replication.ackReplicas must not exceed replicas; lower ackReplicas or raise replicas",messageExpression="'spec.durability.replication.ackReplicas (' + string(self.ackReplicas) + ') must not exceed replicas (' + string(self.replicas) + '); lower ackReplicas or raise replicas'"
+// +kubebuilder:validation:XValidation:rule="self.ackReplicas <= self.replicas",message="spec.durability.replication.ackReplicas must not exceed replicas; lower ackReplicas or raise replicas"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'Sync' || self.ackReplicas * 2 > self.replicas",message="spec.durability.replication: mode Sync needs ackReplicas to be a majority of replicas (ackReplicas > replicas/2); raise ackReplicas or use mode Async"
 type ReplicationDurability struct {
 	// Replicas is the number of copies: Kafka's replication factor, Pulsar's
