@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -65,3 +66,45 @@ func TestGoDefaultsAreTheCRDs(t *testing.T) {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// TestCRDRefusesTheDurabilityKeys: the CRD's CEL rules refuse exactly the
+// keys internal/durability says the durability owns, in every place a spec
+// could set them; another key in the same place is accepted.
+func TestCRDRefusesTheDurabilityKeys(t *testing.T) {
+	const run = "apiVersion: streambench.io/v1alpha1\nkind: BenchmarkRun\nmetadata: {name: keys}\nspec:\n  system: %s\n  cluster: {managed: {%s}}\n  workload: {messageSize: 1024}\n%s"
+	places := []struct {
+		field, system string
+		keys          []string
+		doc           func(key string) string
+	}{
+		{"spec.cluster.managed.brokerConfig", "kafka", durability.RefusedBrokerConfigKeys,
+			func(k string) string { return fmt.Sprintf(run, "kafka", "brokerConfig: {'"+k+"': '1'}", "") }},
+		{"spec.cluster.managed.bookieConfig", "pulsar", durability.RefusedBookieConfigKeys,
+			func(k string) string { return fmt.Sprintf(run, "pulsar", "bookieConfig: {'"+k+"': '1'}", "") }},
+		{"spec.driver.kafka.producer", "kafka", durability.RefusedKafkaProducerKeys,
+			func(k string) string {
+				return fmt.Sprintf(run, "kafka", "", "  driver: {kafka: {producer: {'"+k+"': '1'}}}\n")
+			}},
+		{"spec.driver.kafka.topic", "kafka", durability.RefusedKafkaTopicKeys,
+			func(k string) string {
+				return fmt.Sprintf(run, "kafka", "", "  driver: {kafka: {topic: {'"+k+"': '1'}}}\n")
+			}},
+	}
+	admit := func(doc string) error {
+		obj, err := Decode([]byte(doc))
+		if err != nil {
+			t.Fatalf("test input: %v", err)
+		}
+		return BenchmarkRun().Create(obj).ToAggregate()
+	}
+	for _, p := range places {
+		for _, k := range p.keys {
+			if err := admit(p.doc(k)); err == nil || !strings.Contains(err.Error(), p.field) {
+				t.Errorf("%s[%s]: want refused naming %s, got %v", p.field, k, p.field, err)
+			}
+		}
+		if err := admit(p.doc("a.key.the.durability.does.not.own")); err != nil {
+			t.Errorf("%s: another key is refused: %v", p.field, err)
+		}
+	}
+}

@@ -76,6 +76,26 @@ const (
 	PulsarBrokerChannelsPerBookie          = "bookkeeperNumberOfChannelsPerBookie"
 )
 
+// The keys the durability owns, per place a spec could set them. The CRD
+// refuses them there (the CEL rules of ManagedCluster and KafkaDriver in
+// api/v1alpha1, which cannot name Go constants; internal/admission's tests
+// hold the two lists equal), and the drivers refuse them again when a run
+// was built without the API server, so status.durability stays true.
+var (
+	// RefusedBrokerConfigKeys: spec.cluster.managed.brokerConfig, shared by
+	// Kafka brokers and Pulsar brokers.
+	RefusedBrokerConfigKeys = []string{KafkaBrokerMinInsyncReplicas, KafkaBrokerDefaultReplicationFactor, KafkaBrokerUncleanElection,
+		KafkaBrokerFlushIntervalMessages, KafkaBrokerFlushIntervalMs, KafkaBrokerFlushSchedulerIntervalMs,
+		PulsarBrokerEnsembleSize, PulsarBrokerWriteQuorum, PulsarBrokerAckQuorum}
+	// RefusedBookieConfigKeys: spec.cluster.managed.bookieConfig.
+	RefusedBookieConfigKeys = []string{PulsarBookieJournalWriteData, PulsarBookieJournalSyncData,
+		PulsarBookieJournalMaxGroupWaitMSec, PulsarBookieJournalPageCacheFlushMSec}
+	// RefusedKafkaProducerKeys: spec.driver.kafka.producer.
+	RefusedKafkaProducerKeys = []string{KafkaProducerAcks, KafkaProducerIdempotence}
+	// RefusedKafkaTopicKeys: spec.driver.kafka.topic.
+	RefusedKafkaTopicKeys = []string{KafkaTopicMinInsyncReplicas, KafkaTopicFlushMessages, KafkaTopicFlushMs, KafkaTopicUncleanElection}
+)
+
 // Resolved is a durability spec with the level expanded and every default
 // applied: the explicit form of what the run asks for, before any system
 // has had its say.

@@ -121,22 +121,10 @@ func FetchKafka(ctx context.Context, version string) (string, error) {
 // and waits until every broker is registered. On error every started JVM is
 // stopped again.
 func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
-	if o.Brokers == 0 {
-		o.Brokers = 3
-	}
-	if o.Brokers < 1 {
-		return nil, fmt.Errorf("KafkaOptions.Brokers (%d) must be at least 1", o.Brokers)
-	}
-	if o.Version == "" {
-		o.Version = DefaultKafkaVersion
-	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 4 * time.Minute
+	if err := o.defaults(); err != nil {
+		return nil, err
 	}
 	logf := o.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
 	for key := range o.BrokerConfig {
 		if kafkaOwnedKeys[key] {
 			return nil, fmt.Errorf("KafkaOptions.BrokerConfig[%q] is set by StartKafka per node; remove it", key)
@@ -149,9 +137,6 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	}
 	logf("kafka %s jars ready after %s", o.Version, time.Since(start).Round(time.Millisecond))
 
-	if err := checkHost("KafkaOptions.Host", o.Host); err != nil {
-		return nil, err
-	}
 	k := &Kafka{Dir: o.Dir, Version: o.Version, host: o.Host}
 	if k.Dir == "" {
 		if k.Dir, err = os.MkdirTemp("", "streambench-kafka-"); err != nil {

@@ -218,25 +218,10 @@ func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
 // returns when the admin API answers and a topic can be created, or stops
 // the JVM and returns an error with the log tail.
 func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
-	if o.Bookies == 0 {
-		o.Bookies = 3
-	}
-	if o.Bookies < 1 {
-		return nil, fmt.Errorf("localbrokers: PulsarOptions.Bookies (%d) must be at least 1", o.Bookies)
-	}
-	if o.Version == "" {
-		o.Version = DefaultPulsarVersion
-	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 4 * time.Minute
-	}
-	logf := o.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	if err := checkHost("PulsarOptions.Host", o.Host); err != nil {
+	if err := o.defaults(); err != nil {
 		return nil, err
 	}
+	logf := o.Log
 	p := &Pulsar{Dir: o.Dir, Version: o.Version, host: o.Host}
 	if p.Dir == "" {
 		if p.Dir, err = os.MkdirTemp("", "streambench-pulsar-"); err != nil {

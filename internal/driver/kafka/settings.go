@@ -8,14 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streambench/streambench-operator/internal/durability"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Kafka property names the durability translation owns. Overrides may not
 // set them: a run's reported durability must be what the brokers really do.
 var (
-	durabilityProducerKeys = []string{"acks", "enable.idempotence"}
-	durabilityTopicKeys    = []string{"min.insync.replicas", "flush.messages", "flush.ms", "unclean.leader.election.enable"}
+	durabilityProducerKeys = durability.RefusedKafkaProducerKeys
+	durabilityTopicKeys    = durability.RefusedKafkaTopicKeys
 )
 
 // producerSettings are a producer's settings under their Kafka names'

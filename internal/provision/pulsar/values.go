@@ -15,16 +15,13 @@ import (
 	"github.com/streambench/streambench-operator/internal/durability"
 )
 
-// Defaults of a managed Pulsar cluster when the spec leaves a count unset.
-// The CRD defaults brokers to 3; Go callers that bypass the API server get
-// the same here. Three ZooKeeper nodes is the smallest quorum that survives
-// a node loss; three bookies is the seeds' ensemble size.
+// Defaults of a managed Pulsar cluster when the spec leaves a count unset:
+// the spec's own (api/v1alpha1/defaults.go).
 const (
-	DefaultBrokers               int32 = 3
-	DefaultBookies               int32 = 3
-	DefaultMetadataStoreReplicas int32 = 3
+	DefaultBrokers               = v1alpha1.DefaultBrokers
+	DefaultBookies               = v1alpha1.DefaultBookies
+	DefaultMetadataStoreReplicas = v1alpha1.DefaultMetadataStoreReplicas
 )
-
 // Component names as the chart uses them in object names
 // (<fullname>-<component>): the chart's zookeeper.component,
 // bookkeeper.component, autorecovery.component, broker.component and
@@ -122,17 +119,7 @@ type Counts struct {
 
 // CountsOf returns the replica counts of a managed cluster.
 func CountsOf(m *v1alpha1.ManagedCluster) Counts {
-	c := Counts{ZooKeeper: m.MetadataStoreReplicas, Bookies: m.Bookies, Brokers: m.Brokers}
-	if c.ZooKeeper == 0 {
-		c.ZooKeeper = DefaultMetadataStoreReplicas
-	}
-	if c.Bookies == 0 {
-		c.Bookies = DefaultBookies
-	}
-	if c.Brokers == 0 {
-		c.Brokers = DefaultBrokers
-	}
-	return c
+	return Counts{ZooKeeper: m.MetadataStoreReplicasOrDefault(), Bookies: m.BookiesOrDefault(), Brokers: m.BrokersOrDefault()}
 }
 
 // components is the chart's components map as Values sets it. Ready

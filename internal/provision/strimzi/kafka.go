@@ -13,9 +13,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
-// DefaultBrokers mirrors the CRD's default for spec.cluster.managed.brokers,
-// for runs that did not go through the API server (local YAML, Go callers).
-const DefaultBrokers int32 = 3
+// DefaultBrokers is the spec's default for spec.cluster.managed.brokers.
+const DefaultBrokers = v1alpha1.DefaultBrokers
 
 // DefaultKafkaVersion is the Kafka that Strimzi 1.2.0 deploys when
 // spec.cluster.managed.version is empty: its default and only supported
@@ -190,12 +189,7 @@ func managed(run *v1alpha1.BenchmarkRun) (*v1alpha1.ManagedCluster, error) {
 	return m, nil
 }
 
-func brokerCount(m *v1alpha1.ManagedCluster) int32 {
-	if m.Brokers == 0 {
-		return DefaultBrokers
-	}
-	return m.Brokers
-}
+func brokerCount(m *v1alpha1.ManagedCluster) int32 { return m.BrokersOrDefault() }
 
 // newObject converts spec to an unstructured object of kind gvk.
 func newObject(gvk schema.GroupVersionKind, name, namespace string, lbls map[string]string, spec any) (*unstructured.Unstructured, error) {

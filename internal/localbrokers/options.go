@@ -1,0 +1,65 @@
+package localbrokers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// defaultReadyTimeout bounds a start when the options give no ReadyTimeout.
+const defaultReadyTimeout = 4 * time.Minute
+
+// startOptions are the options StartKafka and StartPulsar share, pointed
+// at the fields of either's options so both are defaulted and checked
+// alike.
+type startOptions struct {
+	// nodes is the count a start scales (Kafka brokers, Pulsar bookies),
+	// named by nodesField in errors.
+	nodes          *int
+	nodesField     string
+	defaultNodes   int32
+	version        *string
+	defaultVersion string
+	readyTimeout   *time.Duration
+	log            *func(format string, args ...any)
+	host           string
+	hostField      string
+}
+
+// apply fills the defaults (the spec's node count, the pinned version, the
+// ready timeout, a silent log) and refuses a bad count or host.
+func (s startOptions) apply() error {
+	if *s.nodes == 0 {
+		*s.nodes = int(s.defaultNodes)
+	}
+	if *s.nodes < 1 {
+		return fmt.Errorf("localbrokers: %s (%d) must be at least 1", s.nodesField, *s.nodes)
+	}
+	if *s.version == "" {
+		*s.version = s.defaultVersion
+	}
+	if *s.readyTimeout == 0 {
+		*s.readyTimeout = defaultReadyTimeout
+	}
+	if *s.log == nil {
+		*s.log = func(string, ...any) {}
+	}
+	return checkHost(s.hostField, s.host)
+}
+
+func (o *KafkaOptions) defaults() error {
+	return startOptions{
+		nodes: &o.Brokers, nodesField: "KafkaOptions.Brokers", defaultNodes: v1alpha1.DefaultBrokers,
+		version: &o.Version, defaultVersion: DefaultKafkaVersion,
+		readyTimeout: &o.ReadyTimeout, log: &o.Log, host: o.Host, hostField: "KafkaOptions.Host",
+	}.apply()
+}
+
+func (o *PulsarOptions) defaults() error {
+	return startOptions{
+		nodes: &o.Bookies, nodesField: "PulsarOptions.Bookies", defaultNodes: v1alpha1.DefaultBookies,
+		version: &o.Version, defaultVersion: DefaultPulsarVersion,
+		readyTimeout: &o.ReadyTimeout, log: &o.Log, host: o.Host, hostField: "PulsarOptions.Host",
+	}.apply()
+}
