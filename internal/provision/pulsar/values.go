@@ -22,6 +22,7 @@ const (
 	DefaultBookies               = v1alpha1.DefaultBookies
 	DefaultMetadataStoreReplicas = v1alpha1.DefaultMetadataStoreReplicas
 )
+
 // Component names as the chart uses them in object names
 // (<fullname>-<component>): the chart's zookeeper.component,
 // bookkeeper.component, autorecovery.component, broker.component and
