@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,16 +284,7 @@ func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra 
 			p[key] = v
 		}
 	}
-	keys := make([]string, 0, len(p))
-	for key := range p {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, key := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", key, p[key])
-	}
-	return b.String()
+	return properties("", p)
 }
 
 // Bootstrap is the comma-separated broker list for clients.

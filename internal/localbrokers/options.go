@@ -2,6 +2,9 @@ package localbrokers
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -62,4 +65,15 @@ func (o *PulsarOptions) defaults() error {
 		version: &o.Version, defaultVersion: DefaultPulsarVersion,
 		readyTimeout: &o.ReadyTimeout, log: &o.Log, host: o.Host, hostField: "PulsarOptions.Host",
 	}.apply()
+}
+
+// properties is a Java .properties file of m, keys sorted so the same
+// settings always write the same file, after header.
+func properties(header string, m map[string]string) string {
+	var b strings.Builder
+	b.WriteString(header)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, m[k])
+	}
+	return b.String()
 }

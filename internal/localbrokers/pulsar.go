@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,17 +199,7 @@ func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
 			all[k] = v
 		}
 	}
-	keys := make([]string, 0, len(all))
-	for k := range all {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("# Written by streambench's localbrokers.StartPulsar.\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, all[k])
-	}
-	return b.String(), nil
+	return properties("# Written by streambench's localbrokers.StartPulsar.\n", all), nil
 }
 
 // StartPulsar starts Pulsar standalone with real BookKeeper: ZooKeeper,

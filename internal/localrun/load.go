@@ -1,19 +1,15 @@
 package localrun
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/admission"
@@ -152,19 +148,9 @@ func setWorkload(obj map[string]any, wl v1alpha1.WorkloadSpec, ok bool) {
 // singleDocument returns the only YAML document in data: a second one
 // would otherwise be silently ignored.
 func singleDocument(data []byte) ([]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		d, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("not valid YAML: %w", err)
-		}
-		if len(bytes.TrimSpace(stripComments(d))) > 0 {
-			docs = append(docs, d)
-		}
+	docs, err := workload.Documents(data)
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
 	}
 	switch len(docs) {
 	case 0:
@@ -173,18 +159,6 @@ func singleDocument(data []byte) ([]byte, error) {
 		return docs[0], nil
 	}
 	return nil, fmt.Errorf("the file holds %d YAML documents (separated by ---); local mode runs one BenchmarkRun per file", len(docs))
-}
-
-func stripComments(d []byte) []byte {
-	var out [][]byte
-	for _, line := range bytes.Split(d, []byte("\n")) {
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 || t[0] == '#' || string(t) == "---" || string(t) == "..." {
-			continue
-		}
-		out = append(out, line)
-	}
-	return bytes.Join(out, []byte("\n"))
 }
 
 // localChecks are what a cluster accepts but local mode cannot do, and

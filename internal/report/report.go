@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -497,13 +499,8 @@ func durability(d *v1alpha1.EffectiveDurability) *durabilityView {
 }
 
 func sortedKV(m map[string]string) []kv {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]kv, 0, len(keys))
-	for _, k := range keys {
+	out := make([]kv, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, kv{Key: k, Value: m[k]})
 	}
 	return out

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streambench/streambench-operator/internal/provision"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
+
+	"github.com/streambench/streambench-operator/internal/provision"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -357,7 +359,7 @@ func configData(field string, translated, overlay map[string]string, needsPrefix
 		out[configKey(k, needsPrefix)] = v
 	}
 	var errs []error
-	for _, k := range sortedKeys(overlay) {
+	for _, k := range slices.Sorted(maps.Keys(overlay)) {
 		if !configMapKey.MatchString(k) {
 			errs = append(errs, fmt.Errorf("%s key %q is not a valid configuration key (letters, digits, '-', '_' and '.'); fix or remove it", field, k))
 			continue
@@ -469,13 +471,4 @@ func stringMap(in map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package strimzi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -131,7 +132,7 @@ func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstr
 		return nil, fmt.Errorf("spec.cluster.managed.brokers (%d) must be at least the replication factor (%d, spec.durability.replication.replicas); add brokers or lower replicas", brokers, rf)
 	}
 	var bad []error
-	for _, k := range sortedKeys(m.BrokerConfig) {
+	for _, k := range slices.Sorted(maps.Keys(m.BrokerConfig)) {
 		if p := forbiddenPrefix(k); p != "" {
 			bad = append(bad, fmt.Errorf("spec.cluster.managed.brokerConfig[%q] is owned by Strimzi (keys starting with %q set listeners, security, node identity or the KRaft quorum, and Strimzi would ignore it); remove it", k, p))
 		}
@@ -203,15 +204,6 @@ func newObject(gvk schema.GroupVersionKind, name, namespace string, lbls map[str
 	u.SetNamespace(namespace)
 	u.SetLabels(lbls)
 	return u, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func itoa(n int32) string { return fmt.Sprint(n) }

@@ -2,6 +2,8 @@ package strimzi
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -161,7 +163,7 @@ func affinityWithNodeSelector(affinity *corev1.Affinity, nodeSelector map[string
 		out.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = required
 	}
 	var exprs []corev1.NodeSelectorRequirement
-	for _, k := range sortedKeys(nodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(nodeSelector)) {
 		exprs = append(exprs, corev1.NodeSelectorRequirement{
 			Key:      k,
 			Operator: corev1.NodeSelectorOpIn,
