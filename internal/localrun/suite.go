@@ -86,16 +86,8 @@ func LoadSuite(path string) (*v1alpha1.BenchmarkSuite, error) {
 // started once per broker setting its cells need, every cell a local run
 // in existing mode against them, one at a time; then the study's tables.
 func RunSuite(ctx context.Context, o SuiteOptions) (*SuiteOutcome, error) {
-	if o.Stdout == nil {
-		o.Stdout = os.Stdout
-	}
-	if o.Stderr == nil {
-		o.Stderr = os.Stderr
-	}
-	if o.ResultsDir == "" {
-		o.ResultsDir = "results"
-	}
-	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, "==> "+format+"\n", args...) }
+	o.Stdout, o.Stderr, o.ResultsDir = outputDefaults(o.Stdout, o.Stderr, o.ResultsDir)
+	say := sayTo(o.Stderr)
 	s, err := LoadSuite(o.SuiteFile)
 	if err != nil {
 		return nil, err
