@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
@@ -23,12 +24,7 @@ func KafkaOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, 
 		maps.Copy(o.BrokerConfig, eff.Kafka.Broker)
 	}
 	maps.Copy(o.BrokerConfig, m.BrokerConfig)
-	if dataDir != "" {
-		o.Dir = filepath.Join(dataDir, "kafka")
-	}
-	if t := run.Spec.Timeouts.Provisioning; t != nil {
-		o.ReadyTimeout = t.Duration
-	}
+	o.Dir, o.ReadyTimeout = startPlace(run, dataDir, "kafka")
 	return o
 }
 
@@ -45,13 +41,22 @@ func PulsarOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability,
 	}
 	maps.Copy(o.BrokerConfig, m.BrokerConfig)
 	maps.Copy(o.BookieConfig, m.BookieConfig)
+	o.Dir, o.ReadyTimeout = startPlace(run, dataDir, "pulsar")
+	return o
+}
+
+// startPlace is where a system's brokers keep their data (dataDir/system,
+// or "" for a temporary directory) and how long they may take to be ready
+// (spec.timeouts.provisioning, as in a cluster; 0 for localbrokers' own
+// default when a run built in Go left it unset).
+func startPlace(run *v1alpha1.BenchmarkRun, dataDir, system string) (dir string, ready time.Duration) {
 	if dataDir != "" {
-		o.Dir = filepath.Join(dataDir, "pulsar")
+		dir = filepath.Join(dataDir, system)
 	}
 	if t := run.Spec.Timeouts.Provisioning; t != nil {
-		o.ReadyTimeout = t.Duration
+		ready = t.Duration
 	}
-	return o
+	return dir, ready
 }
 
 // LocalNotes say how a local run differs from the same spec on a cluster;
