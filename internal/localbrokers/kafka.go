@@ -74,8 +74,7 @@ type Kafka struct {
 	Version        string
 
 	removeDir bool
-	stopOnce  sync.Once
-	stopErr   error
+	stopped   stopper
 	host      string
 }
 
@@ -136,17 +135,11 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	}
 	logf("kafka %s jars ready after %s", o.Version, time.Since(start).Round(time.Millisecond))
 
-	k := &Kafka{Dir: o.Dir, Version: o.Version, host: o.Host}
-	if k.Dir == "" {
-		if k.Dir, err = os.MkdirTemp("", "streambench-kafka-"); err != nil {
-			return nil, err
+	k := &Kafka{Version: o.Version, host: o.Host}
+	if k.Dir, k.removeDir, err = clusterDir(o.Dir, "streambench-kafka-"); err != nil {
+		if k.removeDir {
+			_ = os.RemoveAll(k.Dir)
 		}
-		k.removeDir = true
-	}
-	if k.Dir, err = filepath.Abs(k.Dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -321,7 +314,7 @@ func (k *Kafka) Pids() []int {
 // Stop stops every node by its pid (brokers first, the controller last, so
 // brokers can deregister) and removes a temporary Dir. Idempotent.
 func (k *Kafka) Stop() error {
-	k.stopOnce.Do(func() {
+	return k.stopped.do(func() error {
 		var errs []error
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -349,9 +342,8 @@ func (k *Kafka) Stop() error {
 				errs = append(errs, err)
 			}
 		}
-		k.stopErr = errors.Join(errs...)
+		return errors.Join(errs...)
 	})
-	return k.stopErr
 }
 
 // waitRegistered polls the cluster metadata until every broker is listed

@@ -3,8 +3,11 @@ package localbrokers
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -76,4 +79,31 @@ func properties(header string, m map[string]string) string {
 		fmt.Fprintf(&b, "%s=%s\n", k, m[k])
 	}
 	return b.String()
+}
+
+// stopper makes a cluster's Stop idempotent: the first call stops, every
+// call returns what it returned.
+type stopper struct {
+	once sync.Once
+	err  error
+}
+
+func (s *stopper) do(stop func() error) error {
+	s.once.Do(func() { s.err = stop() })
+	return s.err
+}
+
+// clusterDir is dir made absolute and created, or a new temporary
+// directory (prefix*) that the cluster removes when it stops (temp true).
+func clusterDir(dir, prefix string) (_ string, temp bool, err error) {
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", prefix); err != nil {
+			return "", false, err
+		}
+		temp = true
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", temp, err
+	}
+	return dir, temp, os.MkdirAll(dir, 0o755)
 }

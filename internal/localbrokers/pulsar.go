@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -73,8 +72,7 @@ type Pulsar struct {
 	Version        string
 
 	removeDir bool
-	stopOnce  sync.Once
-	stopErr   error
+	stopped   stopper
 	host      string
 }
 
@@ -211,12 +209,12 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		return nil, err
 	}
 	logf := o.Log
-	p := &Pulsar{Dir: o.Dir, Version: o.Version, host: o.Host}
-	if p.Dir == "" {
-		if p.Dir, err = os.MkdirTemp("", "streambench-pulsar-"); err != nil {
-			return nil, err
+	p := &Pulsar{Version: o.Version, host: o.Host}
+	if p.Dir, p.removeDir, err = clusterDir(o.Dir, "streambench-pulsar-"); err != nil {
+		if p.removeDir {
+			_ = os.RemoveAll(p.Dir)
 		}
-		p.removeDir = true
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -438,7 +436,7 @@ func httpDo(ctx context.Context, c *http.Client, method, url string) (int, strin
 // Stop stops the JVM by its pid (SIGTERM, then SIGKILL after StopGrace) and
 // removes a temporary Dir. It is idempotent.
 func (p *Pulsar) Stop() error {
-	p.stopOnce.Do(func() {
+	return p.stopped.do(func() error {
 		var errs []error
 		if p.Process != nil {
 			errs = append(errs, p.Process.Stop(StopGrace))
@@ -446,7 +444,6 @@ func (p *Pulsar) Stop() error {
 		if p.removeDir {
 			errs = append(errs, os.RemoveAll(p.Dir))
 		}
-		p.stopErr = errors.Join(errs...)
+		return errors.Join(errs...)
 	})
-	return p.stopErr
 }
