@@ -291,7 +291,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		// ZooKeeper metadata. Without it (a fresh data directory) 4.0's
 		// standalone uses RocksDB metadata and BKCluster, which forces the
 		// broker's bookkeeperNumberOfChannelsPerBookie to 1 (silently
-		// undoing the seeds' 64) and starts from a bookie base
+		// undoing the source studies' (docs/methodology.md) 64) and starts from a bookie base
 		// configuration with journalWriteData=false. In ZooKeeper mode
 		// (LocalBookkeeperEnsemble) each bookie gets this file's settings
 		// with only its port, id and directories changed, and the broker

@@ -1,6 +1,6 @@
 // Package report renders a run's results (summary.json and, when present,
 // omb-result.json; see docs/results.md) as one self-contained HTML page, and
-// compares runs in the layout of the durability seed's latency tables
+// compares runs in the layout of the durability study's (docs/methodology.md) latency tables
 // (rows per run; Average, P50, P90, P99, P999). Charts are inline SVG drawn
 // by gonum.org/v1/plot: the page loads nothing when viewed, so it can be
 // mailed, attached to an issue or opened from a ConfigMap dump.
@@ -615,7 +615,7 @@ func nonEmpty(s, def string) string {
 	return s
 }
 
-// ms formats a latency in milliseconds as the seeds' tables do (two
+// ms formats a latency in milliseconds as the source studies' tables do (two
 // decimals), with fewer digits for large values.
 func ms(v float64) string {
 	switch {

@@ -128,7 +128,7 @@ func CountsOf(m *v1alpha1.ManagedCluster) Counts {
 // components is the chart's components map as Values sets it. Ready
 // expects exactly the StatefulSets of the enabled ones.
 //
-//   - proxy off: OMB and the seeds' clients talk to the brokers directly,
+//   - proxy off: OMB and the source studies' (docs/methodology.md) clients talk to the brokers directly,
 //     as Kafka clients do; a proxy would add a network hop on the Pulsar
 //     side only. Workers use the broker service (ServiceURL).
 //   - autorecovery on: without it the bookies run the recovery daemon
@@ -172,7 +172,7 @@ var podMonitorComponents = []string{"zookeeper", "bookkeeper", "autorecovery", "
 //     default topology spreading applies to both; required on one side
 //     only would let the two systems land on the nodes differently;
 //   - a run that must have one bookie per node (one NVMe disk each, as in
-//     the seeds) says so in spec.cluster.managed.placement.affinity with a
+//     the source studies) says so in spec.cluster.managed.placement.affinity with a
 //     required podAntiAffinity term, which AffinityPostRenderer adds to
 //     the chart's.
 func antiAffinity() map[string]any {

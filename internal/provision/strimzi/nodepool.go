@@ -62,7 +62,7 @@ type podTemplate struct {
 //     run the metadata log sees only topic creation and ISR changes, so
 //     sharing the data volume (kraftMetadata: shared) leaves the measured
 //     write path alone;
-//   - the quorum is every broker, which is 3 in every seed setup; for much
+//   - the quorum is every broker, which is 3 in every study's setup (docs/methodology.md); for much
 //     larger clusters (7+ brokers) a dedicated pool would keep the quorum
 //     small, and is the change to make if such runs appear.
 func NodePools(run *v1alpha1.BenchmarkRun) ([]*unstructured.Unstructured, error) {
