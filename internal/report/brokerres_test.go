@@ -31,7 +31,7 @@ func brokerResReport() *brokerres.Report {
 // The report has a Broker resources section: a row per broker and the
 // total, "–" for what the source could not measure, and the host figures.
 func TestRenderBrokerResources(t *testing.T) {
-	s := seedRuns()[2].Summary
+	s := studyRuns()[2].Summary
 	s.BrokerResources = brokerResReport()
 	var buf bytes.Buffer
 	if err := Render(&buf, s, nil); err != nil {
@@ -54,7 +54,7 @@ func TestRenderBrokerResources(t *testing.T) {
 	}
 	// A run without broker figures has no such section.
 	buf.Reset()
-	if err := Render(&buf, seedRuns()[1].Summary, nil); err != nil {
+	if err := Render(&buf, studyRuns()[1].Summary, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "Broker resources") {
@@ -65,7 +65,7 @@ func TestRenderBrokerResources(t *testing.T) {
 // compare puts each run's broker totals beside the latencies, and says
 // which run has none.
 func TestCompareBrokerResources(t *testing.T) {
-	runs := seedRuns()
+	runs := studyRuns()
 	rep := brokerResReport()
 	runs[2].Summary.BrokerResources = rep
 	t2 := rep.Total
@@ -96,7 +96,7 @@ func TestCompareBrokerResources(t *testing.T) {
 		t.Errorf("compare page row %q", got)
 	}
 	// Without any figures, no table.
-	tb, _ = Compare(seedRuns())
+	tb, _ = Compare(studyRuns())
 	if tb.BrokerResources != nil {
 		t.Errorf("broker resources rows without any figures: %v", tb.BrokerResources)
 	}
