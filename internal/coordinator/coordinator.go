@@ -53,7 +53,7 @@ type Options struct {
 	// BacklogBuildTimeout bounds building the backlog (default: twice the
 	// time the producer rate needs, plus 2 min).
 	BacklogBuildTimeout time.Duration
-	// DrainTimeout bounds the drain (default 30 min); DrainPlateau fails it
+	// DrainTimeout bounds the drain (default workload.DrainTimeout); DrainPlateau fails it
 	// when the backlog stopped shrinking for this long (default 60 s).
 	DrainTimeout time.Duration
 	DrainPlateau time.Duration
@@ -173,7 +173,7 @@ func (o *Options) defaults() {
 		o.ClockSamples = 8
 	}
 	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = workload.DefaultDrainTimeout
+		o.DrainTimeout = workload.DrainTimeout(o.Workload)
 	}
 	if o.DrainPlateau <= 0 {
 		o.DrainPlateau = 60 * time.Second

@@ -68,28 +68,11 @@ func Service(run *v1alpha1.BenchmarkRun) *corev1.Service {
 	}
 }
 
-// RunDeadline bounds the worker and coordinator Jobs: spec.timeouts.run, or
-// warm-up + test duration + 10 minutes for setup and teardown, plus, for a
-// backlog test, what the coordinator itself allows the backlog: twice its
-// build time at producerRate plus 2 minutes, and the 30-minute drain
-// timeout. Without that a 512 GiB backlog (46 minutes to build at 200,000
-// msg/s of 1 KiB) would be killed by a deadline sized for a latency test.
+// RunDeadline bounds the worker and coordinator Jobs: the workload's
+// deadline (workload.RunDeadline), which the coordinator and local mode use
+// too.
 func RunDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
-	if t := run.Spec.Timeouts.Run; t != nil {
-		return t.Duration
-	}
-	minutes := func(p *float64, def float64) time.Duration {
-		if p == nil {
-			return time.Duration(def * float64(time.Minute))
-		}
-		return time.Duration(*p * float64(time.Minute))
-	}
-	w := run.Spec.Workload
-	d := minutes(w.WarmupDurationMinutes, 1) + minutes(w.TestDurationMinutes, 5) + 10*time.Minute
-	if workload.IsBacklog(w) {
-		d += workload.BacklogBuildSlack + 2*workload.BacklogBuildTime(w) + workload.DefaultDrainTimeout
-	}
-	return d
+	return workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts)
 }
 
 func image(run *v1alpha1.BenchmarkRun, defaultImage string) string {

@@ -9,9 +9,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 func run(system v1alpha1.System) *v1alpha1.BenchmarkRun {
@@ -38,35 +38,17 @@ func args(job *batchv1.Job) map[string]string {
 	return m
 }
 
-func TestRunDeadline(t *testing.T) {
+// The Jobs' deadline is the workload's (workload.RunDeadline, tested
+// there): spec.timeouts.run when set.
+func TestJobsDeadline(t *testing.T) {
 	r := run(v1alpha1.SystemKafka)
-	if got, want := RunDeadline(r), 12*time.Minute+30*time.Second; got != want {
-		t.Errorf("derived deadline = %v, want %v", got, want)
+	job := WorkerJob(r, "img")
+	if got, want := *job.Spec.ActiveDeadlineSeconds, int64(workload.Estimate(r.Spec.Workload).Seconds()); got != want {
+		t.Errorf("derived deadline = %ds, want the workload's estimate %ds", got, want)
 	}
 	r.Spec.Timeouts.Run = &metav1.Duration{Duration: 3 * time.Minute}
-	if got := RunDeadline(r); got != 3*time.Minute {
-		t.Errorf("explicit deadline = %v, want 3m", got)
-	}
-}
-
-// OMB's 1-topic-100-partitions-1kb-4p-4c-200k-backlog: 512 GiB at 200,000
-// msg/s of 1 KiB takes 2684.35 s to build. The deadline must leave the
-// coordinator its own bounds (2 x build + 2 min, then a 30 min drain), or
-// the Job is killed while the run is still in order.
-func TestRunDeadlineBacklog(t *testing.T) {
-	r := run(v1alpha1.SystemKafka)
-	r.Spec.Workload.MessageSize = 1024
-	r.Spec.Workload.ProducerRate = 200000
-	r.Spec.Workload.WarmupDurationMinutes = ptr.To(1.0)
-	r.Spec.Workload.TestDurationMinutes = ptr.To(5.0)
-	r.Spec.Workload.ConsumerBacklogSizeGB = ptr.To(512.0)
-	build := time.Duration(float64(512<<30) / (200000 * 1024) * float64(time.Second))
-	if build < 2684*time.Second || build > 2685*time.Second {
-		t.Fatalf("build time %v: the GiB arithmetic is off", build)
-	}
-	want := 6*time.Minute + 10*time.Minute + 2*time.Minute + 2*build + 30*time.Minute
-	if got := RunDeadline(r); got != want {
-		t.Errorf("backlog deadline = %v, want %v", got, want)
+	if got := *WorkerJob(r, "img").Spec.ActiveDeadlineSeconds; got != 180 {
+		t.Errorf("explicit deadline = %ds, want 180 (spec.timeouts.run)", got)
 	}
 }
 
