@@ -30,10 +30,13 @@ func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1a
 		if !done {
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
-		run.SetCondition(v1alpha1.ConditionTornDown, metav1.ConditionTrue, string(run.Spec.Teardown.Policy),
-			"brokers and workers removed; the results ConfigMap stays until the run is deleted")
-		if err := r.updateStatus(ctx, run, corev1.EventTypeNormal, "TornDown"); err != nil {
+		written, err := r.patchStatus(ctx, run, setCondition(v1alpha1.ConditionTornDown, metav1.ConditionTrue, string(run.Spec.Teardown.Policy),
+			"brokers and workers removed; the results ConfigMap stays until the run is deleted"))
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if written {
+			r.announce(run, corev1.EventTypeNormal, "TornDown")
 		}
 	}
 	if ttl := run.Spec.Teardown.TTLSecondsAfterFinished; ttl != nil && run.Status.CompletionTime != nil {

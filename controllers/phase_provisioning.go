@@ -30,8 +30,7 @@ func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run 
 				"the brokers were not ready within spec.timeouts.provisioning (%s): %s", provisioningTimeout(run), reason))
 		}
 		if run.Status.Message != reason && reason != "" {
-			run.Status.Message = reason
-			if err := r.writeStatus(ctx, run); err != nil {
+			if _, err := r.patchStatus(ctx, run, setMessage(reason)); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -45,14 +44,14 @@ func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run 
 		return res, err
 	}
 
-	run.Status.Brokers = endpoints
-	run.SetCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints))
 	if err := r.startWorkers(ctx, run, *endpoints); err != nil {
 		return ctrl.Result{}, err
 	}
-	run.SetCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionFalse, "Running", "the coordinator drives the workload")
 	return ctrl.Result{RequeueAfter: pollInterval},
-		r.moveTo(ctx, run, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("running the workload against %s", brokersMessage(endpoints)))
+		r.moveTo(ctx, run, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("running the workload against %s", brokersMessage(endpoints)),
+			func(run *v1alpha1.BenchmarkRun) bool { run.Status.Brokers = endpoints; return true },
+			setCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints)),
+			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionFalse, "Running", "the coordinator drives the workload"))
 }
 
 func provisioningTimeout(run *v1alpha1.BenchmarkRun) time.Duration {

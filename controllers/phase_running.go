@@ -10,7 +10,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,8 +38,8 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	coordinator, workerJob := jobs[workers.CoordinatorName(run)], jobs[workers.WorkerJobName(run)]
 
 	if c := jobCondition(coordinator, batchv1.JobComplete); c != nil {
-		run.SetCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload")
-		return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results")
+		return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results",
+			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload"))
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
@@ -73,7 +72,7 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	// The Jobs' activeDeadlineSeconds should act first; the controller's own
 	// check allows them a tenth of the deadline (at most a minute) to do so.
 	limit := workers.RunDeadline(run)
-	deadline := runningSince(run).Add(limit + min(limit/10, time.Minute))
+	deadline := enteredAt(run, v1alpha1.PhaseRunning).Add(limit + min(limit/10, time.Minute))
 	if time.Now().After(deadline) {
 		return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
 			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m, plus the backlog build and drain allowance for a backlog test)", workers.RunDeadline(run)))
@@ -85,13 +84,17 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
-// runningSince is when the run entered Running, kept in its
-// WorkersCompleted condition so a restarted operator knows it too.
-func runningSince(run *v1alpha1.BenchmarkRun) time.Time {
-	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionWorkersCompleted); c != nil {
-		return c.LastTransitionTime.Time
+// enteredAt is when the run entered phase p (status.phaseTimes, so a
+// restarted operator knows it too). A status written by an operator that
+// did not record it counts from the run's start: a deadline must fire.
+func enteredAt(run *v1alpha1.BenchmarkRun, p v1alpha1.Phase) time.Time {
+	if t, ok := run.Status.EnteredAt(p); ok {
+		return t
 	}
-	return time.Now()
+	if run.Status.StartTime != nil {
+		return run.Status.StartTime.Time
+	}
+	return run.CreationTimestamp.Time
 }
 
 func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {

@@ -104,7 +104,7 @@ func (r *BenchmarkSuiteReconciler) afterCell(ctx context.Context, s *v1alpha1.Be
 	if cell.Phase == v1alpha1.CellFailed {
 		eventType = corev1.EventTypeWarning
 	}
-	return ctrl.Result{Requeue: true}, r.updateSuiteStatus(ctx, s, eventType, "Cell"+string(cell.Phase))
+	return ctrl.Result{RequeueAfter: again}, r.updateSuiteStatus(ctx, s, eventType, "Cell"+string(cell.Phase))
 }
 
 // writeSuiteResults builds <suite>-results from the finished cells' own
@@ -183,11 +183,11 @@ func (r *BenchmarkSuiteReconciler) reconcileCluster(ctx context.Context, s *v1al
 		if err := r.writeSuiteResults(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{Requeue: true}, r.updateSuiteStatus(ctx, s, corev1.EventTypeWarning, "ClusterFailed")
+		return ctrl.Result{RequeueAfter: again}, r.updateSuiteStatus(ctx, s, corev1.EventTypeWarning, "ClusterFailed")
 	}
 	cl.Phase, cl.Endpoints, cl.Message = v1alpha1.ClusterReady, endpoints, brokersMessage(endpoints)
 	s.Status.Message = fmt.Sprintf("cluster %s ready: %s", cl.Name, brokersMessage(endpoints))
-	return ctrl.Result{Requeue: true}, r.updateSuiteStatus(ctx, s, corev1.EventTypeNormal, "ClusterReady")
+	return ctrl.Result{RequeueAfter: again}, r.updateSuiteStatus(ctx, s, corev1.EventTypeNormal, "ClusterReady")
 }
 
 // hostBrokers is the in-memory host run of a managed cluster and its

@@ -77,6 +77,12 @@ type Options struct {
 	// snapshot interval that every worker has reported (local mode's live
 	// display). It must not block for long.
 	Progress func(Progress)
+	// Checkpoint, if set, receives the results so far once per snapshot
+	// interval (every snapshot read yet, with the clock offsets), so a run
+	// that is killed midway keeps what it measured: the cluster's
+	// coordinator writes them into the results ConfigMap, marked partial.
+	// It is called from the stats collector and must not block for long.
+	Checkpoint func(*Result)
 	// PageCache, if set (spec.testbed.dropPageCache), drops the broker
 	// nodes' page cache after a backlog is built and before it is drained;
 	// its error fails the run.
@@ -492,6 +498,7 @@ func (c *coordinator) startCollector(ctx context.Context) (stop func()) {
 				}
 				c.logInterval(n)
 				c.reportProgress(n)
+				c.checkpoint()
 			}
 		}
 	}()
@@ -526,6 +533,23 @@ func (c *coordinator) logInterval(from int) {
 			m.Phase, k.i, m.Rate(m.Producer.Acked), m.Rate(m.Consumer.Total().Received),
 			float64(pub.P50)/1000, float64(pub.P99)/1000, float64(e2e.P50)/1000, float64(e2e.P99)/1000, m.Workers)
 	}
+}
+
+// checkpoint hands the results so far to Options.Checkpoint. Only what is
+// fixed before the load starts is shared with the run's goroutine; the
+// snapshots are copied under their lock.
+func (c *coordinator) checkpoint() {
+	if c.o.Checkpoint == nil {
+		return
+	}
+	c.collMu.Lock()
+	snaps := append([]stats.Snapshot(nil), c.snaps...)
+	c.collMu.Unlock()
+	c.o.Checkpoint(&Result{
+		RunID: c.res.RunID, System: c.res.System, Workload: c.res.Workload, Plan: c.plan, Workers: c.res.Workers,
+		Snapshots: snaps, ClockOffsets: c.res.ClockOffsets, Durability: c.res.Durability,
+		Start: c.res.Start, End: time.Now(),
+	})
 }
 
 // reportProgress hands the newest interval every worker has delivered to

@@ -77,7 +77,7 @@ spec:
   system: pulsar
   durability: {replication: {mode: Sync}, local: {mode: Async}}
   cluster: {managed: {brokers: 1}}
-  workload: {messageSize: 10}
+  workload: {messageSize: 100}
 `), ".", "")
 	if err != nil {
 		t.Fatal(err)

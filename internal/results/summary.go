@@ -50,6 +50,9 @@ type Input struct {
 	Notes []string
 	// Testbed is what the run stood on, probed before the load.
 	Testbed *v1alpha1.Testbed
+	// Partial marks results of a run that did not finish (a periodic
+	// write while it runs, or what a failed run had): Results.Partial.
+	Partial bool
 }
 
 // OwnerRef names the BenchmarkRun that owns the results ConfigMap.
@@ -409,6 +412,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 	m := p.aggs[stats.PhaseMeasure]
 	total := m.Consumer.Total()
 	r := &s.Results
+	r.Partial = in.Partial
 	r.PublishRateMsgPerSec = m.Rate(m.Producer.Acked)
 	r.PublishMBPerSec = m.Rate(m.Producer.AckedBytes) / bytesPerMB
 	r.ConsumeMBPerSec = m.Rate(total.ReceivedBytes) / bytesPerMB
