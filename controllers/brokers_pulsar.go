@@ -61,6 +61,13 @@ func (b pulsarBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) e
 		}
 		return nil
 	}
+	owner, exists, err := b.helm.Owner(ctx, rel.Namespace, rel.Name)
+	if err != nil {
+		return err
+	}
+	if exists && owner != rel.Owner {
+		return permanent(&pulsar.NotOwnedError{Namespace: rel.Namespace, Name: rel.Name, Owner: owner})
+	}
 	status, err := b.helm.Status(ctx, rel.Namespace, rel.Name)
 	if err != nil {
 		return err
@@ -110,6 +117,17 @@ func (b pulsarBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun)
 		deleteClaims = *m.Storage.DeleteClaim
 	}
 	res, ok := b.helm.Result(run.Namespace, name)
+	if !ok || res.Operation != pulsar.OperationUninstall {
+		// A release of the run's name that the run did not install is
+		// left alone (Deploy refused it).
+		owner, exists, err := b.helm.Owner(ctx, run.Namespace, name)
+		if err != nil {
+			return false, err
+		}
+		if exists && owner != string(run.UID) {
+			return true, nil
+		}
+	}
 	switch {
 	case ok && res.Operation == pulsar.OperationUninstall && res.Done && res.Err == nil:
 		b.helm.Forget(run.Namespace, name)

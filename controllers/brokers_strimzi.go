@@ -98,7 +98,11 @@ func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun
 	}
 	// Deleting needs only kind, name and namespace; the builders would also
 	// re-validate a spec that is long past validation.
-	return deleteAll(ctx, b.Client,
+	var owner client.Object = run
+	if b.owner != nil {
+		owner = b.owner
+	}
+	return deleteAll(ctx, b.Client, owner,
 		strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run)),
 		strimziRef(strimzi.KafkaNodePoolGVK, run.Namespace, strimzi.PoolName(run)),
 		strimzi.MetricsConfigMap(run))

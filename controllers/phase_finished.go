@@ -68,7 +68,7 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	// refused in Pending (its driver file never read), and that run must
 	// still be torn down.
 	coordinator := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.CoordinatorName(run), Namespace: run.Namespace}}
-	workersGone, err := deleteAll(ctx, r.Client, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa)
+	workersGone, err := deleteAll(ctx, r.Client, run, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa)
 	if err != nil {
 		return false, err
 	}

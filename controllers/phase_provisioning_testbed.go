@@ -95,7 +95,7 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobName(run, n.name)}})
 	}
 	jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.WorkerPoolJobName(run)}})
-	if _, err := deleteAll(ctx, r.Client, jobs...); err != nil {
+	if _, err := deleteAll(ctx, r.Client, run, jobs...); err != nil {
 		return false, ctrl.Result{}, err
 	}
 	return true, ctrl.Result{}, nil

@@ -97,7 +97,7 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	for _, n := range nodes {
 		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobNameFor(run, n.name, req.Seq)}})
 	}
-	_, err = deleteAll(ctx, r.Client, jobs...)
+	_, err = deleteAll(ctx, r.Client, run, jobs...)
 	return 0, err
 }
 

@@ -198,6 +198,8 @@ func (r *BenchmarkSuiteReconciler) hostBrokers(s *v1alpha1.BenchmarkSuite, cl v1
 	if err != nil {
 		return nil, nil, permanent(err)
 	}
+	// The Helm release is labelled with its owner's UID: the suite's.
+	host.UID = s.UID
 	if cl.System == v1alpha1.SystemPulsar {
 		return host, pulsarBrokers{Client: r.Client, helm: r.Helm}, nil
 	}
