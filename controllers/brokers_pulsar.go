@@ -96,8 +96,11 @@ func (b pulsarBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*
 		return nil, "", err
 	}
 	ready, reason, err := pulsar.Ready(sets.Items, jobs.Items, name)
-	if err != nil || !ready {
-		return nil, reason, err
+	if err != nil {
+		return nil, reason, permanent(err) // an init Job failed for good
+	}
+	if !ready {
+		return nil, reason, nil
 	}
 	return &v1alpha1.BrokerEndpoints{
 		ServiceURL: pulsar.ServiceURL(name, run.Namespace),

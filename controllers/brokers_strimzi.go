@@ -67,7 +67,7 @@ func (b strimziBrokers) kafka(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*v1alpha1.BrokerEndpoints, string, error) {
 	kafka, err := b.kafka(ctx, run)
 	if apierrors.IsNotFound(err) {
-		return nil, "", fmt.Errorf("Kafka %s was deleted while the run waited for it", strimzi.ClusterName(run))
+		return nil, "", permanent(fmt.Errorf("Kafka %s was deleted while the run waited for it", strimzi.ClusterName(run)))
 	}
 	if err != nil {
 		return nil, "", err

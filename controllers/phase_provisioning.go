@@ -20,11 +20,19 @@ import (
 // brokers; once they are ready it starts the workers and the coordinator.
 func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	endpoints, reason, err := r.brokersFor(run).Ready(ctx, run)
-	if err != nil {
+	deadline := provisioningDeadline(run)
+	switch {
+	case err != nil && isPermanent(err):
 		return r.fail(ctx, run, "BrokersFailed", err.Error())
+	case err != nil && time.Now().After(deadline):
+		return r.fail(ctx, run, "ProvisioningTimeout", fmt.Sprintf(
+			"the brokers' readiness could not be read within spec.timeouts.provisioning (%s): %v", provisioningTimeout(run), err))
+	case err != nil:
+		// A timeout or a 5xx of the API server: retried with the
+		// controller's backoff.
+		return ctrl.Result{}, err
 	}
 	if endpoints == nil {
-		deadline := provisioningDeadline(run)
 		if time.Now().After(deadline) {
 			return r.fail(ctx, run, "ProvisioningTimeout", fmt.Sprintf(
 				"the brokers were not ready within spec.timeouts.provisioning (%s): %s", provisioningTimeout(run), reason))

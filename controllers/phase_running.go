@@ -26,7 +26,13 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	jobs := map[string]*batchv1.Job{}
 	for _, name := range []string{workers.CoordinatorName(run), workers.WorkerJobName(run)} {
 		var job batchv1.Job
-		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &job)
+		key := types.NamespacedName{Namespace: run.Namespace, Name: name}
+		err := r.Get(ctx, key, &job)
+		if apierrors.IsNotFound(err) {
+			// The cache may not hold a Job created a moment ago: only the
+			// API server's answer fails the run.
+			err = r.apiReader().Get(ctx, key, &job)
+		}
 		if apierrors.IsNotFound(err) {
 			return r.fail(ctx, run, "JobDeleted", fmt.Sprintf("Job %s was deleted while the run was running", name))
 		}
@@ -51,6 +57,14 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	for _, p := range pods.Items {
 		if role := p.Labels[workers.LabelRole]; role == workers.RoleWorker || role == workers.RoleCoord {
 			loadPods = append(loadPods, p)
+		}
+	}
+	// The Jobs' own deadline first: it deletes their pods, which must not
+	// read as pods deleted by someone.
+	for _, job := range []*batchv1.Job{coordinator, workerJob} {
+		if c := jobCondition(job, batchv1.JobFailed); c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded {
+			return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
+				"Job %s reached its deadline (%s: spec.timeouts.run, or the workload's estimate): %s", job.Name, workers.RunDeadline(run), c.Message))
 		}
 	}
 	if reason, msg := podFailure(loadPods, r.UnschedulableGrace); reason != "" {
@@ -112,6 +126,11 @@ func podFailure(pods []corev1.Pod, grace time.Duration) (reason, message string)
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, p := range pods {
 		role := p.Labels[workers.LabelRole]
+		if p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded {
+			// Deleted, evicted or drained mid-run: a worker's producers
+			// cannot be restarted, so the run cannot go on.
+			return strings.ToUpper(role[:1]) + role[1:] + "Deleted", fmt.Sprintf("%s pod %s was deleted while the run was running (by a user, an eviction or a node drain); what the coordinator wrote so far is kept, marked partial", role, p.Name)
+		}
 		if p.Status.Phase == corev1.PodFailed {
 			return strings.ToUpper(role[:1]) + role[1:] + "Failed", fmt.Sprintf("%s pod %s failed: %s", role, p.Name, containerFailure(p))
 		}

@@ -27,10 +27,7 @@ type statusTx func(run *v1alpha1.BenchmarkRun) bool
 // rounded columns never lag behind status.results or status.testbed.
 // It reports whether anything was written.
 func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, run *v1alpha1.BenchmarkRun, txs ...statusTx) (bool, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
-	}
+	reader := r.apiReader()
 	written := false
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		written = false
@@ -63,6 +60,14 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, run *v1alpha1.
 		return false, fmt.Errorf("patching the status of BenchmarkRun %s/%s: %w", run.Namespace, run.Name, err)
 	}
 	return written, nil
+}
+
+// apiReader reads from the API server itself, not the cache.
+func (r *BenchmarkRunReconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // Status changes, composed by the phases.
