@@ -68,7 +68,8 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	// refused in Pending (its driver file never read), and that run must
 	// still be torn down.
 	coordinator := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.CoordinatorName(run), Namespace: run.Namespace}}
-	workersGone, err := deleteAll(ctx, r.Client, run, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa)
+	workersGone, err := deleteAll(ctx, r.Client, run, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa,
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: workers.TokenName(run), Namespace: run.Namespace}})
 	if err != nil {
 		return false, err
 	}

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;secrets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
 
 // reconcileProvisioning waits, within spec.timeouts.provisioning, for the
@@ -84,16 +86,23 @@ func brokersMessage(e *v1alpha1.BrokerEndpoints) string {
 	return "service " + e.ServiceURL
 }
 
-// startWorkers creates the coordinator's permission to write the results,
-// the workers' headless Service, the worker Job and the coordinator Job,
-// all owned by the run.
+// startWorkers creates the run's token, the coordinator's permission to
+// write the results, the workers' headless Service, the worker Job and the
+// coordinator Job, all owned by the run.
 func (r *BenchmarkRunReconciler) startWorkers(ctx context.Context, run *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) error {
 	coordinator, err := workers.CoordinatorJob(run, r.WorkerImage, brokers)
 	if err != nil {
 		return permanent(err)
 	}
+	// A retried reconcile draws a new token, but the Secret that exists
+	// already (the run's own) keeps the first.
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return err
+	}
+	token := workers.TokenSecret(run, hex.EncodeToString(raw))
 	sa, role, binding := workers.CoordinatorRBAC(run)
-	for _, obj := range []client.Object{sa, role, binding, workers.Service(run), workers.WorkerJob(run, r.WorkerImage), coordinator} {
+	for _, obj := range []client.Object{token, sa, role, binding, workers.Service(run), workers.WorkerJob(run, r.WorkerImage), coordinator} {
 		if err := createOwned(ctx, r.Client, run, obj); err != nil {
 			return err
 		}

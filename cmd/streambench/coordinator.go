@@ -29,6 +29,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -183,6 +184,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		ReadDurability:  f.existingCluster,
 		PageCache:       dropper,
 		Checkpoint:      cp.checkpoint,
+		Token:           os.Getenv(protocol.TokenEnv),
 	})
 	if runErr == nil && context.Cause(runCtx) != nil {
 		runErr = context.Cause(runCtx)

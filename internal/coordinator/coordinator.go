@@ -71,6 +71,9 @@ type Options struct {
 	// brokers' durability settings are read (internal/durability/inspect)
 	// and Result.Durability reports the level really in effect.
 	ReadDurability bool
+	// Token is the run's token, sent with every call: the workers of a
+	// cluster run take commands only with it (internal/worker).
+	Token string
 	// Logf logs progress (default log.Printf).
 	Logf func(format string, args ...any)
 	// Progress, if set, is called from the stats collector once per
@@ -207,7 +210,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	workload.Default(&wl)
 	c := &coordinator{o: o, wl: wl, lastSeq: make([]uint64, len(o.Workers)), progress: newProgressTracker(len(o.Workers))}
 	for _, u := range o.Workers {
-		c.clients = append(c.clients, newClient(u, o.CallTimeout, o.Retries))
+		c.clients = append(c.clients, newClient(u, o.CallTimeout, o.Retries, o.Token))
 	}
 	c.res = &Result{RunID: o.Driver.RunID, System: o.Driver.System, Workload: wl, Workers: o.Workers, Start: time.Now()}
 	topicsCreated := false

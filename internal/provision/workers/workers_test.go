@@ -212,6 +212,8 @@ func TestCoordinatorJobMountsThePayloadConfigMap(t *testing.T) {
 				t.Fatal(err)
 			}
 			pod := job.Spec.Template.Spec
+			// The /tmp emptyDir of every pod (read-only root) aside.
+			pod.Volumes, pod.Containers[0].VolumeMounts = withoutTmp(pod.Volumes, pod.Containers[0].VolumeMounts)
 			var w v1alpha1.WorkloadSpec
 			if err := json.Unmarshal([]byte(args(job)["workload-json"]), &w); err != nil {
 				t.Fatal(err)
@@ -249,8 +251,67 @@ func TestWorkerJobMountsNoPayload(t *testing.T) {
 	r := run(v1alpha1.SystemKafka)
 	r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
 	r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
-	if v := WorkerJob(r, "img").Spec.Template.Spec.Volumes; len(v) != 0 {
-		t.Errorf("worker volumes = %+v, want none", v)
+	if v, _ := withoutTmp(WorkerJob(r, "img").Spec.Template.Spec.Volumes, nil); len(v) != 0 {
+		t.Errorf("worker volumes = %+v, want none but /tmp", v)
+	}
+}
+
+func withoutTmp(vs []corev1.Volume, ms []corev1.VolumeMount) ([]corev1.Volume, []corev1.VolumeMount) {
+	var v []corev1.Volume
+	for _, x := range vs {
+		if x.Name != tmpVolume {
+			v = append(v, x)
+		}
+	}
+	var m []corev1.VolumeMount
+	for _, x := range ms {
+		if x.Name != tmpVolume {
+			m = append(m, x)
+		}
+	}
+	return v, m
+}
+
+// Worker and coordinator pods meet the Pod Security Standard "restricted"
+// and carry the run's token; only the coordinator, which writes the
+// results ConfigMap, gets a ServiceAccount token.
+func TestPodsRestricted(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	coord, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		job       *batchv1.Job
+		apiAccess bool
+	}{{WorkerJob(r, "img"), false}, {coord, true}} {
+		pod := tc.job.Spec.Template.Spec
+		if sc := pod.SecurityContext; sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("%s: pod security context %+v, want RuntimeDefault seccomp and non-root", tc.job.Name, sc)
+		}
+		c := pod.Containers[0]
+		if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("%s: container security context %+v, want read-only root, no escalation, ALL dropped", tc.job.Name, sc)
+		}
+		if a := pod.AutomountServiceAccountToken; a == nil || *a != tc.apiAccess {
+			t.Errorf("%s: automountServiceAccountToken %v, want %v", tc.job.Name, a, tc.apiAccess)
+		}
+		if _, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+			t.Errorf("%s: no memory limit", tc.job.Name)
+		}
+		var token *corev1.EnvVar
+		for i := range c.Env {
+			if c.Env[i].Name == "STREAMBENCH_RUN_TOKEN" {
+				token = &c.Env[i]
+			}
+		}
+		if token == nil || token.ValueFrom == nil || token.ValueFrom.SecretKeyRef == nil || token.ValueFrom.SecretKeyRef.Name != TokenName(r) {
+			t.Errorf("%s: env %+v, want the token from Secret %s", tc.job.Name, c.Env, TokenName(r))
+		}
+	}
+	if g := *coord.Spec.Template.Spec.TerminationGracePeriodSeconds; g < 240 {
+		t.Errorf("coordinator grace %ds: it must cover the cleanup (3 min) and the final write (1 min)", g)
 	}
 }
 
