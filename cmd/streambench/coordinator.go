@@ -28,8 +28,8 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/pagecache"
-	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
