@@ -24,6 +24,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
@@ -121,7 +122,8 @@ func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.Benchma
 }
 
 // SetupWithManager registers the reconciler with the manager. Jobs are
-// watched so a finished coordinator moves its run on at once; results
+// watched so a finished coordinator moves its run on at once; the load
+// pods so a deleted one fails its run at once, by name; results
 // ConfigMaps so a coordinator's page-cache drop request (and its results)
 // are seen at once. The coordinator, not the controller, creates that
 // ConfigMap and does not make the run its controller, hence a mapping by
@@ -132,8 +134,21 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(resultsConfigMapRun)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(loadPodRun)).
 		Named("benchmarkrun").
 		Complete(r)
+}
+
+// loadPodRun maps a worker or coordinator pod to its run: a pod that is
+// deleted or evicted mid-run must fail the run while the pod, terminating,
+// can still be named (a worker exits within a second of SIGTERM, sooner
+// than a poll would see it).
+func loadPodRun(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if role := l[workers.LabelRole]; l[workers.LabelRun] == "" || (role != workers.RoleWorker && role != workers.RoleCoord) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: l[workers.LabelRun]}}}
 }
 
 // resultsConfigMapRun maps a run's results ConfigMap to the run.

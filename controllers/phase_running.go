@@ -74,6 +74,12 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		if c := jobCondition(job, batchv1.JobFailed); c != nil {
 			return r.fail(ctx, run, "JobFailed", fmt.Sprintf("Job %s failed: %s: %s", job.Name, c.Reason, c.Message))
 		}
+		// A pod of the Job failed or went (deleted) and is gone already;
+		// with backoffLimit 0 the Job will fail, but only once its other
+		// pods ended. The run cannot go on without it.
+		if job.Status.Failed > 0 {
+			return r.fail(ctx, run, "JobFailed", fmt.Sprintf("a pod of Job %s failed or was deleted (%d failed; a worker or coordinator cannot be replaced mid-run)", job.Name, job.Status.Failed))
+		}
 	}
 
 	// The coordinator may be waiting for a page-cache drop before it

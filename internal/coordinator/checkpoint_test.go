@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"context"
+	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,5 +55,42 @@ func TestCheckpointsCarryTheResultsSoFar(t *testing.T) {
 	}
 	if last := got[len(got)-1]; len(last.Snapshots) == 0 {
 		t.Error("the last checkpoint holds no snapshot")
+	}
+}
+
+// A worker that goes mid-run (its pod deleted) ends the run within a few
+// intervals, with that reason, not at the end of the measured phase.
+func TestGoneWorkerEndsTheRun(t *testing.T) {
+	b := newMemBroker()
+	drivers := map[v1alpha1.System]worker.DriverFactory{v1alpha1.SystemKafka: b.factory}
+	urls := startWorkers(t, 1, drivers)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, kill := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = worker.ServeListener(wctx, ln, worker.New(worker.Options{Name: "doomed", Drivers: drivers}))
+	}()
+	t.Cleanup(func() { kill(); <-done })
+	urls = append(urls, "http://"+ln.Addr().String())
+
+	// No warm-up: no phase command follows the start, so only the stats
+	// reads meet the gone worker.
+	wl := shortWorkload("gone", 200, 600)
+	wl.WarmupDurationMinutes = f64(0)
+	var once sync.Once
+	// The measured phase (10 minutes) would outlast the test's own bound
+	// (go test -timeout) by far: only the abort ends this run.
+	_, err = Run(context.Background(), Options{
+		Workers: urls, Driver: driver.Config{System: v1alpha1.SystemKafka, RunID: "memgone"},
+		Workload: wl, SnapshotInterval: time.Second, Logf: t.Logf,
+		CallTimeout: 2 * time.Second, Retries: 1,
+		Checkpoint: func(*Result) { once.Do(func() { kill(); <-done }) },
+	})
+	if err == nil || !strings.Contains(err.Error(), "a worker is gone") || !strings.Contains(err.Error(), urls[1]) {
+		t.Fatalf("run error %v; want the gone worker named as the reason", err)
 	}
 }

@@ -40,15 +40,25 @@ func (c *coordinator) collect(ctx context.Context, cut bool) error {
 	return err
 }
 
+// maxMissedIntervals is how many stats reads in a row may fail (each
+// retried by the client) before the run is ended.
+const maxMissedIntervals = 3
+
 // startCollector polls the workers' snapshots once per interval and logs
 // a line per interval, until the returned stop is called.
-func (c *coordinator) startCollector(ctx context.Context) (stop func()) {
+//
+// A worker that does not answer for maxMissedIntervals intervals in a row
+// is gone (its pod deleted, evicted, killed): the run cannot end well, so
+// abort ends it at once with the reason, instead of at the end of a long
+// measured phase.
+func (c *coordinator) startCollector(ctx context.Context, abort context.CancelCauseFunc) (stop func()) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		t := time.NewTicker(c.o.SnapshotInterval)
 		defer t.Stop()
+		missed := 0
 		for {
 			select {
 			case <-cctx.Done():
@@ -58,9 +68,17 @@ func (c *coordinator) startCollector(ctx context.Context) (stop func()) {
 				n := len(c.snaps)
 				c.collMu.Unlock()
 				if err := c.collect(cctx, false); err != nil {
+					if cctx.Err() != nil {
+						return
+					}
+					if missed++; missed >= maxMissedIntervals {
+						abort(fmt.Errorf("the workers' stats could not be read %d intervals in a row, a worker is gone: %w", missed, err))
+						return
+					}
 					c.logf("reading stats: %v (retried at the next interval)", err)
 					continue
 				}
+				missed = 0
 				c.logInterval(n)
 				c.reportProgress(n)
 				c.checkpoint()

@@ -130,7 +130,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // runLoad runs the phases from the synchronized start to the stop.
-func (c *coordinator) runLoad(ctx context.Context) error {
+func (c *coordinator) runLoad(ctx context.Context) (err error) {
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	defer func() {
+		// An abort by the collector is the reason, whatever call it cut.
+		if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (then: %v)", cause, err)
+		}
+	}()
 	wl := c.wl
 	maxRate := workload.IsMaxRate(wl)
 	rate := float64(wl.ProducerRate)
@@ -158,7 +166,7 @@ func (c *coordinator) runLoad(ctx context.Context) error {
 	// each worker's clock, so every producer's schedule begins together.
 	startAt := time.Now().Add(time.Second).UnixMicro()
 	rates := c.plan.WorkerRates(rate)
-	err := each(c.plan.ProducerWorkers, func(i int) error {
+	err = each(c.plan.ProducerWorkers, func(i int) error {
 		return c.clients[i].post(ctx, protocol.PathStartLoad, protocol.StartLoadRequest{
 			StartAtMicros: startAt + c.res.ClockOffsets[i].OffsetMicros, RatePerSec: rates[i], Phase: string(lead),
 		}, nil, callOpt{})
@@ -179,7 +187,7 @@ func (c *coordinator) runLoad(ctx context.Context) error {
 		measureEnd = time.UnixMicro(startAt).Add(workload.WarmupDuration(wl) + workload.TestDuration(wl))
 	}
 	c.progress.started(time.UnixMicro(startAt), measureEnd)
-	stopCollector := c.startCollector(ctx)
+	stopCollector := c.startCollector(ctx, abort)
 	defer stopCollector()
 	if err := sleep(ctx, time.Until(time.UnixMicro(startAt))); err != nil {
 		return err

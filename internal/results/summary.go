@@ -281,7 +281,9 @@ type prepared struct {
 }
 
 func prepare(in Input) (*prepared, error) {
-	if len(stats.OfPhase(in.Snapshots, stats.PhaseMeasure)) == 0 {
+	// Partial results (a periodic write, a failed run) may end before the
+	// measured phase; their headline is then empty, and says so (Partial).
+	if len(stats.OfPhase(in.Snapshots, stats.PhaseMeasure)) == 0 && !in.Partial {
 		return nil, fmt.Errorf("results of run %q: no snapshot of phase %q; the run did not reach its measured phase (check the coordinator's log and spec.workload.testDurationMinutes)", in.Run, stats.PhaseMeasure)
 	}
 	p := &prepared{in: in, phases: orderedPhases(in.Snapshots),
