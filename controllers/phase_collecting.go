@@ -99,8 +99,10 @@ func (r *BenchmarkRunReconciler) partialResults(ctx context.Context, run *v1alph
 		return none
 	}
 	name := workers.ResultsName(run)
+	// From the API server: the coordinator's last write may be a moment
+	// old, and the cache behind it.
 	var cm corev1.ConfigMap
-	if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &cm); err != nil {
+	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &cm); err != nil {
 		return none
 	}
 	if _, ok := cm.Data[results.KeySummary]; !ok {
