@@ -106,11 +106,17 @@ func behindSubscriptions(subs []SubscriptionRef, cs []protocol.CountersResponse)
 	return out
 }
 
+// CleanupTimeout bounds the cleanup; the coordinator pod's termination
+// grace period (internal/provision/workers) covers it.
+const CleanupTimeout = 3 * time.Minute
+
 // cleanup stops every worker and deletes the topics, with its own bounded
 // context so a cancelled run still cleans up.
 func (c *coordinator) cleanup(topicsCreated, failed bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
+	start := time.Now()
+	defer func() { c.logf("cleanup (final stats read, workers stopped, topics deleted) took %s", time.Since(start).Round(time.Millisecond)) }()
 	var errs []error
 	// A last read, so a failed or interrupted run still returns what was
 	// measured, up to now: the interval in progress is closed too.

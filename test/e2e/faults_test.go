@@ -79,8 +79,19 @@ var _ = Describe("faults during a run", Ordered, func() {
 		waitForPartialResults(ctx, run)
 		pod := podOf(ctx, run, workers.RoleCoord)
 		By("deleting the coordinator pod " + pod.Name)
+		deleted := time.Now()
 		Expect(k8s.Delete(ctx, &pod)).To(Succeed())
 		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 2*time.Minute)
+		By("the coordinator's final write on SIGTERM, within its grace period")
+		Eventually(func(g Gomega) {
+			var cm corev1.ConfigMap
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm)).To(Succeed())
+			sum, err := results.Read(&cm)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sum.Notes).To(ContainElement(ContainSubstring("the run failed")), "the final write records why the run ended")
+		}).WithTimeout(workers.CoordinatorGrace).WithPolling(time.Second).Should(Succeed())
+		// A figure for the grace period's comment, not an assertion.
+		GinkgoWriter.Printf("SIGTERM to final results write (cleanup included): %s\n", time.Since(deleted).Round(100*time.Millisecond))
 		Expect(failedCondition(got)).NotTo(BeNil())
 		Expect(failedCondition(got).Reason).To(Equal("CoordinatorDeleted"))
 		Expect(got.Status.Message).To(ContainSubstring(pod.Name))
