@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -53,6 +54,20 @@ var _ = Describe("BenchmarkRun validation", func() {
 		Entry("a provisioning timeout in days", []string{"spec", "timeouts", "provisioning"}, "1d",
 			"spec.timeouts.provisioning: Invalid value: \"1d\": must be a duration"),
 	)
+
+	// A typo in spec.workload is refused as kubectl sends objects (field
+	// validation Strict, kubectl's default); OMB files are copied in by
+	// hand, so a misspelt key must not silently fall back to a default.
+	It("refuses a misspelt spec.workload key with strict field validation", func() {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(validRun(ns, v1alpha1.SystemKafka))
+		Expect(err).NotTo(HaveOccurred())
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("BenchmarkRun"))
+		Expect(unstructured.SetNestedField(u.Object, int64(5), "spec", "workload", "testDurationMinute")).To(Succeed())
+		err = k8sClient.Create(ctx, u, client.FieldValidation("Strict"))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring(`unknown field "spec.workload.testDurationMinute"`))
+	})
 
 	DescribeTable("rejects",
 		func(system v1alpha1.System, mutate func(*v1alpha1.BenchmarkRun), wantMessage string) {
