@@ -59,12 +59,14 @@ func TokenSecret(run *v1alpha1.BenchmarkRun, token string) *corev1.Secret {
 
 // CoordinatorGrace is the coordinator pod's termination grace period. On
 // SIGTERM (a deleted or evicted pod, the Job's deadline) the coordinator
-// still stops the workers and deletes the topics (bounded by 3 minutes, its
-// cleanup context; measured at about 1 s for the e2e runs) and then writes
-// its results (bounded by a minute, finalWriteTimeout in
-// cmd/streambench; measured well under a second for a 1 MiB ConfigMap).
-// The grace covers both bounds, not the measured times, so a slow broker
-// or API server still leaves the results written.
+// still reads the last stats, stops the workers and deletes the topics
+// (bounded by coordinator.CleanupTimeout, 3 minutes) and then writes its
+// results (bounded by a minute, finalWriteTimeout in cmd/streambench).
+// Measured on the local cluster (make test-e2e): the final write of a
+// short run's results took 74 ms; a cleanup against brokers that had
+// stopped ran into its calls' timeouts. The grace covers both bounds, not
+// the measured times, so a slow broker or API server still leaves the
+// results written.
 const CoordinatorGrace = 4*time.Minute + 15*time.Second
 
 // WorkerGrace lets a worker answer the coordinator's last calls (the
