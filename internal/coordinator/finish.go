@@ -116,7 +116,9 @@ func (c *coordinator) cleanup(topicsCreated, failed bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
 	defer cancel()
 	start := time.Now()
-	defer func() { c.logf("cleanup (final stats read, workers stopped, topics deleted) took %s", time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		c.logf("cleanup (final stats read, workers stopped, topics deleted) took %s", time.Since(start).Round(time.Millisecond))
+	}()
 	var errs []error
 	// A last read, so a failed or interrupted run still returns what was
 	// measured, up to now: the interval in progress is closed too.
