@@ -129,7 +129,9 @@ type ManagedCluster struct {
 	// +optional
 	Placement Placement `json:"placement,omitempty"`
 
-	// Storage of brokers (Kafka) and bookies (Pulsar).
+	// Storage of brokers (Kafka) and bookies (Pulsar). Defaulted to {} so
+	// its own defaults (deleteClaim: true) are written into the stored run.
+	// +kubebuilder:default={}
 	// +optional
 	Storage StorageSpec `json:"storage,omitempty"`
 
@@ -264,6 +266,7 @@ type DriverSpec struct {
 // durability (acks, min.insync.replicas, flush.*, unclean.leader.election.enable) are refused: change
 // spec.durability instead, so the reported level stays true.
 // +kubebuilder:validation:XValidation:rule="!has(self.producer) || !('acks' in self.producer)",message="spec.driver.kafka.producer.acks is set by spec.durability; remove it and choose the durability level instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.producer) || !('enable.idempotence' in self.producer)",message="spec.driver.kafka.producer.enable.idempotence is set by spec.durability; remove it and choose the durability level instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.topic) || ['min.insync.replicas', 'flush.messages', 'flush.ms', 'unclean.leader.election.enable'].all(k, !(k in self.topic))",message="spec.driver.kafka.topic: min.insync.replicas, flush.messages, flush.ms and unclean.leader.election.enable are set by spec.durability; remove them and choose the durability level instead"
 type KafkaDriver struct {
 	// Producer configuration (e.g. linger.ms, batch.size).

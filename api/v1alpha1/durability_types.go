@@ -1,7 +1,8 @@
 package v1alpha1
 
-// Level is a durability level of Table 1-6 in the durability seed: 1 is the
-// strongest (sync replication and sync local), 4 the weakest.
+// Level is a durability level of Table 1-6 in the durability study
+// (docs/methodology.md): 1 is the strongest (sync replication and sync
+// local), 4 the weakest.
 // +kubebuilder:validation:Minimum=1
 // +kubebuilder:validation:Maximum=4
 type Level int32
@@ -52,7 +53,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.level) && (has(self.replication) || has(self.local)))",message="spec.durability: set either level or replication/local, not both; remove level to use explicit settings"
 // +kubebuilder:validation:XValidation:rule="has(self.level) || (has(self.replication) && has(self.local))",message="spec.durability: set level (1-4), or both replication and local"
 type DurabilitySpec struct {
-	// Level is a durability level of Table 1-6 of the durability seed:
+	// Level is a durability level of Table 1-6 of the durability study
+	// (docs/methodology.md):
 	// 1 = sync replication + sync local, 2 = sync + async, 3 = async + sync,
 	// 4 = async + async. Mutually exclusive with replication and local.
 	// +optional
@@ -102,7 +104,7 @@ type LocalDurability struct {
 	Mode LocalMode `json:"mode"`
 
 	// Journal chooses whether Pulsar bookies write to their journal (Write)
-	// or bypass it (Bypass, only with mode Async; the seed's match for
+	// or bypass it (Bypass, only with mode Async; the study's match for
 	// Kafka's default local durability).
 	// +kubebuilder:default=Write
 	// +optional
@@ -193,7 +195,7 @@ type PulsarDurability struct {
 	// Bookie configuration (journal settings).
 	// +optional
 	Bookie map[string]string `json:"bookie,omitempty"`
-	// Broker configuration (managed-ledger defaults and the seeds' fairness
+	// Broker configuration (managed-ledger defaults and the source studies' fairness
 	// fixes).
 	// +optional
 	Broker map[string]string `json:"broker,omitempty"`

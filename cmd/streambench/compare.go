@@ -21,7 +21,7 @@ func newCompareCmd() *cobra.Command {
 	fair := report.DefaultFairness
 	cmd := &cobra.Command{
 		Use:   "compare <results dir | run name>...",
-		Short: "Compare runs: latency tables as the durability seed's, and overlaid latency curves",
+		Short: "Compare runs: latency tables as the durability study's (docs/methodology.md), and overlaid latency curves",
 		Long: `compare prints, for each run in the order given, Average, P50, P90, P99 and
 P999 of publish and end-to-end latency (ms) of the measured phase, and the
 throughput, as the tables of the Pulsar/Kafka durability benchmark; and writes

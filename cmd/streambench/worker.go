@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -14,7 +16,7 @@ import (
 func init() { rootCmd.AddCommand(newWorkerCmd()) }
 
 func newWorkerCmd() *cobra.Command {
-	var listen, name string
+	var listen, name, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a load-generating worker (HTTP API driven by the coordinator)",
@@ -28,6 +30,18 @@ publish, send-delay, corrected and end-to-end latency.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpu-profile: %w", err)
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpu-profile: %w", err)
+				}
+				// Written when the worker stops (SIGTERM, Ctrl-C or the
+				// coordinator's shutdown), so a whole run is profiled.
+				defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+			}
 			// In a cluster the run's Secret gives the token (env, see
 			// internal/provision/workers); without it any caller may drive
 			// the worker, which local mode's loopback workers allow.
@@ -38,5 +52,6 @@ publish, send-delay, corrected and end-to-end latency.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", ":8080", "address of the worker's HTTP API")
 	cmd.Flags().StringVar(&name, "name", "", "worker name in the results (default: the host name)")
+	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the whole worker process to this file (go tool pprof), e.g. for hack/bench-omb --profile")
 	return cmd
 }

@@ -1,19 +1,19 @@
 // Package durability translates a run's durability spec into the settings
 // each system needs, following the durability levels of Table 1-6 and the
-// per-system settings of Tables 1-7 to 1-13 of the durability seed
-// (seeds/pulsar-kafka-durability-benchmark.txt).
+// per-system settings of Tables 1-7 to 1-13 of the durability study
+// (docs/methodology.md).
 //
 // The translation is pure: no API calls, no I/O. The controller stores the
 // result in status.durability, the provisioning layer applies the broker and
 // bookie maps, and the worker's drivers apply the topic, producer and
 // namespace settings.
 //
-// The seeds' consumer fix (Pulsar maxTotalReceiverQueueSizeAcrossPartitions
+// The source studies' consumer fix (Pulsar maxTotalReceiverQueueSizeAcrossPartitions
 // raised to 5000000) is deliberately not here: it is client flow control, not
 // durability, and pulsar-client-go (the client the worker uses) has no such
 // setting. Its partitioned consumer gives every partition the full
 // ReceiverQueueSize instead of dividing a total across partitions, so the
-// Java client's throttling that the seed fixed cannot happen; the Pulsar
+// Java client's throttling that the study fixed cannot happen; the Pulsar
 // driver only needs OMB's receiverQueueSize.
 package durability
 
@@ -25,7 +25,7 @@ import (
 )
 
 // Defaults of explicit settings; they match the CRD's +kubebuilder:default
-// markers and Table 1-12 of the seed (3 replicas, 2 must have a write).
+// markers and Table 1-12 of the study (3 replicas, 2 must have a write).
 const (
 	DefaultReplicas    int32 = 3
 	DefaultAckReplicas int32 = 2
@@ -33,7 +33,7 @@ const (
 	MaxReplicas int32 = 7
 	// DefaultPulsarJournalFlushIntervalMs is journalPageCacheFlushIntervalMSec
 	// for async local durability with the journal: Table 1-13 uses 1000,
-	// which the seed equates with a 5 s pdflush interval on Kafka.
+	// which the study equates with a 5 s pdflush interval on Kafka.
 	DefaultPulsarJournalFlushIntervalMs int32 = 1000
 )
 
@@ -74,6 +74,26 @@ const (
 	PulsarBrokerAckQuorum                  = "managedLedgerDefaultAckQuorum"
 	PulsarBrokerNewEntriesCheckDelayMillis = "managedLedgerNewEntriesCheckDelayInMillis"
 	PulsarBrokerChannelsPerBookie          = "bookkeeperNumberOfChannelsPerBookie"
+)
+
+// The keys the durability owns, per place a spec could set them. The CRD
+// refuses them there (the CEL rules of ManagedCluster and KafkaDriver in
+// api/v1alpha1, which cannot name Go constants; internal/admission's tests
+// hold the two lists equal), and the drivers refuse them again when a run
+// was built without the API server, so status.durability stays true.
+var (
+	// RefusedBrokerConfigKeys: spec.cluster.managed.brokerConfig, shared by
+	// Kafka brokers and Pulsar brokers.
+	RefusedBrokerConfigKeys = []string{KafkaBrokerMinInsyncReplicas, KafkaBrokerDefaultReplicationFactor, KafkaBrokerUncleanElection,
+		KafkaBrokerFlushIntervalMessages, KafkaBrokerFlushIntervalMs, KafkaBrokerFlushSchedulerIntervalMs,
+		PulsarBrokerEnsembleSize, PulsarBrokerWriteQuorum, PulsarBrokerAckQuorum}
+	// RefusedBookieConfigKeys: spec.cluster.managed.bookieConfig.
+	RefusedBookieConfigKeys = []string{PulsarBookieJournalWriteData, PulsarBookieJournalSyncData,
+		PulsarBookieJournalMaxGroupWaitMSec, PulsarBookieJournalPageCacheFlushMSec}
+	// RefusedKafkaProducerKeys: spec.driver.kafka.producer.
+	RefusedKafkaProducerKeys = []string{KafkaProducerAcks, KafkaProducerIdempotence}
+	// RefusedKafkaTopicKeys: spec.driver.kafka.topic.
+	RefusedKafkaTopicKeys = []string{KafkaTopicMinInsyncReplicas, KafkaTopicFlushMessages, KafkaTopicFlushMs, KafkaTopicUncleanElection}
 )
 
 // Resolved is a durability spec with the level expanded and every default

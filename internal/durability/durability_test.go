@@ -69,7 +69,7 @@ var (
 	kafkaProducerAsync = kv("acks", "1", "enable.idempotence", "false")
 
 	// Table 1-13's Kafka per-message flush, topic and broker forms. The
-	// seed calls it "Async"; the sync-delay experiment shows the ack waits
+	// durability study (docs/methodology.md) calls it "Async"; the sync-delay experiment shows the ack waits
 	// for it (docs/methodology.md).
 	kafkaTopicFlushPerMessage  = []string{"flush.messages", "1", "flush.ms", "0"}
 	kafkaBrokerFlushPerMessage = []string{"log.flush.interval.messages", "1", "log.flush.interval.ms", "0"}
@@ -291,7 +291,7 @@ func TestTranslate(t *testing.T) {
 		{"Table 1-13 Pulsar Async (bypass journaling)", v1.SystemPulsar,
 			explicit(rep(sync, 3, 2), loc(lAsync, bypass)), pulsarLevel2Bypass},
 
-		// Explicit settings beyond the seed.
+		// Explicit settings beyond the study.
 		{"explicit Kafka replicas 5 ackReplicas 3 Sync", v1.SystemKafka,
 			explicit(rep(sync, 5, 3), loc(lAsync, "")),
 			v1.EffectiveDurability{

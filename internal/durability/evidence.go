@@ -69,7 +69,7 @@ func Establish(eff *v1alpha1.EffectiveDurability, system v1alpha1.System, versio
 func evidence(system v1alpha1.System, eff v1alpha1.EffectiveDurability) string {
 	switch {
 	case system == v1alpha1.SystemKafka && eff.Local == v1alpha1.LocalSync:
-		return "with flush.messages=1 and flush.ms=0 every acknowledgement waited for the delayed syncs, contrary to the durability seed's " +
+		return "with flush.messages=1 and flush.ms=0 every acknowledgement waited for the delayed syncs, contrary to the durability study's " +
 			"claim (Tables 1-10 and 1-11) that Kafka acks before the fsync." + costNote(system, eff)
 	case system == v1alpha1.SystemKafka:
 		return "with the default flush settings no acknowledgement waited for a sync, so local durability is async as configured."

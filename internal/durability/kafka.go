@@ -7,14 +7,14 @@ import (
 )
 
 // kafka translates resolved durability into Kafka settings (Tables 1-10 to
-// 1-13 of the durability seed).
+// 1-13 of the durability study).
 func kafka(r Resolved) v1alpha1.EffectiveDurability {
 	replicas := itoa(r.Replicas)
 	ackReplicas := itoa(r.AckReplicas)
 
 	topic := map[string]string{
 		// Table 1-12 keeps min.insync.replicas=2 for async replication
-		// too: acks=1 ignores it, but the topic stays as the seed ran it.
+		// too: acks=1 ignores it, but the topic stays as the study ran it.
 		KafkaTopicMinInsyncReplicas: ackReplicas,
 		// Kafka's default since 0.11, set on the topic anyway: with
 		// unclean election a replica outside the ISR can become leader
@@ -60,7 +60,7 @@ func kafka(r Resolved) v1alpha1.EffectiveDurability {
 
 	switch {
 	case r.Local == v1alpha1.LocalSync:
-		// The durability seed (Tables 1-10/1-11) says Kafka acks before
+		// The durability study (Tables 1-10/1-11) says Kafka acks before
 		// this flush completes and classes it as async. Measured instead
 		// (docs/methodology.md): with a delay injected into every fsync,
 		// Kafka 4.3.1 answered no faster than the delay, because the

@@ -205,7 +205,7 @@ func ObservePulsar(asked v1alpha1.EffectiveDurability, o PulsarObservation) v1al
 		note("the ack quorum is %d, so every acknowledgement waits for %d bookies, which the run did not ask for", q.Ack, q.Ack)
 	}
 	if v := o.Broker[PulsarBrokerNewEntriesCheckDelayMillis]; v != "" && v != "0" {
-		note("the broker has managedLedgerNewEntriesCheckDelayInMillis=%s, not 0: caught-up consumers wait up to that long for new entries (the seed's fairness fix is missing)", v)
+		note("the broker has managedLedgerNewEntriesCheckDelayInMillis=%s, not 0: caught-up consumers wait up to that long for new entries (a fairness fix of docs/methodology.md is missing)", v)
 	}
 	// streambench cannot set or read an existing cluster's bookies.
 	p.Bookie = nil

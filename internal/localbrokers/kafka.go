@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,8 +74,7 @@ type Kafka struct {
 	Version        string
 
 	removeDir bool
-	stopOnce  sync.Once
-	stopErr   error
+	stopped   stopper
 	host      string
 }
 
@@ -121,22 +119,10 @@ func FetchKafka(ctx context.Context, version string) (string, error) {
 // and waits until every broker is registered. On error every started JVM is
 // stopped again.
 func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
-	if o.Brokers == 0 {
-		o.Brokers = 3
-	}
-	if o.Brokers < 1 {
-		return nil, fmt.Errorf("KafkaOptions.Brokers (%d) must be at least 1", o.Brokers)
-	}
-	if o.Version == "" {
-		o.Version = DefaultKafkaVersion
-	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 4 * time.Minute
+	if err := o.defaults(); err != nil {
+		return nil, err
 	}
 	logf := o.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
 	for key := range o.BrokerConfig {
 		if kafkaOwnedKeys[key] {
 			return nil, fmt.Errorf("KafkaOptions.BrokerConfig[%q] is set by StartKafka per node; remove it", key)
@@ -149,20 +135,11 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	}
 	logf("kafka %s jars ready after %s", o.Version, time.Since(start).Round(time.Millisecond))
 
-	if err := checkHost("KafkaOptions.Host", o.Host); err != nil {
-		return nil, err
-	}
-	k := &Kafka{Dir: o.Dir, Version: o.Version, host: o.Host}
-	if k.Dir == "" {
-		if k.Dir, err = os.MkdirTemp("", "streambench-kafka-"); err != nil {
-			return nil, err
+	k := &Kafka{Version: o.Version, host: o.Host}
+	if k.Dir, k.removeDir, err = clusterDir(o.Dir, "streambench-kafka-"); err != nil {
+		if k.removeDir {
+			_ = os.RemoveAll(k.Dir)
 		}
-		k.removeDir = true
-	}
-	if k.Dir, err = filepath.Abs(k.Dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -300,16 +277,7 @@ func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra 
 			p[key] = v
 		}
 	}
-	keys := make([]string, 0, len(p))
-	for key := range p {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, key := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", key, p[key])
-	}
-	return b.String()
+	return properties("", p)
 }
 
 // Bootstrap is the comma-separated broker list for clients.
@@ -346,7 +314,7 @@ func (k *Kafka) Pids() []int {
 // Stop stops every node by its pid (brokers first, the controller last, so
 // brokers can deregister) and removes a temporary Dir. Idempotent.
 func (k *Kafka) Stop() error {
-	k.stopOnce.Do(func() {
+	return k.stopped.do(func() error {
 		var errs []error
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -374,9 +342,8 @@ func (k *Kafka) Stop() error {
 				errs = append(errs, err)
 			}
 		}
-		k.stopErr = errors.Join(errs...)
+		return errors.Join(errs...)
 	})
-	return k.stopErr
 }
 
 // waitRegistered polls the cluster metadata until every broker is listed

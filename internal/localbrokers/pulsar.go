@@ -8,10 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -74,8 +72,7 @@ type Pulsar struct {
 	Version        string
 
 	removeDir bool
-	stopOnce  sync.Once
-	stopErr   error
+	stopped   stopper
 	host      string
 }
 
@@ -200,17 +197,7 @@ func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
 			all[k] = v
 		}
 	}
-	keys := make([]string, 0, len(all))
-	for k := range all {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("# Written by streambench's localbrokers.StartPulsar.\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, all[k])
-	}
-	return b.String(), nil
+	return properties("# Written by streambench's localbrokers.StartPulsar.\n", all), nil
 }
 
 // StartPulsar starts Pulsar standalone with real BookKeeper: ZooKeeper,
@@ -218,31 +205,16 @@ func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
 // returns when the admin API answers and a topic can be created, or stops
 // the JVM and returns an error with the log tail.
 func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
-	if o.Bookies == 0 {
-		o.Bookies = 3
-	}
-	if o.Bookies < 1 {
-		return nil, fmt.Errorf("localbrokers: PulsarOptions.Bookies (%d) must be at least 1", o.Bookies)
-	}
-	if o.Version == "" {
-		o.Version = DefaultPulsarVersion
-	}
-	if o.ReadyTimeout == 0 {
-		o.ReadyTimeout = 4 * time.Minute
-	}
-	logf := o.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	if err := checkHost("PulsarOptions.Host", o.Host); err != nil {
+	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	p := &Pulsar{Dir: o.Dir, Version: o.Version, host: o.Host}
-	if p.Dir == "" {
-		if p.Dir, err = os.MkdirTemp("", "streambench-pulsar-"); err != nil {
-			return nil, err
+	logf := o.Log
+	p := &Pulsar{Version: o.Version, host: o.Host}
+	if p.Dir, p.removeDir, err = clusterDir(o.Dir, "streambench-pulsar-"); err != nil {
+		if p.removeDir {
+			_ = os.RemoveAll(p.Dir)
 		}
-		p.removeDir = true
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -319,7 +291,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		// ZooKeeper metadata. Without it (a fresh data directory) 4.0's
 		// standalone uses RocksDB metadata and BKCluster, which forces the
 		// broker's bookkeeperNumberOfChannelsPerBookie to 1 (silently
-		// undoing the seeds' 64) and starts from a bookie base
+		// undoing the source studies' (docs/methodology.md) 64) and starts from a bookie base
 		// configuration with journalWriteData=false. In ZooKeeper mode
 		// (LocalBookkeeperEnsemble) each bookie gets this file's settings
 		// with only its port, id and directories changed, and the broker
@@ -464,7 +436,7 @@ func httpDo(ctx context.Context, c *http.Client, method, url string) (int, strin
 // Stop stops the JVM by its pid (SIGTERM, then SIGKILL after StopGrace) and
 // removes a temporary Dir. It is idempotent.
 func (p *Pulsar) Stop() error {
-	p.stopOnce.Do(func() {
+	return p.stopped.do(func() error {
 		var errs []error
 		if p.Process != nil {
 			errs = append(errs, p.Process.Stop(StopGrace))
@@ -472,7 +444,6 @@ func (p *Pulsar) Stop() error {
 		if p.removeDir {
 			errs = append(errs, os.RemoveAll(p.Dir))
 		}
-		p.stopErr = errors.Join(errs...)
+		return errors.Join(errs...)
 	})
-	return p.stopErr
 }

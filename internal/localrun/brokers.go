@@ -13,9 +13,6 @@ import (
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
 
-// defaultProvisioningTimeout is the CRD default of spec.timeouts.provisioning.
-const defaultProvisioningTimeout = 20 * time.Minute
-
 // KafkaOptions are the local brokers a managed Kafka run asks for: the
 // spec's broker count, and the durability translation's broker settings
 // with spec.cluster.managed.brokerConfig applied over them (as the
@@ -27,12 +24,7 @@ func KafkaOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, 
 		maps.Copy(o.BrokerConfig, eff.Kafka.Broker)
 	}
 	maps.Copy(o.BrokerConfig, m.BrokerConfig)
-	if dataDir != "" {
-		o.Dir = filepath.Join(dataDir, "kafka")
-	}
-	if t := run.Spec.Timeouts.Provisioning; t != nil {
-		o.ReadyTimeout = t.Duration
-	}
+	o.Dir, o.ReadyTimeout = startPlace(run, dataDir, "kafka")
 	return o
 }
 
@@ -42,20 +34,29 @@ func KafkaOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, 
 // bookieConfig applied over them. Pure.
 func PulsarOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string) localbrokers.PulsarOptions {
 	m := run.Spec.Cluster.Managed
-	o := localbrokers.PulsarOptions{Bookies: int(cmpOr(m.Bookies, 3)), BrokerConfig: map[string]string{}, BookieConfig: map[string]string{}}
+	o := localbrokers.PulsarOptions{Bookies: int(m.BookiesOrDefault()), BrokerConfig: map[string]string{}, BookieConfig: map[string]string{}}
 	if eff.Pulsar != nil {
 		maps.Copy(o.BrokerConfig, eff.Pulsar.Broker)
 		maps.Copy(o.BookieConfig, eff.Pulsar.Bookie)
 	}
 	maps.Copy(o.BrokerConfig, m.BrokerConfig)
 	maps.Copy(o.BookieConfig, m.BookieConfig)
+	o.Dir, o.ReadyTimeout = startPlace(run, dataDir, "pulsar")
+	return o
+}
+
+// startPlace is where a system's brokers keep their data (dataDir/system,
+// or "" for a temporary directory) and how long they may take to be ready
+// (spec.timeouts.provisioning, as in a cluster; 0 for localbrokers' own
+// default when a run built in Go left it unset).
+func startPlace(run *v1alpha1.BenchmarkRun, dataDir, system string) (dir string, ready time.Duration) {
 	if dataDir != "" {
-		o.Dir = filepath.Join(dataDir, "pulsar")
+		dir = filepath.Join(dataDir, system)
 	}
 	if t := run.Spec.Timeouts.Provisioning; t != nil {
-		o.ReadyTimeout = t.Duration
+		ready = t.Duration
 	}
-	return o
+	return dir, ready
 }
 
 // LocalNotes say how a local run differs from the same spec on a cluster;
@@ -77,7 +78,7 @@ func LocalNotes(run *v1alpha1.BenchmarkRun) []string {
 		}
 	case v1alpha1.SystemPulsar:
 		notes = append(notes, fmt.Sprintf("local mode: Pulsar %s standalone (one broker, %d bookies, one ZooKeeper) ran as one JVM process on this machine, with the workers and the coordinator",
-			localbrokers.DefaultPulsarVersion, cmpOr(m.Bookies, 3)))
+			localbrokers.DefaultPulsarVersion, m.BookiesOrDefault()))
 		if m.Brokers > 1 {
 			notes = append(notes, fmt.Sprintf("spec.cluster.managed.brokers asks for %d Pulsar brokers, but Pulsar standalone has one: every topic was served by a single broker (the bookies, and so the replication, are as the spec asks)",
 				m.Brokers))

@@ -90,83 +90,24 @@ var ErrInterrupted = errors.New("interrupted")
 // Run runs one BenchmarkRun locally. Whatever happens (an error, Ctrl-C,
 // SIGTERM) the brokers it started are stopped before it returns; the
 // Outcome holds what was measured and written so far, also with an error.
+//
+// The steps, each below: prepare (read and translate the run, its driver
+// file), start the system under test, probe the testbed, start the
+// workers, coordinate the load, write the results.
 func Run(ctx context.Context, o Options) (out *Outcome, err error) {
-	if o.Stdout == nil {
-		o.Stdout = os.Stdout
-	}
-	if o.Stderr == nil {
-		o.Stderr = os.Stderr
-	}
-	if o.ResultsDir == "" {
-		o.ResultsDir = "results"
-	}
-	if o.SnapshotInterval <= 0 {
-		o.SnapshotInterval = 10 * time.Second
-	}
-	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, "==> "+format+"\n", args...) }
+	o.defaults()
+	say := sayTo(o.Stderr)
 
-	run := o.Run.DeepCopy()
-	if run == nil {
-		if run, err = Load(o.RunFile, o.WorkloadFile); err != nil {
-			return nil, err
-		}
-	}
-	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
+	run, eff, err := prepare(o, say)
 	if err != nil {
 		return nil, err
-	}
-	if d := run.Spec.Driver; d != nil && d.ConfigMapRef != nil {
-		// The same run file serves a cluster, where the driver file is in a
-		// ConfigMap; here there is no cluster to read it from.
-		if o.DriverFile == "" {
-			return nil, fmt.Errorf("spec.driver.configMapRef (ConfigMap %s) is read in a cluster only; in local mode give the same OMB driver file with --driver FILE", d.ConfigMapRef.Name)
-		}
-		say("--driver %s stands for spec.driver.configMapRef (ConfigMap %s)", o.DriverFile, d.ConfigMapRef.Name)
-		d.ConfigMapRef = nil
-	}
-	if o.DriverFile != "" {
-		drv, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range dropped {
-			say("--driver %s: not applied: %s", o.DriverFile, d)
-		}
-		run.Spec.Driver = ombdriver.Merge(drv, run.Spec.Driver)
-	}
-	if run.Spec.Cluster.Managed != nil {
-		// Stop before anything starts: without Java and Maven no broker can.
-		if err := localbrokers.CheckJava(); err != nil {
-			return nil, err
-		}
 	}
 	out = &Outcome{Run: run, Durability: eff, Dir: filepath.Join(o.ResultsDir, run.Name)}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var b *brokers
-	var bMu sync.Mutex
-	killed := make(chan struct{})
-	stopSignals := handleSignals(o.Signals, func(n int, s os.Signal) {
-		if n == 1 {
-			say("%s: stopping the run, then the brokers (press Ctrl-C again to kill the brokers at once)", s)
-			cancel(ErrInterrupted)
-			return
-		}
-		bMu.Lock()
-		cur := b
-		bMu.Unlock()
-		say("%s again: killing the broker JVMs (pids %v)", s, cur.Pids())
-		if err := cur.kill(); err != nil {
-			say("%v", err)
-		}
-		select {
-		case <-killed:
-		default:
-			close(killed)
-		}
-	})
-	defer stopSignals()
+	sig := watchSignals(o.Signals, cancel, say)
+	defer sig.stop()
 
 	printHeader(o.Stderr, run, eff, o.WorkloadFile)
 	notes := LocalNotes(run)
@@ -174,23 +115,11 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		say("note: %s", n)
 	}
 
-	dataDir := o.DataDir
-	if dataDir != "" {
-		if dataDir, err = filepath.Abs(dataDir); err != nil {
-			return out, err
-		}
-	}
-	started := time.Now()
-	if run.Spec.Cluster.Managed != nil {
-		say("starting %s (jars are fetched with Maven into %s on first use)", brokerWhat(run), localbrokers.CacheDir())
-	}
-	bs, err := startBrokers(ctx, run, eff, dataDir, func(format string, args ...any) { say(format, args...) })
+	bs, err := startSystem(ctx, run, eff, o.DataDir, say)
 	if err != nil {
-		return out, interrupted(ctx, err)
+		return out, err
 	}
-	bMu.Lock()
-	b = bs
-	bMu.Unlock()
+	sig.brokersStarted(bs)
 	out.BrokerPids = bs.Pids()
 	defer func() {
 		if len(bs.Pids()) == 0 {
@@ -201,41 +130,15 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			err = errors.Join(err, fmt.Errorf("stopping the brokers: %w", serr))
 		}
 	}()
-	if run.Spec.Cluster.Managed != nil {
-		say("brokers ready after %s", time.Since(started).Round(time.Second))
-	}
-	tb := probeLocal(bs, func(format string, args ...any) { say(format, args...) })
-	var pageCache coordinator.PageCacheDropper
-	if run.Spec.Testbed != nil && run.Spec.Testbed.DropPageCache {
-		if run.Spec.Cluster.Managed == nil {
-			tb.PageCacheDrops = append(tb.PageCacheDrops, v1alpha1.PageCacheDrop{Reason: pagecache.ReasonBeforeLoad, At: metav1.Now(),
-				Message: "spec.testbed.dropPageCache: an existing cluster's brokers do not run on this machine, so their page cache cannot be dropped from here; drop it on the broker hosts by hand"})
-		} else {
-			// As in a cluster: once before the load, after the probe
-			// (whose writes fill the cache), and, through the coordinator,
-			// before a backlog is drained.
-			hd := newHostDropper(func(format string, args ...any) { say(format, args...) })
-			d, _ := hd.DropPageCache(ctx, pagecache.ReasonBeforeLoad)
-			tb.PageCacheDrops = append(tb.PageCacheDrops, d)
-			if d.Dropped {
-				tb.PageCacheDropped = &d.At
-			}
-			pageCache = hd
-		}
-	}
+	tb, pageCache := prepareTestbed(ctx, run, bs, say)
 
 	// The workers and the coordinator log to a file: the terminal shows
 	// the progress lines instead.
-	if err := os.MkdirAll(out.Dir, 0o755); err != nil {
-		return out, err
-	}
-	logPath := filepath.Join(out.Dir, "run.log")
-	logFile, err := os.Create(logPath)
+	logger, logPath, closeLog, err := openRunLog(out.Dir)
 	if err != nil {
 		return out, err
 	}
-	defer logFile.Close()
-	logger := log.New(logFile, "", log.LstdFlags|log.Lmicroseconds)
+	defer closeLog()
 
 	workerCtx, stopWorkers := context.WithCancel(context.Background())
 	urls, workersDone, err := startWorkers(workerCtx, int(run.Spec.Workers.Count))
@@ -262,71 +165,266 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	defer cancelRun()
 	say("running %q with %d workers: topics, producers and consumers first, then the load (log: %s)",
 		run.Spec.Workload.Name, len(urls), logPath)
-	type ran struct {
-		res *coordinator.Result
-		err error
-	}
-	done := make(chan ran, 1)
-	go func() {
-		res, err := coordinator.Run(runCtx, coordinator.Options{
-			Workers: urls,
-			Driver: driver.Config{
-				System: run.Spec.System, Brokers: bs.endpoints, Durability: eff,
-				Overrides: run.Spec.Driver, RunID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix()),
-			},
-			Workload: run.Spec.Workload, PayloadData: payload,
-			SnapshotInterval: o.SnapshotInterval,
-			// Brokers this run did not start are read, not assumed.
-			ReadDurability: run.Spec.Cluster.Existing != nil,
-			Logf:           logger.Printf,
-			Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
-			PageCache:      pageCache,
-		})
-		done <- ran{res, err}
-	}()
-	var r ran
-	select {
-	case r = <-done:
-	case <-killed:
+	res, runErr, killed := coordinate(runCtx, sig.killed, coordinator.Options{
+		Workers: urls,
+		Driver: driver.Config{
+			System: run.Spec.System, Brokers: bs.endpoints, Durability: eff,
+			Overrides: run.Spec.Driver, RunID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix()),
+		},
+		Workload: run.Spec.Workload, PayloadData: payload,
+		SnapshotInterval: o.SnapshotInterval,
+		// Brokers this run did not start are read, not assumed.
+		ReadDurability: run.Spec.Cluster.Existing != nil,
+		Logf:           logger.Printf,
+		Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
+		PageCache:      pageCache,
+	})
+	if killed {
 		wasKilled = true
 		// The brokers are gone; the coordinator's clean-up would only
 		// wait for them. The workers and the coordinator live in this
 		// process and end with it.
 		return out, fmt.Errorf("%w twice: the broker JVMs were killed; the run's results were not written", ErrInterrupted)
 	}
-	if r.res != nil {
-		out.Accounting = r.res.Accounting
-		if d := r.res.Durability; d != nil {
+	if res != nil {
+		out.Accounting = res.Accounting
+		if d := res.Durability; d != nil {
 			out.Durability = *d
 			say("durability read from the existing brokers: %s", DescribeDurability(*d))
 		}
 	}
-	runErr := interrupted(ctx, r.err)
-	if r.res == nil || len(stats.OfPhase(r.res.Snapshots, stats.PhaseMeasure)) == 0 {
+	runErr = interrupted(ctx, runErr)
+	if res == nil || len(stats.OfPhase(res.Snapshots, stats.PhaseMeasure)) == 0 {
 		return out, runErr
 	}
+	notes = append(notes, resultNotes(o, runErr)...)
+	return out, errors.Join(runErr, writeResults(o, out, res, eff, tb, notes, runErr == nil))
+}
 
-	in := r.res.ResultsInput(run.Name, "", &eff)
-	tb.PageCacheDrops = append(tb.PageCacheDrops, r.res.PageCacheDrops...)
-	in.Testbed = tb
-	in.Notes = append(in.Notes, notes...)
+// defaults fills the options' defaults.
+func (o *Options) defaults() {
+	o.Stdout, o.Stderr, o.ResultsDir = outputDefaults(o.Stdout, o.Stderr, o.ResultsDir)
+	if o.SnapshotInterval <= 0 {
+		o.SnapshotInterval = 10 * time.Second
+	}
+}
+
+// outputDefaults are where a local run or suite writes when not told:
+// the terminal, and results/.
+func outputDefaults(stdout, stderr io.Writer, resultsDir string) (io.Writer, io.Writer, string) {
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	if resultsDir == "" {
+		resultsDir = "results"
+	}
+	return stdout, stderr, resultsDir
+}
+
+// sayTo prints local mode's "==> " progress lines to w.
+func sayTo(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(w, "==> "+format+"\n", args...) }
+}
+
+// prepare reads the run (the given one, or the file admitted by the CRD),
+// translates its durability for the broker version local mode starts, and
+// maps an OMB driver file onto spec.driver; it stops before anything starts
+// when managed brokers cannot (no Java).
+func prepare(o Options, say func(string, ...any)) (*v1alpha1.BenchmarkRun, v1alpha1.EffectiveDurability, error) {
+	var eff v1alpha1.EffectiveDurability
+	run := o.Run.DeepCopy()
+	if run == nil {
+		var err error
+		if run, err = Load(o.RunFile, o.WorkloadFile); err != nil {
+			return nil, eff, err
+		}
+	}
+	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
+	if err != nil {
+		return nil, eff, err
+	}
+	if d := run.Spec.Driver; d != nil && d.ConfigMapRef != nil {
+		// The same run file serves a cluster, where the driver file is in a
+		// ConfigMap; here there is no cluster to read it from.
+		if o.DriverFile == "" {
+			return nil, eff, fmt.Errorf("spec.driver.configMapRef (ConfigMap %s) is read in a cluster only; in local mode give the same OMB driver file with --driver FILE", d.ConfigMapRef.Name)
+		}
+		say("--driver %s stands for spec.driver.configMapRef (ConfigMap %s)", o.DriverFile, d.ConfigMapRef.Name)
+		d.ConfigMapRef = nil
+	}
+	if o.DriverFile != "" {
+		drv, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
+		if err != nil {
+			return nil, eff, err
+		}
+		for _, d := range dropped {
+			say("--driver %s: not applied: %s", o.DriverFile, d)
+		}
+		run.Spec.Driver = ombdriver.Merge(drv, run.Spec.Driver)
+	}
+	if run.Spec.Cluster.Managed != nil {
+		// Stop before anything starts: without Java and Maven no broker can.
+		if err := localbrokers.CheckJava(); err != nil {
+			return nil, eff, err
+		}
+	}
+	return run, eff, nil
+}
+
+// signals is what the run's signal handler reaches: the first signal
+// cancels the run, the second kills the brokers started so far and closes
+// killed.
+type signals struct {
+	mu      sync.Mutex
+	brokers *brokers
+	killed  chan struct{}
+	stop    func()
+}
+
+func watchSignals(given <-chan os.Signal, cancel context.CancelCauseFunc, say func(string, ...any)) *signals {
+	s := &signals{killed: make(chan struct{})}
+	s.stop = handleSignals(given, func(n int, sig os.Signal) {
+		if n == 1 {
+			say("%s: stopping the run, then the brokers (press Ctrl-C again to kill the brokers at once)", sig)
+			cancel(ErrInterrupted)
+			return
+		}
+		s.mu.Lock()
+		cur := s.brokers
+		s.mu.Unlock()
+		say("%s again: killing the broker JVMs (pids %v)", sig, cur.Pids())
+		if err := cur.kill(); err != nil {
+			say("%v", err)
+		}
+		select {
+		case <-s.killed:
+		default:
+			close(s.killed)
+		}
+	})
+	return s
+}
+
+func (s *signals) brokersStarted(b *brokers) {
+	s.mu.Lock()
+	s.brokers = b
+	s.mu.Unlock()
+}
+
+// startSystem starts the brokers the run asks for (or reaches the
+// existing ones), with their data under dataDir when given.
+func startSystem(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string, say func(string, ...any)) (*brokers, error) {
+	if dataDir != "" {
+		var err error
+		if dataDir, err = filepath.Abs(dataDir); err != nil {
+			return nil, err
+		}
+	}
+	started := time.Now()
+	if run.Spec.Cluster.Managed != nil {
+		say("starting %s (jars are fetched with Maven into %s on first use)", brokerWhat(run), localbrokers.CacheDir())
+	}
+	bs, err := startBrokers(ctx, run, eff, dataDir, say)
+	if err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	if run.Spec.Cluster.Managed != nil {
+		say("brokers ready after %s", time.Since(started).Round(time.Second))
+	}
+	return bs, nil
+}
+
+// prepareTestbed probes the brokers' disks and, when the spec asks,
+// drops the page cache before the load; the dropper it returns lets the
+// coordinator drop it again before a backlog is drained.
+func prepareTestbed(ctx context.Context, run *v1alpha1.BenchmarkRun, bs *brokers, say func(string, ...any)) (*v1alpha1.Testbed, coordinator.PageCacheDropper) {
+	tb := probeLocal(bs, say)
+	if run.Spec.Testbed == nil || !run.Spec.Testbed.DropPageCache {
+		return tb, nil
+	}
+	if run.Spec.Cluster.Managed == nil {
+		tb.PageCacheDrops = append(tb.PageCacheDrops, v1alpha1.PageCacheDrop{Reason: pagecache.ReasonBeforeLoad, At: metav1.Now(),
+			Message: "spec.testbed.dropPageCache: an existing cluster's brokers do not run on this machine, so their page cache cannot be dropped from here; drop it on the broker hosts by hand"})
+		return tb, nil
+	}
+	// As in a cluster: once before the load, after the probe (whose
+	// writes fill the cache), and, through the coordinator, before a
+	// backlog is drained.
+	hd := newHostDropper(say)
+	d, _ := hd.DropPageCache(ctx, pagecache.ReasonBeforeLoad)
+	tb.PageCacheDrops = append(tb.PageCacheDrops, d)
+	if d.Dropped {
+		tb.PageCacheDropped = &d.At
+	}
+	return tb, hd
+}
+
+// openRunLog creates dir/run.log for the workers' and the coordinator's log.
+func openRunLog(dir string) (*log.Logger, string, func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", nil, err
+	}
+	path := filepath.Join(dir, "run.log")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return log.New(f, "", log.LstdFlags|log.Lmicroseconds), path, func() { _ = f.Close() }, nil
+}
+
+// coordinate runs the coordinator until it returns, or until killed is
+// closed (the brokers were killed: its clean-up would only wait for them).
+func coordinate(ctx context.Context, killed <-chan struct{}, o coordinator.Options) (_ *coordinator.Result, _ error, wasKilled bool) {
+	type ran struct {
+		res *coordinator.Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := coordinator.Run(ctx, o)
+		done <- ran{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err, false
+	case <-killed:
+		return nil, nil, true
+	}
+}
+
+// resultNotes say in the results how this run differs from its file.
+func resultNotes(o Options, runErr error) []string {
+	var notes []string
 	if o.WorkloadFile != "" {
-		in.Notes = append(in.Notes, "spec.workload was replaced by the workload file "+filepath.Base(o.WorkloadFile))
+		notes = append(notes, "spec.workload was replaced by the workload file "+filepath.Base(o.WorkloadFile))
 	}
 	if runErr != nil {
-		in.Notes = append(in.Notes, "the run did not finish: "+runErr.Error())
+		notes = append(notes, "the run did not finish: "+runErr.Error())
 	}
-	sum, werr := coordinator.WriteFiles(out.Dir, in)
-	if werr != nil {
-		return out, errors.Join(runErr, fmt.Errorf("writing the results to %s: %w", out.Dir, werr))
+	return notes
+}
+
+// writeResults writes what a cluster run's results ConfigMap holds into
+// out.Dir, and the HTML report beside it, and prints the summary.
+func writeResults(o Options, out *Outcome, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, notes []string, finished bool) error {
+	in := res.ResultsInput(out.Run.Name, "", &eff)
+	tb.PageCacheDrops = append(tb.PageCacheDrops, res.PageCacheDrops...)
+	in.Testbed = tb
+	in.Notes = append(in.Notes, notes...)
+	sum, err := coordinator.WriteFiles(out.Dir, in)
+	if err != nil {
+		return fmt.Errorf("writing the results to %s: %w", out.Dir, err)
 	}
 	out.Summary = sum
-	out.Report, werr = report.RenderDir(out.Dir)
-	if werr != nil {
-		werr = fmt.Errorf("writing the HTML report: %w", werr)
+	out.Report, err = report.RenderDir(out.Dir)
+	if err != nil {
+		err = fmt.Errorf("writing the HTML report: %w", err)
 	}
-	PrintSummary(o.Stdout, sum, out.Dir, out.Report, runErr == nil)
-	return out, errors.Join(runErr, werr)
+	PrintSummary(o.Stdout, sum, out.Dir, out.Report, finished)
+	return err
 }
 
 // runTimeout is the run's deadline, the same as in a cluster.
@@ -417,7 +515,7 @@ func localVersion(run *v1alpha1.BenchmarkRun) string {
 func brokerWhat(run *v1alpha1.BenchmarkRun) string {
 	m := run.Spec.Cluster.Managed
 	if run.Spec.System == v1alpha1.SystemPulsar {
-		return fmt.Sprintf("Pulsar %s standalone with %d bookies", localbrokers.DefaultPulsarVersion, cmpOr(m.Bookies, 3))
+		return fmt.Sprintf("Pulsar %s standalone with %d bookies", localbrokers.DefaultPulsarVersion, m.BookiesOrDefault())
 	}
 	return fmt.Sprintf("%d Kafka %s brokers", m.Brokers, localbrokers.DefaultKafkaVersion)
 }

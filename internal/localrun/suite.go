@@ -9,14 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/admission"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/suite"
-	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // SuiteOptions configure a local suite (`streambench suite -f FILE --local`).
@@ -45,38 +43,39 @@ type SuiteOutcome struct {
 	BrokerStarts map[v1alpha1.System]int
 }
 
-// LoadSuite reads a BenchmarkSuite file strictly (an unknown field is an
-// error naming it) and applies the CRD's defaults local mode needs. Each
-// cell is then defaulted and validated as a BenchmarkRun file would be.
+// LoadSuite reads a BenchmarkSuite file and admits it as the API server
+// would (internal/admission: the CRD's pruning, defaults, OpenAPI and CEL
+// rules). Each cell is then admitted as a BenchmarkRun file would be
+// (runCell). What only a cluster can read is refused here.
 func LoadSuite(path string) (*v1alpha1.BenchmarkSuite, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the BenchmarkSuite file: %w", err)
 	}
-	var s v1alpha1.BenchmarkSuite
-	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+	doc, err := singleDocument(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if s.Kind != "BenchmarkSuite" {
-		return nil, fmt.Errorf("%s: kind is %q; streambench suite takes a BenchmarkSuite (streambench run takes a BenchmarkRun)", path, s.Kind)
+	obj, err := admission.Decode(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the file must hold one BenchmarkSuite: %w", path, err)
 	}
-	if s.Name == "" || len(s.Name) > 20 {
-		return nil, fmt.Errorf("%s: metadata.name must be 1 to 20 characters: cells are named <suite>-<system>-l<level>-<workload>", path)
+	if obj["kind"] != "BenchmarkSuite" {
+		return nil, fmt.Errorf("%s: kind is %q; streambench suite takes a BenchmarkSuite (streambench run takes a BenchmarkRun)", path, obj["kind"])
 	}
-	if s.Spec.FailurePolicy == "" {
-		s.Spec.FailurePolicy = v1alpha1.FailureContinue
+	kind := admission.BenchmarkSuite()
+	if err := kind.Explain(kind.Create(obj), nil); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(s.Spec.Systems) == 0 || len(s.Spec.Workloads) == 0 {
-		return nil, fmt.Errorf("%s: spec.systems and spec.workloads need at least one entry each", path)
+	var s v1alpha1.BenchmarkSuite
+	if err := admission.FromObject(obj, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for i, w := range s.Spec.Workloads {
-		switch {
-		case w.ConfigMapRef != nil:
+		if w.ConfigMapRef != nil {
 			return nil, fmt.Errorf("%s: spec.workloads[%d].configMapRef is read in a cluster only; in local mode write the workload under spec.workloads[%d].spec", path, i, i)
-		case w.Spec == nil:
-			return nil, fmt.Errorf("%s: spec.workloads[%d]: set spec (an inline workload)", path, i)
 		}
-		workload.Default(w.Spec)
+		// The CEL rules leave exactly one of spec and configMapRef.
 		s.Status.Workloads = append(s.Status.Workloads, v1alpha1.ResolvedWorkload{Name: w.Name, Spec: *w.Spec})
 	}
 	return &s, nil
@@ -87,16 +86,8 @@ func LoadSuite(path string) (*v1alpha1.BenchmarkSuite, error) {
 // started once per broker setting its cells need, every cell a local run
 // in existing mode against them, one at a time; then the study's tables.
 func RunSuite(ctx context.Context, o SuiteOptions) (*SuiteOutcome, error) {
-	if o.Stdout == nil {
-		o.Stdout = os.Stdout
-	}
-	if o.Stderr == nil {
-		o.Stderr = os.Stderr
-	}
-	if o.ResultsDir == "" {
-		o.ResultsDir = "results"
-	}
-	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, "==> "+format+"\n", args...) }
+	o.Stdout, o.Stderr, o.ResultsDir = outputDefaults(o.Stdout, o.Stderr, o.ResultsDir)
+	say := sayTo(o.Stderr)
 	s, err := LoadSuite(o.SuiteFile)
 	if err != nil {
 		return nil, err
@@ -191,7 +182,9 @@ func startHost(ctx context.Context, s *v1alpha1.BenchmarkSuite, cl *v1alpha1.Sui
 	if err != nil {
 		return nil, err
 	}
-	Default(host)
+	if err := admission.DefaultTyped(admission.BenchmarkRun(), host); err != nil {
+		return nil, err
+	}
 	eff, err := durability.TranslateFor(host.Spec.System, localVersion(host), host.Spec.DurabilityOrDefault())
 	if err != nil {
 		return nil, err
@@ -215,8 +208,7 @@ func startHost(ctx context.Context, s *v1alpha1.BenchmarkSuite, cl *v1alpha1.Sui
 func runCell(ctx context.Context, s *v1alpha1.BenchmarkSuite, cell *v1alpha1.SuiteCell, cl v1alpha1.SuiteCluster, o SuiteOptions, out *SuiteOutcome, say func(string, ...any)) error {
 	run, err := suite.ChildRun(s, *cell, cl)
 	if err == nil {
-		Default(run)
-		err = Validate(run, false)
+		err = admitRun(run)
 	}
 	if err != nil {
 		suite.EndCell(s, cell, v1alpha1.CellFailed, err.Error())

@@ -290,12 +290,11 @@ func normAcks(k, v string) string {
 }
 
 func isKafkaTopicDurability(k string) bool {
-	return slices.Contains([]string{durability.KafkaTopicMinInsyncReplicas, durability.KafkaTopicFlushMessages,
-		durability.KafkaTopicFlushMs, durability.KafkaTopicUncleanElection}, k)
+	return slices.Contains(durability.RefusedKafkaTopicKeys, k)
 }
 
 func isKafkaProducerDurability(k string) bool {
-	return k == durability.KafkaProducerAcks || k == durability.KafkaProducerIdempotence
+	return slices.Contains(durability.RefusedKafkaProducerKeys, k)
 }
 
 // OMB's Pulsar keys that name where and how OMB's own driver lays out the

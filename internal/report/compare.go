@@ -18,7 +18,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
-// Latency is one row of the seeds' latency tables, in ms. A value that the
+// Latency is one row of the source studies' (docs/methodology.md) latency tables, in ms. A value that the
 // results do not hold is NaN.
 type Latency struct {
 	Avg, P50, P90, P99, P999 float64
@@ -63,7 +63,7 @@ type Table struct {
 	Testbed [][]string
 }
 
-// Compare tabulates runs as the durability seed's Tables 2-2 to 2-5:
+// Compare tabulates runs as the durability study's Tables 2-2 to 2-5:
 // Average, P50, P90, P99 and P999 of publish and end-to-end latency of the
 // measured phase, plus throughput.
 func Compare(runs []Named) (Table, error) { return CompareWith(runs, DefaultFairness) }
@@ -199,7 +199,7 @@ func describe(topics, parts, size, rate, prod, subs, cons int64) string {
 	return fmt.Sprintf("%d×%d partitions, %d B, %s, %d producers, %d subscriptions × %d consumers", topics, parts, size, r, prod, subs, cons)
 }
 
-// WriteText prints the table as the seeds' tables: publish latency,
+// WriteText prints the table as the source studies' tables: publish latency,
 // end-to-end latency, then throughput and durability; run names on the
 // left, numbers right-aligned.
 func (t Table) WriteText(w io.Writer) error {

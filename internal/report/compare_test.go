@@ -13,7 +13,7 @@ import (
 
 func i32(v int32) *int32 { return &v }
 
-// summary builds a summary with the headline latencies of the seed's Table
+// summary builds a summary with the headline latencies of the study's (docs/methodology.md) Table
 // 2-2 row and a measured-phase curve whose percentile 90 is p90.
 func summary(name string, sys v1alpha1.System, level v1alpha1.Level, pub v1alpha1.LatencySummary, p90 float64) *results.Summary {
 	curve := []results.CurvePoint{{Percentile: 50, Ms: pub.P50}, {Percentile: 89, Ms: p90 * 0.9}, {Percentile: 90, Ms: p90}, {Percentile: 91, Ms: p90 * 1.1}, {Percentile: 99, Ms: pub.P99}}
@@ -43,8 +43,8 @@ func verified(s *results.Summary, version string) *results.Summary {
 	return s
 }
 
-// seedRuns are the rows of the durability seed's Table 2-2.
-func seedRuns() []Named {
+// studyRuns are the rows of the durability study's Table 2-2.
+func studyRuns() []Named {
 	lat := func(avg, p50, p99, p999 float64) v1alpha1.LatencySummary {
 		return v1alpha1.LatencySummary{Avg: avg, P50: p50, P99: p99, P999: p999}
 	}
@@ -56,8 +56,8 @@ func seedRuns() []Named {
 	}
 }
 
-func TestCompareSeedTable(t *testing.T) {
-	tb, err := Compare(seedRuns())
+func TestCompareStudyTable(t *testing.T) {
+	tb, err := Compare(studyRuns())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestCompareSeedTable(t *testing.T) {
 		t.Errorf("like runs gave warnings: %q", tb.Warnings)
 	}
 
-	// The text is the seed's table: a header, then one line per run in the
+	// The text is the study's table: a header, then one line per run in the
 	// order given, cells right-aligned.
 	lines := strings.Split(tb.Text(), "\n")
 	if strings.TrimSpace(lines[0]) != "Publish latency (ms)" {
@@ -176,7 +176,7 @@ func TestP90Sources(t *testing.T) {
 }
 
 func TestCompareWarningsAndErrors(t *testing.T) {
-	runs := seedRuns()
+	runs := studyRuns()
 	runs[1].Summary.Workload.MessageSize = 100
 	runs[2].Summary.Durability.AchievedLevel = 4
 	runs[2].Summary.Durability.Explanation = "no fsync per message"
@@ -204,7 +204,7 @@ func TestCompareWarningsAndErrors(t *testing.T) {
 	if _, err := Compare(nil); err == nil {
 		t.Errorf("Compare(nil) succeeded")
 	}
-	dup := seedRuns()
+	dup := studyRuns()
 	dup[3].Name = "pulsar-ack-1"
 	if _, err := Compare(dup); err == nil || !strings.Contains(err.Error(), `runs[0] and runs[3] are both named "pulsar-ack-1"`) {
 		t.Errorf("duplicate names: %v", err)

@@ -1,6 +1,6 @@
 // Package report renders a run's results (summary.json and, when present,
 // omb-result.json; see docs/results.md) as one self-contained HTML page, and
-// compares runs in the layout of the durability seed's latency tables
+// compares runs in the layout of the durability study's (docs/methodology.md) latency tables
 // (rows per run; Average, P50, P90, P99, P999). Charts are inline SVG drawn
 // by gonum.org/v1/plot: the page loads nothing when viewed, so it can be
 // mailed, attached to an issue or opened from a ConfigMap dump.
@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -293,7 +295,25 @@ func headlineCards(s *results.Summary) []card {
 	return cards
 }
 
+// addCharts adds the report's charts: latency by percentile, the time
+// series of the run, and the backlog build and drain.
 func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error {
+	if err := addQuantileChart(pg, s, omb); err != nil {
+		return err
+	}
+	tl := newTimeline(s.Series.Points)
+	if tl == nil {
+		return nil
+	}
+	if err := tl.addTimeCharts(pg); err != nil {
+		return err
+	}
+	return tl.addDrainChart(pg, s)
+}
+
+// addQuantileChart: the measured phase's latency curves, and publish
+// latency while a backlog drained.
+func addQuantileChart(pg *reportPage, s *results.Summary, omb *results.OMBResult) error {
 	pub, corr, e2e := measureCurves(s, omb)
 	var drainPub []results.CurvePoint
 	var drainN int64
@@ -317,11 +337,24 @@ func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error
 		c.Note = "x: percentile on a \"nines\" scale (each step is ten times rarer); y: milliseconds, log scale."
 		pg.Latency = append(pg.Latency, c)
 	}
+	return nil
+}
 
+// timeline is the run's time series as the time charts plot it: points
+// at the middle of their interval, in the unit the run's length reads
+// best in, over the phases' bands.
+type timeline struct {
+	pts   []results.SeriesPoint
+	u     timeUnit
+	bands []band
+}
+
+// newTimeline is nil when there is nothing to plot. The cooldown is the
+// flush after the load stopped (well under a second): its rates would
+// show as a plunge to zero at the end, so it is left out.
+func newTimeline(points []results.SeriesPoint) *timeline {
 	var pts []results.SeriesPoint
-	for _, p := range s.Series.Points {
-		// The cooldown is the flush after the load stopped (well under a
-		// second): its rates would show as a plunge to zero at the end.
+	for _, p := range points {
 		if p.Phase != phaseCooldown {
 			pts = append(pts, p)
 		}
@@ -331,55 +364,62 @@ func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error
 	}
 	end := pts[len(pts)-1].OffsetSeconds + pts[len(pts)-1].Seconds
 	u := unitFor(end)
-	bands := phaseBands(pts, u)
-	mid := func(p results.SeriesPoint) float64 { return (p.OffsetSeconds + p.Seconds/2) / u.seconds }
-	series := func(f func(results.SeriesPoint) (float64, bool)) plotter.XYs {
-		var xy plotter.XYs
-		for _, p := range pts {
-			if v, ok := f(p); ok {
-				xy = append(xy, plotter.XY{X: mid(p), Y: v})
-			}
+	return &timeline{pts: pts, u: u, bands: phaseBands(pts, u)}
+}
+
+// series plots f where it has a value.
+func (t *timeline) series(f func(results.SeriesPoint) (float64, bool)) plotter.XYs {
+	var xy plotter.XYs
+	for _, p := range t.pts {
+		if v, ok := f(p); ok {
+			xy = append(xy, plotter.XY{X: (p.OffsetSeconds + p.Seconds/2) / t.u.seconds, Y: v})
 		}
-		return xy
 	}
-	val := func(f func(results.SeriesPoint) float64) plotter.XYs {
-		return series(func(p results.SeriesPoint) (float64, bool) { return f(p), true })
-	}
-	p99 := func(f func(results.SeriesPoint) *results.LatencyDetail) plotter.XYs {
-		return series(func(p results.SeriesPoint) (float64, bool) {
-			d := f(p)
-			if d == nil || d.Count == 0 {
-				return 0, false
-			}
-			return math.Max(d.P99, msFloor), true
-		})
-	}
-	charts := []struct {
-		id, title, y string
-		lines        []line
-		log          bool
-		wide         bool
-	}{
+	return xy
+}
+
+func (t *timeline) val(f func(results.SeriesPoint) float64) plotter.XYs {
+	return t.series(func(p results.SeriesPoint) (float64, bool) { return f(p), true })
+}
+
+// p99 plots a latency's p99 where the interval had samples.
+func (t *timeline) p99(f func(results.SeriesPoint) *results.LatencyDetail) plotter.XYs {
+	return t.series(func(p results.SeriesPoint) (float64, bool) {
+		d := f(p)
+		if d == nil || d.Count == 0 {
+			return 0, false
+		}
+		return math.Max(d.P99, msFloor), true
+	})
+}
+
+// timeSpec is one time chart.
+type timeSpec struct {
+	id, title, y string
+	lines        []line
+	log          bool
+	wide         bool
+}
+
+// addTimeCharts: throughput in MB/s and msg/s, and p99 latency over time
+// (on a log scale when it spans more than a factor 30).
+func (t *timeline) addTimeCharts(pg *reportPage) error {
+	charts := []timeSpec{
 		{"throughput-mb", "Throughput (MB/s)", "MB/s", []line{
-			{Name: "publish", Color: colPublish, XY: val(func(p results.SeriesPoint) float64 { return p.PublishMBPerSec })},
-			{Name: "consume (all subscriptions)", Color: colConsume, XY: val(func(p results.SeriesPoint) float64 { return p.ConsumeMBPerSec })},
+			{Name: "publish", Color: colPublish, XY: t.val(func(p results.SeriesPoint) float64 { return p.PublishMBPerSec })},
+			{Name: "consume (all subscriptions)", Color: colConsume, XY: t.val(func(p results.SeriesPoint) float64 { return p.ConsumeMBPerSec })},
 		}, false, false},
 		{"throughput-msg", "Throughput (msg/s)", "msg/s", []line{
-			{Name: "publish", Color: colPublish, XY: val(func(p results.SeriesPoint) float64 { return p.PublishRateMsgPerSec })},
-			{Name: "consume (all subscriptions)", Color: colConsume, XY: val(func(p results.SeriesPoint) float64 { return p.ConsumeRateMsgPerSec })},
+			{Name: "publish", Color: colPublish, XY: t.val(func(p results.SeriesPoint) float64 { return p.PublishRateMsgPerSec })},
+			{Name: "consume (all subscriptions)", Color: colConsume, XY: t.val(func(p results.SeriesPoint) float64 { return p.ConsumeRateMsgPerSec })},
 		}, false, false},
 	}
 	p99Lines := []line{
-		{Name: "publish p99", Color: colPublish, XY: p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.PublishLatencyMs })},
-		{Name: "end-to-end p99", Color: colEndToEnd, XY: p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.EndToEndLatencyMs })},
+		{Name: "publish p99", Color: colPublish, XY: t.p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.PublishLatencyMs })},
+		{Name: "end-to-end p99", Color: colEndToEnd, XY: t.p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.EndToEndLatencyMs })},
 	}
 	lo, hi, _ := logRange(p99Lines)
-	charts = append(charts, struct {
-		id, title, y string
-		lines        []line
-		log          bool
-		wide         bool
-	}{"p99", "99th percentile latency over time", "ms", p99Lines, hi > 30*lo, true})
+	charts = append(charts, timeSpec{"p99", "99th percentile latency over time", "ms", p99Lines, hi > 30*lo, true})
 	for _, ch := range charts {
 		y := ch.y
 		if ch.log {
@@ -389,7 +429,7 @@ func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error
 		if ch.wide {
 			w, h = wideW, wideH
 		}
-		c, err := timeChart(ch.id, ch.title, y, u, bands, ch.lines, ch.log, w, h)
+		c, err := timeChart(ch.id, ch.title, y, t.u, t.bands, ch.lines, ch.log, w, h)
 		if err != nil {
 			return err
 		}
@@ -397,22 +437,26 @@ func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error
 			pg.Timeline = append(pg.Timeline, c)
 		}
 	}
+	return nil
+}
 
-	if phase(s, stats.PhaseDrain) != nil || phase(s, stats.PhaseBacklogBuild) != nil {
-		size := float64(s.Workload.MessageSize)
-		c, err := timeChart("drain", "Backlog build and drain", "backlog (MB)", u, bands, []line{
-			{Name: "backlog (all subscriptions)", Color: colBacklog, XY: val(func(p results.SeriesPoint) float64 { return float64(p.Backlog) * size / 1e6 })},
-		}, false, wideW, halfH)
-		if err != nil {
-			return err
-		}
-		if c != nil {
-			if cu := s.Results.CatchUp; cu != nil {
-				c.Note = fmt.Sprintf("Drained at %s MB/s in %.1f s.", mbps(cu.DrainMBPerSec), cu.DrainSeconds)
-			}
-			pg.Drain = append(pg.Drain, c)
-		}
+// addDrainChart: the backlog in MB while it was built and drained, for
+// the catch-up and mixed tests.
+func (t *timeline) addDrainChart(pg *reportPage, s *results.Summary) error {
+	if phase(s, stats.PhaseDrain) == nil && phase(s, stats.PhaseBacklogBuild) == nil {
+		return nil
 	}
+	size := float64(s.Workload.MessageSize)
+	c, err := timeChart("drain", "Backlog build and drain", "backlog (MB)", t.u, t.bands, []line{
+		{Name: "backlog (all subscriptions)", Color: colBacklog, XY: t.val(func(p results.SeriesPoint) float64 { return float64(p.Backlog) * size / 1e6 })},
+	}, false, wideW, halfH)
+	if err != nil || c == nil {
+		return err
+	}
+	if cu := s.Results.CatchUp; cu != nil {
+		c.Note = fmt.Sprintf("Drained at %s MB/s in %.1f s.", mbps(cu.DrainMBPerSec), cu.DrainSeconds)
+	}
+	pg.Drain = append(pg.Drain, c)
 	return nil
 }
 
@@ -500,13 +544,8 @@ func durability(d *v1alpha1.EffectiveDurability) *durabilityView {
 }
 
 func sortedKV(m map[string]string) []kv {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]kv, 0, len(keys))
-	for _, k := range keys {
+	out := make([]kv, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, kv{Key: k, Value: m[k]})
 	}
 	return out
@@ -579,7 +618,7 @@ func nonEmpty(s, def string) string {
 	return s
 }
 
-// ms formats a latency in milliseconds as the seeds' tables do (two
+// ms formats a latency in milliseconds as the source studies' tables do (two
 // decimals), with fewer digits for large values.
 func ms(v float64) string {
 	switch {

@@ -94,14 +94,18 @@ const chartTmpl = `{{define "chart"}}<figure class="chart" id="{{.ID}}">
 {{if .Note}}<figcaption>{{.Note}}</figcaption>{{end}}
 </figure>{{end}}`
 
-var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTmpl + `<!DOCTYPE html>
+// pageHead opens every page the report package writes: the document, its
+// title and style, and the header band.
+const pageHead = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{.Title}}</title>
 <style>` + css + `</style></head>
 <body>
 <header><div class="wrap">
-<h1>{{.Run}}</h1>
+`
+
+var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTmpl + pageHead + `<h1>{{.Run}}</h1>
 <div class="sub">{{if .Workload}}workload <b>{{.Workload}}</b>{{end}}{{if .Period}} · {{.Period}}{{end}}</div>
 <div class="badges">
 {{if .System}}<span class="badge {{.System}}">{{.System}}</span>{{end}}
@@ -196,14 +200,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </body></html>
 `))
 
-var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chartTmpl + comparisonTmpl + `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<title>{{.Title}}</title>
-<style>` + css + `</style></head>
-<body>
-<header><div class="wrap">
-<h1>Comparison</h1>
+var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chartTmpl + comparisonTmpl + pageHead + `<h1>Comparison</h1>
 <div class="sub">{{len .Rows}} runs · measured phase · latencies in ms</div>
 <div class="badges">{{range .Rows}}<span class="badge"><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</span>{{end}}</div>
 </div></header>

@@ -18,7 +18,7 @@ import (
 // SchemaVersion identifies the layout of Summary.
 const SchemaVersion = "streambench.io/results/v1alpha1"
 
-// bytesPerMB: throughput is in MB/s of 10^6 bytes, as in the seeds and the
+// bytesPerMB: throughput is in MB/s of 10^6 bytes, as in the source studies (docs/methodology.md) and the
 // status printer columns.
 const bytesPerMB = 1e6
 

@@ -144,8 +144,12 @@ func (s Snapshot) Rate(n int64) float64 {
 // Merge combines snapshots into one: counters are summed, histograms merged
 // exactly (the merged histogram is the histogram of all samples), Start is
 // the earliest, End the latest, and Elapsed is, per worker, the sum of its
-// snapshots, then the mean over workers (so merging the same interval of N
+// snapshots, then the longest of those (so merging the same interval of N
 // workers keeps ~10 s, and merging a worker's 6 intervals gives ~60 s).
+// The longest, not the mean: a worker that saw only a sliver of the phase
+// (one cut at a boundary, or intervals it could not deliver) must not
+// shorten the phase — with the mean, one such worker beside a full one
+// halved Elapsed and doubled every rate.
 // Phase is kept when all agree, else empty; Index is the first snapshot's.
 // The inputs are not modified.
 func Merge(snaps ...Snapshot) Snapshot {
@@ -199,12 +203,10 @@ func Merge(snaps ...Snapshot) Snapshot {
 			c.Subscriptions[name] = m
 		}
 	}
-	var sum time.Duration
 	for _, d := range perWorker {
-		sum += d
+		out.Elapsed = max(out.Elapsed, d)
 	}
 	out.Workers = len(perWorker)
-	out.Elapsed = sum / time.Duration(len(perWorker))
 	return out
 }
 

@@ -334,7 +334,14 @@ func TestMergeElapsedAndSeries(t *testing.T) {
 	}
 	agg := Aggregate(snaps, PhaseMeasure)
 	if agg.Elapsed != 60*time.Second {
-		t.Fatalf("phase aggregate Elapsed = %v, want 60s (per worker sum, mean over workers)", agg.Elapsed)
+		t.Fatalf("phase aggregate Elapsed = %v, want 60s (per worker sum, longest over workers)", agg.Elapsed)
+	}
+	// A worker that saw only a sliver of the phase (here one 5 ms cut at
+	// the boundary) must not shorten it: the mean of 60 s and 5 ms would
+	// halve Elapsed and double the rate.
+	sliver := append(append([]Snapshot(nil), snaps...), mk("c", PhaseMeasure, 6, t0.Add(70*time.Second), 5*time.Millisecond, 0))
+	if got := Aggregate(sliver, PhaseMeasure); got.Elapsed != 60*time.Second || got.Workers != 3 {
+		t.Fatalf("with a sliver worker: Elapsed = %v, Workers = %d; want 60s, 3", got.Elapsed, got.Workers)
 	}
 	if r := agg.Rate(agg.Producer.Acked); r != 200 {
 		t.Fatalf("rate = %v, want 200/s (12000 over 60 s)", r)

@@ -3,7 +3,7 @@
 // pure (no API calls), so the controller and local mode share it and its
 // table tests need no API server.
 //
-// The rule that shapes the plan (the durability seed's study deployed each
+// The rule that shapes the plan (the durability study's (docs/methodology.md) study deployed each
 // system once and ran every workload against it): two cells share a cluster
 // unless their durability needs different broker settings. Kafka's levels
 // differ only in topic and producer configuration (min.insync.replicas,

@@ -22,7 +22,7 @@ const (
 	// JSON): clusters, cells and their headline figures.
 	KeySuite = "suite.json"
 	// KeyTables is the comparison tables as text, laid out as the
-	// durability seed's Tables 2-2 to 2-4.
+	// durability study's (docs/methodology.md) Tables 2-2 to 2-4.
 	KeyTables = "tables.txt"
 	// CellKeyPrefix + cell + ".json" is a cell's summary.json.
 	CellKeyPrefix = "cell."
@@ -60,7 +60,7 @@ type Comparison struct {
 // Compare groups the cells that have a summary by workload and achieved
 // level (the level the cell really got, not the one asked: a table that
 // sets a Kafka level 2 beside a Pulsar level 1 is the unfair comparison
-// the seeds warn of) and tabulates each group with report.Compare, Kafka
+// the source studies warn of) and tabulates each group with report.Compare, Kafka
 // first. Workloads keep spec order; levels go from strongest to weakest.
 func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[string]*results.Summary) ([]Comparison, error) {
 	type key struct {

@@ -167,7 +167,7 @@ func fill(b []byte) {
 }
 
 // MBPerSec is bytes over elapsed time in MB/s of 10^6 bytes (the unit of
-// the results and of the seeds' tables); 0 for no time.
+// the results and of the source studies' (docs/methodology.md) tables); 0 for no time.
 func MBPerSec(bytes int64, elapsed time.Duration) float64 {
 	if elapsed <= 0 {
 		return 0

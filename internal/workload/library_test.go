@@ -1,7 +1,7 @@
 package workload
 
 // These tests hold the workload library (workloads/ at the repository root)
-// and the durability matrix of config/samples to the seed documents: an edit
+// and the durability matrix of config/samples to the source studies: an edit
 // that changes a scenario's rate, partitions or clients, or a local variant
 // that grows too large for a laptop, fails here.
 
@@ -27,20 +27,20 @@ var (
 	samplesDir = filepath.Join("..", "..", "config", "samples")
 )
 
-// The source documents (kept outside the repository) a library file names
-// in its first comment line.
+// The keys of the source studies (docs/methodology.md) a library file names in its
+// first comment line.
 const (
-	durabilitySeed = "pulsar-kafka-durability-benchmark.txt"
-	latencySeed    = "kafka-pulsar-latency-benchmark.txt"
-	seed2022       = "pulsar-kafka-2022-benchmark.txt"
-	gigaomSeed     = "gigaom-streaming-benchmark.txt"
+	durabilityStudy = "D"
+	latencyStudy    = "L"
+	study2022       = "22"
+	gigaomStudy     = "G"
 )
 
-var seedDocuments = []string{durabilitySeed, latencySeed, seed2022, gigaomSeed}
+var studyDocuments = []string{durabilityStudy, latencyStudy, study2022, gigaomStudy}
 
-// seedScenario is what a seed document says about one of its tests.
-type seedScenario struct {
-	seed          string
+// studyScenario is what a source study says about one of its tests.
+type studyScenario struct {
+	study         string
 	partitions    int32
 	messageSize   int32
 	rate          int64 // msg/s; 0 is the maximum-rate search
@@ -52,37 +52,37 @@ type seedScenario struct {
 	testMinutes   float64
 }
 
-// seedScenarios has one entry per full-size library file (by file stem).
-// Client counts the seed does not state are those of its other tests (see
+// studyScenarios has one entry per full-size library file (by file stem).
+// Client counts the study does not state are those of its other tests (see
 // each file's comment).
-var seedScenarios = map[string]seedScenario{
-	// Durability seed, Maximum Throughput Test #1-#4: 1 KB, max rate.
-	"max-rate-1-topic-100-partitions-1kb-2p-2c":  {durabilitySeed, 100, 1024, 0, 1, 2, 2, 0, 0, 5},
-	"max-rate-1-topic-2000-partitions-1kb-2p-2c": {durabilitySeed, 2000, 1024, 0, 1, 2, 2, 0, 0, 5},
-	"max-rate-1-topic-1-partition-1kb-2p-2c":     {durabilitySeed, 1, 1024, 0, 1, 2, 2, 0, 0, 5},
-	"max-rate-1-topic-1-partition-1kb-1p-1c":     {durabilitySeed, 1, 1024, 0, 1, 1, 1, 0, 0, 5},
-	// Durability seed, Publish & End-to-End Latency Test #1-#3: 200k msg/s.
-	"latency-1-topic-100-partitions-1kb":                  {durabilitySeed, 100, 1024, 200000, 1, 2, 2, 0, 0, 5},
-	"latency-1-topic-100-partitions-1kb-10-subscriptions": {durabilitySeed, 100, 1024, 200000, 10, 2, 2, 0, 0, 5},
-	"latency-1-topic-5000-partitions-1kb":                 {durabilitySeed, 5000, 1024, 200000, 1, 2, 2, 0, 0, 5},
-	"latency-1-topic-8000-partitions-1kb":                 {durabilitySeed, 8000, 1024, 200000, 1, 2, 2, 0, 0, 5},
-	"latency-1-topic-10000-partitions-1kb":                {durabilitySeed, 10000, 1024, 200000, 1, 2, 2, 0, 0, 5},
-	// Durability seed, Catch-up Read and Mixed Workload Tests: 512 GB.
-	"catchup-1-topic-100-partitions-1kb": {durabilitySeed, 100, 1024, 200000, 1, 2, 2, 512, 0, 5},
-	"mixed-1-topic-100-partitions-1kb":   {durabilitySeed, 100, 1024, 200000, 1, 1, 2, 512, 1, 5},
-	// Latency seed, Tests 1-12: 100 B at 50k msg/s for 15 minutes.
-	"latency-1-topic-1-partition-100b":   {latencySeed, 1, 100, 50000, 1, 1, 1, 0, 0, 15},
-	"latency-1-topic-6-partitions-100b":  {latencySeed, 6, 100, 50000, 1, 1, 1, 0, 0, 15},
-	"latency-1-topic-16-partitions-100b": {latencySeed, 16, 100, 50000, 1, 1, 1, 0, 0, 15},
-	// 2022 seed, Tests #1-#3 (its workload files).
-	"max-rate-1-topic-1-partition-4p-1c-1kb":        {seed2022, 1, 1024, 0, 1, 1, 4, 0, 0, 5},
-	"1-topic-100-partitions-1kb-4p-4c-2000k":        {seed2022, 100, 1024, 2000000, 1, 4, 4, 0, 0, 5},
-	"1-topic-100-partitions-1kb-4p-4c-500k":         {seed2022, 100, 1024, 500000, 1, 4, 4, 0, 0, 5},
-	"1-topic-100-partitions-1kb-4p-4c-200k-backlog": {seed2022, 100, 1024, 200000, 1, 4, 4, 512, 0, 5},
-	// GigaOm seed, its workload table.
-	"latency-1-topic-1-partition-1kb":   {gigaomSeed, 1, 1024, 50000, 1, 1, 1, 0, 0, 15},
-	"latency-1-topic-16-partitions-1kb": {gigaomSeed, 16, 1024, 50000, 1, 1, 1, 0, 0, 15},
-	"max-rate-1-topic-1-partition-100b": {gigaomSeed, 1, 100, 0, 1, 1, 1, 0, 0, 5},
+var studyScenarios = map[string]studyScenario{
+	// Durability study D, Maximum Throughput Test #1-#4: 1 KB, max rate.
+	"max-rate-1-topic-100-partitions-1kb-2p-2c":  {durabilityStudy, 100, 1024, 0, 1, 2, 2, 0, 0, 5},
+	"max-rate-1-topic-2000-partitions-1kb-2p-2c": {durabilityStudy, 2000, 1024, 0, 1, 2, 2, 0, 0, 5},
+	"max-rate-1-topic-1-partition-1kb-2p-2c":     {durabilityStudy, 1, 1024, 0, 1, 2, 2, 0, 0, 5},
+	"max-rate-1-topic-1-partition-1kb-1p-1c":     {durabilityStudy, 1, 1024, 0, 1, 1, 1, 0, 0, 5},
+	// Durability study D, Publish & End-to-End Latency Test #1-#3: 200k msg/s.
+	"latency-1-topic-100-partitions-1kb":                  {durabilityStudy, 100, 1024, 200000, 1, 2, 2, 0, 0, 5},
+	"latency-1-topic-100-partitions-1kb-10-subscriptions": {durabilityStudy, 100, 1024, 200000, 10, 2, 2, 0, 0, 5},
+	"latency-1-topic-5000-partitions-1kb":                 {durabilityStudy, 5000, 1024, 200000, 1, 2, 2, 0, 0, 5},
+	"latency-1-topic-8000-partitions-1kb":                 {durabilityStudy, 8000, 1024, 200000, 1, 2, 2, 0, 0, 5},
+	"latency-1-topic-10000-partitions-1kb":                {durabilityStudy, 10000, 1024, 200000, 1, 2, 2, 0, 0, 5},
+	// Durability study D, Catch-up Read and Mixed Workload Tests: 512 GB.
+	"catchup-1-topic-100-partitions-1kb": {durabilityStudy, 100, 1024, 200000, 1, 2, 2, 512, 0, 5},
+	"mixed-1-topic-100-partitions-1kb":   {durabilityStudy, 100, 1024, 200000, 1, 1, 2, 512, 1, 5},
+	// Latency study L, Tests 1-12: 100 B at 50k msg/s for 15 minutes.
+	"latency-1-topic-1-partition-100b":   {latencyStudy, 1, 100, 50000, 1, 1, 1, 0, 0, 15},
+	"latency-1-topic-6-partitions-100b":  {latencyStudy, 6, 100, 50000, 1, 1, 1, 0, 0, 15},
+	"latency-1-topic-16-partitions-100b": {latencyStudy, 16, 100, 50000, 1, 1, 1, 0, 0, 15},
+	// 2022 study, Tests #1-#3 (its workload files).
+	"max-rate-1-topic-1-partition-4p-1c-1kb":        {study2022, 1, 1024, 0, 1, 1, 4, 0, 0, 5},
+	"1-topic-100-partitions-1kb-4p-4c-2000k":        {study2022, 100, 1024, 2000000, 1, 4, 4, 0, 0, 5},
+	"1-topic-100-partitions-1kb-4p-4c-500k":         {study2022, 100, 1024, 500000, 1, 4, 4, 0, 0, 5},
+	"1-topic-100-partitions-1kb-4p-4c-200k-backlog": {study2022, 100, 1024, 200000, 1, 4, 4, 512, 0, 5},
+	// GigaOm study G, its workload table.
+	"latency-1-topic-1-partition-1kb":   {gigaomStudy, 1, 1024, 50000, 1, 1, 1, 0, 0, 15},
+	"latency-1-topic-16-partitions-1kb": {gigaomStudy, 16, 1024, 50000, 1, 1, 1, 0, 0, 15},
+	"max-rate-1-topic-1-partition-100b": {gigaomStudy, 1, 100, 0, 1, 1, 1, 0, 0, 5},
 }
 
 // The bounds that keep a -local variant to a few minutes on 2 cores.
@@ -139,50 +139,50 @@ func loadLibrary(t *testing.T) map[string]libraryFile {
 			header: strings.Join(header, "\n"), w: w}
 	}
 	// Guards against a wrong directory or a glob that matches nothing.
-	if len(files) < len(seedScenarios) {
-		t.Fatalf("found %d workload files in %s, want at least the %d seed scenarios", len(files), libraryDir, len(seedScenarios))
+	if len(files) < len(studyScenarios) {
+		t.Fatalf("found %d workload files in %s, want at least the %d study scenarios", len(files), libraryDir, len(studyScenarios))
 	}
 	return files
 }
 
 func isLocal(stem string) bool { return strings.HasSuffix(stem, "-local") }
 
-func TestLibraryFilesNameTheirSeed(t *testing.T) {
+func TestLibraryFilesNameTheirSource(t *testing.T) {
 	for name, f := range loadLibrary(t) {
 		if f.w.Name != f.stem {
 			t.Errorf("%s: name is %q; use the file name without .yaml (%q) so results are labelled by the file that made them", name, f.w.Name, f.stem)
 		}
 		first, _, _ := strings.Cut(f.header, "\n")
-		seed := ""
-		for _, s := range seedDocuments {
-			if strings.HasPrefix(first, "# Seed: "+s+",") {
-				seed = s
+		study := ""
+		for _, s := range studyDocuments {
+			if strings.HasPrefix(first, "# Source: "+s+" (docs/methodology.md),") {
+				study = s
 			}
 		}
-		if seed == "" {
-			t.Errorf("%s: the first line must be \"# Seed: <document>, <test or table>\" with a document of %v; got %q", name, seedDocuments, first)
+		if study == "" {
+			t.Errorf("%s: the first line must be \"# Source: <key> (docs/methodology.md), <test or table>\" with a key of %v; got %q", name, studyDocuments, first)
 			continue
 		}
 		if !strings.Contains(f.header, "Test") && !strings.Contains(f.header, "Table") && !strings.Contains(f.header, "table") {
-			t.Errorf("%s: the header names no test or table of %s", name, seed)
+			t.Errorf("%s: the header names no test or table of %s", name, study)
 		}
-		if s, ok := seedScenarios[strings.TrimSuffix(f.stem, "-local")]; ok && s.seed != seed {
-			t.Errorf("%s: names %s, but its scenario comes from %s", name, seed, s.seed)
+		if s, ok := studyScenarios[strings.TrimSuffix(f.stem, "-local")]; ok && s.study != study {
+			t.Errorf("%s: names %s, but its scenario comes from %s", name, study, s.study)
 		}
 	}
 }
 
 func TestLibraryMatchesSeeds(t *testing.T) {
 	files := loadLibrary(t)
-	for stem, want := range seedScenarios {
+	for stem, want := range studyScenarios {
 		f, ok := files[stem+".yaml"]
 		if !ok {
-			t.Errorf("%s.yaml is missing from the library (%s)", stem, want.seed)
+			t.Errorf("%s.yaml is missing from the library (%s)", stem, want.study)
 			continue
 		}
 		w := f.w
-		got := seedScenario{
-			seed:          want.seed,
+		got := studyScenario{
+			study:         want.study,
 			partitions:    w.PartitionsPerTopic,
 			messageSize:   w.MessageSize,
 			rate:          w.ProducerRate,
@@ -194,24 +194,24 @@ func TestLibraryMatchesSeeds(t *testing.T) {
 			testMinutes:   TestDuration(w).Minutes(),
 		}
 		if got != want {
-			t.Errorf("%s.yaml does not match %s:\n got %+v\nwant %+v", stem, want.seed, got, want)
+			t.Errorf("%s.yaml does not match %s:\n got %+v\nwant %+v", stem, want.study, got, want)
 		}
 		if w.Topics != 1 {
-			t.Errorf("%s.yaml: topics = %d; every seed scenario uses 1 topic", stem, w.Topics)
+			t.Errorf("%s.yaml: topics = %d; every study scenario uses 1 topic", stem, w.Topics)
 		}
 		if w.KeyDistributor != v1alpha1.KeyNone {
-			t.Errorf("%s.yaml: keyDistributor = %s; the seeds send null keys (OMB's NO_KEY)", stem, w.KeyDistributor)
+			t.Errorf("%s.yaml: keyDistributor = %s; the source studies send null keys (OMB's NO_KEY)", stem, w.KeyDistributor)
 		}
 		if d := BacklogDrainRatio(w); d != 1 {
-			t.Errorf("%s.yaml: backlogDrainRatio = %v; the seeds drain the whole backlog", stem, d)
+			t.Errorf("%s.yaml: backlogDrainRatio = %v; the source studies drain the whole backlog", stem, d)
 		}
 		if wu := WarmupDuration(w); wu != time.Minute {
 			t.Errorf("%s.yaml: warm-up %v; full-size runs keep OMB's 1 minute", stem, wu)
 		}
 	}
 	for name, f := range files {
-		if _, ok := seedScenarios[f.stem]; !ok && !isLocal(f.stem) {
-			t.Errorf("%s has no entry in seedScenarios; add the seed's numbers so the file is checked", name)
+		if _, ok := studyScenarios[f.stem]; !ok && !isLocal(f.stem) {
+			t.Errorf("%s has no entry in studyScenarios; add the study's numbers so the file is checked", name)
 		}
 	}
 }
@@ -323,7 +323,7 @@ func TestLibraryREADME(t *testing.T) {
 	}
 }
 
-// durabilityMatrix is config/samples' Table 1-6 of the durability seed:
+// durabilityMatrix is config/samples' Table 1-6 of the durability study:
 // ack-2/ack-1 replication x sync/async local, for both systems.
 var durabilityMatrix = []struct {
 	file  string

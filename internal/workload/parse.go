@@ -193,19 +193,9 @@ func LoadFile(path string, fldPath *field.Path) (v1alpha1.WorkloadSpec, error) {
 // singleDocument returns the only YAML document in data. A second document
 // would otherwise be dropped without a word.
 func singleDocument(data []byte) ([]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		d, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("workload is not valid YAML: %w", err)
-		}
-		if !isBlankYAML(d) {
-			docs = append(docs, d)
-		}
+	docs, err := Documents(data)
+	if err != nil {
+		return nil, fmt.Errorf("workload is not valid YAML: %w", err)
 	}
 	switch len(docs) {
 	case 0:
@@ -214,6 +204,27 @@ func singleDocument(data []byte) ([]byte, error) {
 		return docs[0], nil
 	default:
 		return nil, fmt.Errorf("workload file holds %d YAML documents (separated by ---); put one workload per file", len(docs))
+	}
+}
+
+// Documents splits a YAML stream at its --- separators and returns the
+// documents that hold more than comments and blank lines. Local mode reads
+// one object per file (a workload, a run, a suite) and refuses a second,
+// which a YAML decoder would silently drop.
+func Documents(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		d, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !isBlankYAML(d) {
+			docs = append(docs, d)
+		}
 	}
 }
 

@@ -2,11 +2,14 @@ package kafka
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streambench/streambench-operator/internal/durability"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -14,8 +17,8 @@ import (
 // Kafka property names the durability translation owns. Overrides may not
 // set them: a run's reported durability must be what the brokers really do.
 var (
-	durabilityProducerKeys = []string{"acks", "enable.idempotence"}
-	durabilityTopicKeys    = []string{"min.insync.replicas", "flush.messages", "flush.ms", "unclean.leader.election.enable"}
+	durabilityProducerKeys = durability.RefusedKafkaProducerKeys
+	durabilityTopicKeys    = durability.RefusedKafkaTopicKeys
 )
 
 // producerSettings are a producer's settings under their Kafka names'
@@ -79,7 +82,7 @@ var producerKeys = map[string]setter[producerSettings]{
 	"compression.type": func(s *producerSettings, v string) error {
 		c, ok := compressionCodecs[v]
 		if !ok {
-			return fmt.Errorf("%q is not a compression type; use one of %s", v, strings.Join(sortedKeys(compressionCodecs), ", "))
+			return fmt.Errorf("%q is not a compression type; use one of %s", v, strings.Join(slices.Sorted(maps.Keys(compressionCodecs)), ", "))
 		}
 		s.Compression = c
 		return nil
@@ -123,13 +126,13 @@ var compressionCodecs = map[string]kgo.CompressionCodec{
 // the durability's acks and idempotence, which always win.
 func buildProducerSettings(durability, overrides map[string]string) (producerSettings, error) {
 	s := defaultProducerSettings()
-	for _, k := range sortedKeys(overrides) {
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		if contains(durabilityProducerKeys, k) {
 			return s, fmt.Errorf("spec.driver.kafka.producer[%q] is set by spec.durability; remove it and choose the durability level instead", k)
 		}
 		set, ok := producerKeys[k]
 		if !ok {
-			return s, fmt.Errorf("spec.driver.kafka.producer[%q]: unsupported; supported keys are %s", k, strings.Join(sortedKeys(producerKeys), ", "))
+			return s, fmt.Errorf("spec.driver.kafka.producer[%q]: unsupported; supported keys are %s", k, strings.Join(slices.Sorted(maps.Keys(producerKeys)), ", "))
 		}
 		if err := set(&s, overrides[k]); err != nil {
 			return s, fmt.Errorf("spec.driver.kafka.producer[%q]: %w", k, err)
@@ -272,10 +275,10 @@ func fixedValue(want, why string) setter[consumerSettings] {
 
 func buildConsumerSettings(overrides map[string]string) (consumerSettings, error) {
 	s := defaultConsumerSettings()
-	for _, k := range sortedKeys(overrides) {
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		set, ok := consumerKeys[k]
 		if !ok {
-			return s, fmt.Errorf("spec.driver.kafka.consumer[%q]: unsupported; supported keys are %s", k, strings.Join(sortedKeys(consumerKeys), ", "))
+			return s, fmt.Errorf("spec.driver.kafka.consumer[%q]: unsupported; supported keys are %s", k, strings.Join(slices.Sorted(maps.Keys(consumerKeys)), ", "))
 		}
 		if err := set(&s, overrides[k]); err != nil {
 			return s, fmt.Errorf("spec.driver.kafka.consumer[%q]: %w", k, err)
@@ -307,7 +310,7 @@ func (s consumerSettings) opts() []kgo.Opt {
 // checked by the broker when the topic is created.
 func buildTopicConfig(durability, overrides map[string]string) (map[string]*string, error) {
 	cfg := make(map[string]*string, len(durability)+len(overrides))
-	for _, k := range sortedKeys(overrides) {
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		if contains(durabilityTopicKeys, k) || durability[k] != "" {
 			return nil, fmt.Errorf("spec.driver.kafka.topic[%q] is set by spec.durability; remove it and choose the durability level instead", k)
 		}
@@ -337,15 +340,6 @@ func setDuration(d *time.Duration, v string, minMs int) error {
 	return err
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func contains(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {
@@ -359,5 +353,5 @@ func contains(s []string, v string) bool {
 // applies (topic properties pass through to the broker as they are). OMB
 // driver files are mapped onto spec.driver with them (internal/ombdriver).
 func SupportedKeys() (producer, consumer []string) {
-	return sortedKeys(producerKeys), sortedKeys(consumerKeys)
+	return slices.Sorted(maps.Keys(producerKeys)), slices.Sorted(maps.Keys(consumerKeys))
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // OMB's Pulsar driver defaults (driver-pulsar/pulsar.yaml), the settings the
-// seeds' benchmarks ran with. Overrides use the same Java property names, so
+// source studies' benchmarks ran with (docs/methodology.md). Overrides use the same Java property names, so
 // an OMB driver file's values can be copied as they are.
 const (
 	defaultConnectionsPerBroker = 8
@@ -83,7 +83,7 @@ var unsupportedProducer = map[string]string{
 }
 
 var unsupportedConsumer = map[string]string{
-	"maxTotalReceiverQueueSizeAcrossPartitions": "the Go client has no cross-partition cap (each partition has its own receiverQueueSize), so the Java client's throttling the seeds warn about cannot happen; remove it",
+	"maxTotalReceiverQueueSizeAcrossPartitions": "the Go client has no cross-partition cap (each partition has its own receiverQueueSize), so the Java client's throttling the source studies (docs/methodology.md) warn about cannot happen; remove it",
 	"subscriptionInitialPosition":               "benchmark consumers always start at the earliest position (every acknowledged message must be consumed); remove it",
 	"subscriptionName":                          "subscriptions are named by the workload; remove it",
 }
@@ -376,7 +376,7 @@ func (p producerSettings) options(topic string) pulsar.ProducerOptions {
 	}
 }
 
-// The seeds' consumer fix (raising the Java client's
+// The source studies' consumer fix (raising the Java client's
 // maxTotalReceiverQueueSizeAcrossPartitions so a 100-partition subscription is
 // not throttled) needs nothing here: the Go client gives every partition its
 // own ReceiverQueueSize and has no cross-partition cap.

@@ -42,7 +42,7 @@ type Cell struct {
 	System v1alpha1.System
 	Level  v1alpha1.Level
 	// Bypass runs Pulsar with the bookie journal bypassed
-	// (journalWriteData=false), the seed's match for Kafka's default.
+	// (journalWriteData=false), the study's match for Kafka's default.
 	Bypass bool
 }
 
@@ -70,7 +70,7 @@ func (c Cell) Spec() v1alpha1.DurabilitySpec {
 }
 
 // PromisesSync is whether the level promises a local sync before the ack
-// (levels 1 and 3 of Table 1-6 of the durability seed).
+// (levels 1 and 3 of Table 1-6 of the durability study).
 func (c Cell) PromisesSync() bool {
 	return c.Level == v1alpha1.Level1 || c.Level == v1alpha1.Level3
 }

@@ -58,15 +58,9 @@ func TopologyOf(run *v1alpha1.BenchmarkRun) *v1alpha1.Topology {
 	if m == nil {
 		return nil
 	}
-	t := &v1alpha1.Topology{Brokers: m.Brokers, Version: m.Version}
-	if t.Brokers == 0 {
-		t.Brokers = 3
-	}
+	t := &v1alpha1.Topology{Brokers: m.BrokersOrDefault(), Version: m.Version}
 	if run.Spec.System == v1alpha1.SystemPulsar {
-		t.Bookies = m.Bookies
-		if t.Bookies == 0 {
-			t.Bookies = 3
-		}
+		t.Bookies = m.BookiesOrDefault()
 	}
 	return t
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streambench/streambench-operator/internal/provision"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
+
+	"github.com/streambench/streambench-operator/internal/provision"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,14 +17,12 @@ import (
 	"github.com/streambench/streambench-operator/internal/durability"
 )
 
-// Defaults of a managed Pulsar cluster when the spec leaves a count unset.
-// The CRD defaults brokers to 3; Go callers that bypass the API server get
-// the same here. Three ZooKeeper nodes is the smallest quorum that survives
-// a node loss; three bookies is the seeds' ensemble size.
+// Defaults of a managed Pulsar cluster when the spec leaves a count unset:
+// the spec's own (api/v1alpha1/defaults.go).
 const (
-	DefaultBrokers               int32 = 3
-	DefaultBookies               int32 = 3
-	DefaultMetadataStoreReplicas int32 = 3
+	DefaultBrokers               = v1alpha1.DefaultBrokers
+	DefaultBookies               = v1alpha1.DefaultBookies
+	DefaultMetadataStoreReplicas = v1alpha1.DefaultMetadataStoreReplicas
 )
 
 // Component names as the chart uses them in object names
@@ -122,23 +122,13 @@ type Counts struct {
 
 // CountsOf returns the replica counts of a managed cluster.
 func CountsOf(m *v1alpha1.ManagedCluster) Counts {
-	c := Counts{ZooKeeper: m.MetadataStoreReplicas, Bookies: m.Bookies, Brokers: m.Brokers}
-	if c.ZooKeeper == 0 {
-		c.ZooKeeper = DefaultMetadataStoreReplicas
-	}
-	if c.Bookies == 0 {
-		c.Bookies = DefaultBookies
-	}
-	if c.Brokers == 0 {
-		c.Brokers = DefaultBrokers
-	}
-	return c
+	return Counts{ZooKeeper: m.MetadataStoreReplicasOrDefault(), Bookies: m.BookiesOrDefault(), Brokers: m.BrokersOrDefault()}
 }
 
 // components is the chart's components map as Values sets it. Ready
 // expects exactly the StatefulSets of the enabled ones.
 //
-//   - proxy off: OMB and the seeds' clients talk to the brokers directly,
+//   - proxy off: OMB and the source studies' (docs/methodology.md) clients talk to the brokers directly,
 //     as Kafka clients do; a proxy would add a network hop on the Pulsar
 //     side only. Workers use the broker service (ServiceURL).
 //   - autorecovery on: without it the bookies run the recovery daemon
@@ -182,7 +172,7 @@ var podMonitorComponents = []string{"zookeeper", "bookkeeper", "autorecovery", "
 //     default topology spreading applies to both; required on one side
 //     only would let the two systems land on the nodes differently;
 //   - a run that must have one bookie per node (one NVMe disk each, as in
-//     the seeds) says so in spec.cluster.managed.placement.affinity with a
+//     the source studies) says so in spec.cluster.managed.placement.affinity with a
 //     required podAntiAffinity term, which AffinityPostRenderer adds to
 //     the chart's.
 func antiAffinity() map[string]any {
@@ -369,7 +359,7 @@ func configData(field string, translated, overlay map[string]string, needsPrefix
 		out[configKey(k, needsPrefix)] = v
 	}
 	var errs []error
-	for _, k := range sortedKeys(overlay) {
+	for _, k := range slices.Sorted(maps.Keys(overlay)) {
 		if !configMapKey.MatchString(k) {
 			errs = append(errs, fmt.Errorf("%s key %q is not a valid configuration key (letters, digits, '-', '_' and '.'); fix or remove it", field, k))
 			continue
@@ -481,13 +471,4 @@ func stringMap(in map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

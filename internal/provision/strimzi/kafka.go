@@ -3,6 +3,7 @@ package strimzi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,9 +14,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
-// DefaultBrokers mirrors the CRD's default for spec.cluster.managed.brokers,
-// for runs that did not go through the API server (local YAML, Go callers).
-const DefaultBrokers int32 = 3
+// DefaultBrokers is the spec's default for spec.cluster.managed.brokers.
+const DefaultBrokers = v1alpha1.DefaultBrokers
 
 // DefaultKafkaVersion is the Kafka that Strimzi 1.2.0 deploys when
 // spec.cluster.managed.version is empty: its default and only supported
@@ -132,7 +132,7 @@ func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstr
 		return nil, fmt.Errorf("spec.cluster.managed.brokers (%d) must be at least the replication factor (%d, spec.durability.replication.replicas); add brokers or lower replicas", brokers, rf)
 	}
 	var bad []error
-	for _, k := range sortedKeys(m.BrokerConfig) {
+	for _, k := range slices.Sorted(maps.Keys(m.BrokerConfig)) {
 		if p := forbiddenPrefix(k); p != "" {
 			bad = append(bad, fmt.Errorf("spec.cluster.managed.brokerConfig[%q] is owned by Strimzi (keys starting with %q set listeners, security, node identity or the KRaft quorum, and Strimzi would ignore it); remove it", k, p))
 		}
@@ -190,12 +190,7 @@ func managed(run *v1alpha1.BenchmarkRun) (*v1alpha1.ManagedCluster, error) {
 	return m, nil
 }
 
-func brokerCount(m *v1alpha1.ManagedCluster) int32 {
-	if m.Brokers == 0 {
-		return DefaultBrokers
-	}
-	return m.Brokers
-}
+func brokerCount(m *v1alpha1.ManagedCluster) int32 { return m.BrokersOrDefault() }
 
 // newObject converts spec to an unstructured object of kind gvk.
 func newObject(gvk schema.GroupVersionKind, name, namespace string, lbls map[string]string, spec any) (*unstructured.Unstructured, error) {
@@ -209,15 +204,6 @@ func newObject(gvk schema.GroupVersionKind, name, namespace string, lbls map[str
 	u.SetNamespace(namespace)
 	u.SetLabels(lbls)
 	return u, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func itoa(n int32) string { return fmt.Sprint(n) }

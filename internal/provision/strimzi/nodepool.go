@@ -2,6 +2,8 @@ package strimzi
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -60,7 +62,7 @@ type podTemplate struct {
 //     run the metadata log sees only topic creation and ISR changes, so
 //     sharing the data volume (kraftMetadata: shared) leaves the measured
 //     write path alone;
-//   - the quorum is every broker, which is 3 in every seed setup; for much
+//   - the quorum is every broker, which is 3 in every study's setup (docs/methodology.md); for much
 //     larger clusters (7+ brokers) a dedicated pool would keep the quorum
 //     small, and is the change to make if such runs appear.
 func NodePools(run *v1alpha1.BenchmarkRun) ([]*unstructured.Unstructured, error) {
@@ -161,7 +163,7 @@ func affinityWithNodeSelector(affinity *corev1.Affinity, nodeSelector map[string
 		out.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = required
 	}
 	var exprs []corev1.NodeSelectorRequirement
-	for _, k := range sortedKeys(nodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(nodeSelector)) {
 		exprs = append(exprs, corev1.NodeSelectorRequirement{
 			Key:      k,
 			Operator: corev1.NodeSelectorOpIn,

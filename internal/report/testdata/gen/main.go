@@ -1,7 +1,7 @@
 // Command gen records the report tests' results from real runs: local Kafka
 // and Pulsar clusters (JVMs from Maven Central jars), two in-process workers
 // over HTTP and the real coordinator, at the durability levels of the
-// durability seed's Tables 2-4 and 2-5 (async local durability: ack-1 is
+// durability study's (docs/methodology.md) Tables 2-4 and 2-5 (async local durability: ack-1 is
 // level 4, ack-all / ack-2 is level 2), plus a mixed run for the drain chart.
 //
 //	go run ./internal/report/testdata/gen [-out internal/report/testdata] [-only kafka]
@@ -32,7 +32,7 @@ import (
 func f64(v float64) *float64 { return &v }
 func i32(v int32) *int32     { return &v }
 
-// fixed is a small version of the seed's latency workload: 1 KB messages at
+// fixed is a small version of the study's latency workload: 1 KB messages at
 // a fixed rate with one tailing subscription.
 func fixed(name string) v1alpha1.WorkloadSpec {
 	return v1alpha1.WorkloadSpec{
