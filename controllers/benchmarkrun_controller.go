@@ -25,6 +25,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
@@ -110,57 +111,23 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return r.fail(ctx, &run, "Failed", err.Error())
 	}
 	if apierrors.IsConflict(err) {
-		// A stale copy: the next reconcile reads the current one.
-		return ctrl.Result{Requeue: true}, nil
+		// A stale copy of an object other than the run's status (which
+		// patchStatus retries itself): the next reconcile reads it again.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return res, err
 }
 
-// moveTo moves the run forward, records the status and announces the change.
-func (r *BenchmarkRunReconciler) moveTo(ctx context.Context, run *v1alpha1.BenchmarkRun, next v1alpha1.Phase, reason, message string) error {
-	if !run.MoveTo(next, message) {
-		return nil
-	}
-	if next.Finished() && run.Status.CompletionTime == nil {
-		now := metav1.Now()
-		run.Status.CompletionTime = &now
-	}
-	eventType := corev1.EventTypeNormal
-	if next == v1alpha1.PhaseFailed {
-		eventType = corev1.EventTypeWarning
-	}
-	return r.updateStatus(ctx, run, eventType, reason)
-}
-
 // fail ends the run in Failed with the reason, keeping whatever results it
-// already had.
-func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.BenchmarkRun, reason, message string) (ctrl.Result, error) {
-	run.SetCondition(v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, message)
-	return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseFailed, reason, message)
-}
-
-// updateStatus writes the status and announces it with an event.
-func (r *BenchmarkRunReconciler) updateStatus(ctx context.Context, run *v1alpha1.BenchmarkRun, eventType, reason string) error {
-	run.Status.ObservedGeneration = run.Generation
-	if err := r.writeStatus(ctx, run); err != nil {
-		return err
-	}
-	if r.Recorder != nil {
-		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", run.Status.Message)
-	}
-	return nil
-}
-
-// writeStatus is the one way the status is written: status.display is
-// derived from the figures beside it on every write, so kubectl get's
-// rounded columns never lag behind status.results or status.testbed.
-func (r *BenchmarkRunReconciler) writeStatus(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
-	run.Status.RefreshDisplay()
-	return r.Status().Update(ctx, run)
+// already had (and those the coordinator wrote so far, marked partial).
+func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.BenchmarkRun, reason, message string, txs ...statusTx) (ctrl.Result, error) {
+	txs = append(txs, r.partialResults(ctx, run), setCondition(v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, message))
+	return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseFailed, reason, message, txs...)
 }
 
 // SetupWithManager registers the reconciler with the manager. Jobs are
-// watched so a finished coordinator moves its run on at once; results
+// watched so a finished coordinator moves its run on at once; the load
+// pods so a deleted one fails its run at once, by name; results
 // ConfigMaps so a coordinator's page-cache drop request (and its results)
 // are seen at once. The coordinator, not the controller, creates that
 // ConfigMap and does not make the run its controller, hence a mapping by
@@ -171,8 +138,21 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(resultsConfigMapRun)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(loadPodRun)).
 		Named("benchmarkrun").
 		Complete(r)
+}
+
+// loadPodRun maps a worker or coordinator pod to its run: a pod that is
+// deleted or evicted mid-run must fail the run while the pod, terminating,
+// can still be named (a worker exits within a second of SIGTERM, sooner
+// than a poll would see it).
+func loadPodRun(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	if role := l[workers.LabelRole]; l[workers.LabelRun] == "" || (role != workers.RoleWorker && role != workers.RoleCoord) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: l[workers.LabelRun]}}}
 }
 
 // resultsConfigMapRun maps a run's results ConfigMap to the run.

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,7 +72,8 @@ func (r *BenchmarkSuiteReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		res, err = r.reconcileSuiteFinished(ctx, &s)
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+		// A stale copy: the next reconcile reads the current one.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return res, err
 }
@@ -116,6 +119,11 @@ func (r *BenchmarkSuiteReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("benchmarksuite").
 		Complete(r)
 }
+
+// again is the pause before a suite that moved on is looked at again
+// (controller-runtime 0.24 deprecates Requeue: true; a status write that
+// changed nothing brings no watch event to rely on).
+const again = 100 * time.Millisecond
 
 // suitePoll is how often a suite waiting for a cluster is looked at.
 const suitePoll = pollInterval

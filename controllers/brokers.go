@@ -14,8 +14,10 @@ type brokers interface {
 	// Deploy creates what the run needs (nothing for existing clusters).
 	Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) error
 	// Ready reports whether the brokers take the workload and where they
-	// are; reason says what is missing. A non-nil error is a permanent
-	// failure of the run.
+	// are; reason says what is missing. An error marked permanent (the
+	// brokers cannot become ready) fails the run; any other (a timeout or
+	// a 5xx of the API server) is retried with backoff within
+	// spec.timeouts.provisioning.
 	Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (endpoints *v1alpha1.BrokerEndpoints, reason string, err error)
 	// Teardown removes what Deploy created; done is false while removal is
 	// still under way.

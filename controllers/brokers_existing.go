@@ -23,7 +23,7 @@ func (b existingBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 		return &v1alpha1.BrokerEndpoints{BootstrapServers: e.BootstrapServers, ServiceURL: e.ServiceURL, AdminURL: e.AdminURL}, "", nil
 	}
 	if err := strimzi.CRDsInstalled(b.RESTMapper()); err != nil {
-		return nil, "", fmt.Errorf("spec.cluster.existing.strimziCluster: %w", err)
+		return nil, "", permanent(fmt.Errorf("spec.cluster.existing.strimziCluster: %w", err))
 	}
 	ns := e.StrimziCluster.Namespace
 	if ns == "" {

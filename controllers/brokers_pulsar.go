@@ -74,6 +74,13 @@ func (b pulsarBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) e
 		}
 		return nil
 	}
+	owner, exists, err := b.helm.Owner(ctx, rel.Namespace, rel.Name)
+	if err != nil {
+		return err
+	}
+	if exists && owner != rel.Owner {
+		return permanent(&pulsar.NotOwnedError{Namespace: rel.Namespace, Name: rel.Name, Owner: owner})
+	}
 	status, err := b.helm.Status(ctx, rel.Namespace, rel.Name)
 	if err != nil {
 		return err
@@ -102,8 +109,11 @@ func (b pulsarBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*
 		return nil, "", err
 	}
 	ready, reason, err := pulsar.Ready(sets.Items, jobs.Items, name)
-	if err != nil || !ready {
-		return nil, reason, err
+	if err != nil {
+		return nil, reason, permanent(err) // an init Job failed for good
+	}
+	if !ready {
+		return nil, reason, nil
 	}
 	return &v1alpha1.BrokerEndpoints{
 		ServiceURL: pulsar.ServiceURL(name, run.Namespace),
@@ -123,6 +133,17 @@ func (b pulsarBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun)
 		deleteClaims = *m.Storage.DeleteClaim
 	}
 	res, ok := b.helm.Result(run.Namespace, name)
+	if !ok || res.Operation != pulsar.OperationUninstall {
+		// A release of the run's name that the run did not install is
+		// left alone (Deploy refused it).
+		owner, exists, err := b.helm.Owner(ctx, run.Namespace, name)
+		if err != nil {
+			return false, err
+		}
+		if exists && owner != string(run.UID) {
+			return true, nil
+		}
+	}
 	switch {
 	case ok && res.Operation == pulsar.OperationUninstall && res.Done && res.Err == nil:
 		b.helm.Forget(run.Namespace, name)

@@ -67,7 +67,7 @@ func (b strimziBrokers) kafka(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*v1alpha1.BrokerEndpoints, string, error) {
 	kafka, err := b.kafka(ctx, run)
 	if apierrors.IsNotFound(err) {
-		return nil, "", fmt.Errorf("Kafka %s was deleted while the run waited for it", strimzi.ClusterName(run))
+		return nil, "", permanent(fmt.Errorf("Kafka %s was deleted while the run waited for it", strimzi.ClusterName(run)))
 	}
 	if err != nil {
 		return nil, "", err
@@ -98,7 +98,11 @@ func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun
 	}
 	// Deleting needs only kind, name and namespace; the builders would also
 	// re-validate a spec that is long past validation.
-	return deleteAll(ctx, b.Client,
+	var owner client.Object = run
+	if b.owner != nil {
+		owner = b.owner
+	}
+	return deleteAll(ctx, b.Client, owner,
 		strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run)),
 		strimziRef(strimzi.KafkaNodePoolGVK, run.Namespace, strimzi.PoolName(run)),
 		strimzi.MetricsConfigMap(run))

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,16 +25,19 @@ func isPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
-// createOwned creates obj with owner (a run, or a suite) as its controller owner. An object
-// that exists already (a restarted operator, a retried reconcile) is left as
-// it is: the spec it was built from is immutable.
+// createOwned creates obj with owner (a run, or a suite) as its controller
+// owner. An object of that name that owner controls already (a restarted
+// operator, a retried reconcile) is left as it is: the spec it was built
+// from is immutable. One that owner does not control is someone else's: it
+// is never adopted (teardown would delete it), and the run fails at once,
+// naming it.
 func createOwned(ctx context.Context, c client.Client, owner client.Object, obj client.Object) error {
 	if err := controllerutil.SetControllerReference(owner, obj, c.Scheme()); err != nil {
 		return err
 	}
 	err := c.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
-		return nil
+		return checkOwned(ctx, c, owner, obj)
 	}
 	if meta.IsNoMatchError(err) {
 		return permanent(err)
@@ -41,14 +45,57 @@ func createOwned(ctx context.Context, c client.Client, owner client.Object, obj 
 	return err
 }
 
-// deleteAll deletes objs in the background and reports whether all of them
-// are gone.
-func deleteAll(ctx context.Context, c client.Client, objs ...client.Object) (bool, error) {
+// checkOwned fails permanently when the existing object named like obj is
+// not controlled by owner.
+func checkOwned(ctx context.Context, c client.Client, owner client.Object, obj client.Object) error {
+	existing, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("%T is not a client.Object", obj)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted in between: the next reconcile creates it.
+			return fmt.Errorf("%s %s/%s was deleted while it was created; trying again", kindOf(c, obj), obj.GetNamespace(), obj.GetName())
+		}
+		return err
+	}
+	if metav1.IsControlledBy(existing, owner) {
+		return nil
+	}
+	holder := "no controller"
+	if ref := metav1.GetControllerOf(existing); ref != nil {
+		holder = fmt.Sprintf("controller %s %s", ref.Kind, ref.Name)
+	}
+	return permanent(fmt.Errorf("%s %s/%s exists already and was not created by this run (it has %s); streambench neither uses nor deletes it: rename the run, or delete that object if it is a leftover",
+		kindOf(c, obj), obj.GetNamespace(), obj.GetName(), holder))
+}
+
+// deleteAll deletes those of objs that owner controls, in the background,
+// and reports whether all of them are gone. An object of the same name that
+// owner does not control was never the run's (createOwned refused it) and
+// is left alone.
+func deleteAll(ctx context.Context, c client.Client, owner client.Object, objs ...client.Object) (bool, error) {
 	gone := true
 	for _, obj := range objs {
-		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		existing, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return false, fmt.Errorf("%T is not a client.Object", obj)
+		}
+		err := c.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			continue
+		case err != nil:
+			return false, err
+		case !metav1.IsControlledBy(existing, owner):
+			continue
+		}
+		// The UID precondition keeps a delete from hitting an object that
+		// replaced the one just read.
+		err = c.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: ptrTo(existing.GetUID())})
+		switch {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || apierrors.IsConflict(err):
 		case err != nil:
 			return false, err
 		default:
@@ -56,4 +103,17 @@ func deleteAll(ctx context.Context, c client.Client, objs ...client.Object) (boo
 		}
 	}
 	return gone, nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// kindOf names obj's kind for a message.
+func kindOf(c client.Client, obj client.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	if gvk, err := c.GroupVersionKindFor(obj); err == nil {
+		return gvk.Kind
+	}
+	return fmt.Sprintf("%T", obj)
 }

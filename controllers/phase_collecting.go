@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,11 +32,7 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	// that still holds that version has no results yet: wait as for none.
 	_, hasSummary := cm.Data[results.KeySummary]
 	if apierrors.IsNotFound(err) || (err == nil && !hasSummary) {
-		since := time.Now()
-		if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionWorkersCompleted); c != nil {
-			since = c.LastTransitionTime.Time
-		}
-		if time.Since(since) > resultsGrace {
+		if time.Since(enteredAt(run, v1alpha1.PhaseCollecting)) > resultsGrace {
 			return r.fail(ctx, run, "NoResults", fmt.Sprintf("the coordinator finished but wrote no results into ConfigMap %s; see its logs (kubectl logs job/%s)", name, workers.CoordinatorName(run)))
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -49,13 +44,32 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	if err != nil {
 		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}
-	run.Status.Results = &summary.Results
-	run.Status.ResultsRef = name
+	if summary.Results.Partial {
+		// The coordinator's last periodic write; its final one (it
+		// finished) has not reached the cache yet.
+		if time.Since(enteredAt(run, v1alpha1.PhaseCollecting)) > resultsGrace {
+			return r.fail(ctx, run, "NoResults", fmt.Sprintf("the coordinator finished but its final results never replaced the partial ones in ConfigMap %s; see its logs (kubectl logs job/%s)", name, workers.CoordinatorName(run)))
+		}
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded",
+		fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99),
+		recordResults(run, summary, name)...)
+}
+
+// recordResults copies a results summary into the status: status.results
+// (partial or not), and what the coordinator read of an existing cluster.
+func recordResults(run *v1alpha1.BenchmarkRun, summary *results.Summary, name string) []statusTx {
+	res := summary.Results
+	txs := []statusTx{func(run *v1alpha1.BenchmarkRun) bool {
+		run.Status.Results = &res
+		run.Status.ResultsRef = name
+		return true
+	}}
 	if d := summary.Durability; run.Spec.Cluster.Existing != nil && d != nil && d.Explanation != "" {
 		// The coordinator read the existing brokers (the controller may
 		// not reach them): what they really give replaces the translation
 		// recorded at creation, which only said what was asked.
-		run.Status.Durability = d
 		reason, msg := v1alpha1.ReasonTranslated, fmt.Sprintf("durability read from the existing cluster: level %d in effect, %s", d.AchievedLevel, durability.VerificationLabel(d))
 		if d.AchievedLevel != d.RequestedLevel {
 			msg = fmt.Sprintf("durability read from the existing cluster: level %d requested, level %d in effect: %s", d.RequestedLevel, d.AchievedLevel, d.Explanation)
@@ -65,9 +79,50 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 		if d.AchievedLevel > d.RequestedLevel {
 			reason = v1alpha1.ReasonLevelDowngraded
 		}
-		run.SetCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg)
+		txs = append(txs, func(run *v1alpha1.BenchmarkRun) bool { run.Status.Durability = d; return true },
+			setCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg))
 	}
-	run.SetCondition(v1alpha1.ConditionResultsRecorded, metav1.ConditionTrue, "Recorded", "results in status.results and ConfigMap "+name)
-	return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded",
-		fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99))
+	what := "results"
+	if res.Partial {
+		what = "partial results (the run did not finish)"
+	}
+	return append(txs, setCondition(v1alpha1.ConditionResultsRecorded, metav1.ConditionTrue, "Recorded", what+" in status.results and ConfigMap "+name))
+}
+
+// partialResults keeps, for a run that fails, what its coordinator wrote
+// so far (it writes its results every interval): a status tx that records
+// them unless the run has results already. A run that never got as far as
+// the load, or a ConfigMap that cannot be read, keeps nothing more.
+func (r *BenchmarkRunReconciler) partialResults(ctx context.Context, run *v1alpha1.BenchmarkRun) statusTx {
+	none := func(*v1alpha1.BenchmarkRun) bool { return true }
+	if run.Status.Results != nil || (run.Status.Phase != v1alpha1.PhaseRunning && run.Status.Phase != v1alpha1.PhaseCollecting) {
+		return none
+	}
+	name := workers.ResultsName(run)
+	// From the API server: the coordinator's last write may be a moment
+	// old, and the cache behind it.
+	var cm corev1.ConfigMap
+	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &cm); err != nil {
+		return none
+	}
+	if _, ok := cm.Data[results.KeySummary]; !ok {
+		return none
+	}
+	summary, err := results.Read(&cm)
+	if err != nil {
+		return none
+	}
+	// The coordinator wrote these before it ended, or while it still ran:
+	// either way the run did not finish.
+	summary.Results.Partial = true
+	txs := recordResults(run, summary, name)
+	return func(run *v1alpha1.BenchmarkRun) bool {
+		if run.Status.Results != nil {
+			return true
+		}
+		for _, tx := range txs {
+			tx(run)
+		}
+		return true
+	}
 }

@@ -30,10 +30,13 @@ func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1a
 		if !done {
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
-		run.SetCondition(v1alpha1.ConditionTornDown, metav1.ConditionTrue, string(run.Spec.Teardown.Policy),
-			"brokers and workers removed; the results ConfigMap stays until the run is deleted")
-		if err := r.updateStatus(ctx, run, corev1.EventTypeNormal, "TornDown"); err != nil {
+		written, err := r.patchStatus(ctx, run, setCondition(v1alpha1.ConditionTornDown, metav1.ConditionTrue, string(run.Spec.Teardown.Policy),
+			"brokers and workers removed; the results ConfigMap stays until the run is deleted"))
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if written {
+			r.announce(run, corev1.EventTypeNormal, "TornDown")
 		}
 	}
 	if ttl := run.Spec.Teardown.TTLSecondsAfterFinished; ttl != nil && run.Status.CompletionTime != nil {
@@ -65,9 +68,27 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	// refused in Pending (its driver file never read), and that run must
 	// still be torn down.
 	coordinator := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.CoordinatorName(run), Namespace: run.Namespace}}
-	workersGone, err := deleteAll(ctx, r.Client, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), binding, role, sa)
+	workersGone, err := deleteAll(ctx, r.Client, run, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run))
 	if err != nil {
 		return false, err
+	}
+	// The coordinator's permission to write the results, and the token,
+	// go only once its pod is gone: a coordinator stopped mid-run (pod
+	// deleted, evicted, the Job's deadline) writes its results within its
+	// termination grace period, after the run already failed.
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name, workers.LabelRole: workers.RoleCoord}); err != nil {
+		return false, err
+	}
+	if len(pods.Items) > 0 {
+		workersGone = false
+	} else {
+		rbacGone, err := deleteAll(ctx, r.Client, run, binding, role, sa,
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: workers.TokenName(run), Namespace: run.Namespace}})
+		if err != nil {
+			return false, err
+		}
+		workersGone = workersGone && rbacGone
 	}
 	brokersGone, err := r.brokersFor(run).Teardown(ctx, run)
 	if err != nil {

@@ -45,9 +45,11 @@ func (r *BenchmarkRunReconciler) reconcileMonitoring(ctx context.Context, run *v
 	if ok {
 		for _, pm := range monitoring.PodMonitors(run, r.Monitoring) {
 			err := createOwned(ctx, r.Client, run, pm)
-			if apierrors.IsNotFound(err) || isPermanent(err) {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 				// The CRD went away after the client's RESTMapper saw it
-				// (it does not look again on a hit).
+				// (it does not look again on a hit). A PodMonitor of the
+				// run's name that the run does not own is not this: that
+				// error is permanent and fails the run, naming it.
 				ok = false
 				st.PodMonitors = nil
 				break
@@ -107,5 +109,5 @@ func (r *BenchmarkRunReconciler) deleteMonitors(ctx context.Context, run *v1alph
 		u.SetNamespace(pm.GetNamespace())
 		objs = append(objs, u)
 	}
-	return deleteAll(ctx, r.Client, objs...)
+	return deleteAll(ctx, r.Client, run, objs...)
 }

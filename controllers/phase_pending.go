@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // reconcileNew takes a run that has no phase yet: it translates the declared
@@ -22,11 +24,10 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	if err != nil {
 		// The API server's validation makes this unreachable; a spec that
 		// slipped through (an older CRD) fails with the reason.
-		run.SetCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionFalse, v1alpha1.ReasonInvalid, err.Error())
-		return r.fail(ctx, run, v1alpha1.ReasonInvalid, err.Error())
+		return r.fail(ctx, run, v1alpha1.ReasonInvalid, err.Error(),
+			setCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionFalse, v1alpha1.ReasonInvalid, err.Error()))
 	}
 
-	run.Status.Durability = &eff
 	reason, msg := v1alpha1.ReasonTranslated, fmt.Sprintf("durability level %d in effect, %s", eff.AchievedLevel, durability.VerificationLabel(&eff))
 	eventType := corev1.EventTypeNormal
 	if eff.AchievedLevel != eff.RequestedLevel {
@@ -34,9 +35,32 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 		msg = fmt.Sprintf("durability level %d requested, level %d achieved: %s", eff.RequestedLevel, eff.AchievedLevel, eff.Explanation)
 		eventType = corev1.EventTypeWarning
 	}
-	run.SetCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg)
-	run.MoveTo(v1alpha1.PhasePending, msg)
-	return ctrl.Result{}, r.updateStatus(ctx, run, eventType, reason)
+	txs := []statusTx{
+		func(run *v1alpha1.BenchmarkRun) bool { run.Status.Durability = &eff; return true },
+		setCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg),
+		runTimeoutCheck(run),
+		enterPhase(v1alpha1.PhasePending, msg),
+	}
+	if written, err := r.patchStatus(ctx, run, txs...); err != nil || !written {
+		return ctrl.Result{}, err
+	}
+	r.announce(run, eventType, reason)
+	return ctrl.Result{}, nil
+}
+
+// runTimeoutCheck says in the RunTimeout condition whether
+// spec.timeouts.run leaves the workload the time it needs: a deadline below
+// the estimate is the user's to choose (a quick look at a long workload),
+// but it kills the run before the measured phase ends, so it is said at once.
+func runTimeoutCheck(run *v1alpha1.BenchmarkRun) statusTx {
+	short, est := workload.ShortTimeout(run.Spec.Workload, run.Spec.Timeouts.Run)
+	status, reason, msg := metav1.ConditionTrue, "Sufficient", fmt.Sprintf("the run's deadline is %s (estimate from the workload %s)", workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts).Round(time.Second), est.Round(time.Second))
+	if short {
+		status, reason = metav1.ConditionFalse, "BelowEstimate"
+		msg = fmt.Sprintf("spec.timeouts.run (%s) is below the %s the workload needs (warm-up, rate search, backlog build and drain, test, setup, 10 %% margin): the run will likely be stopped before it ends; raise spec.timeouts.run or remove it to use the estimate",
+			run.Spec.Timeouts.Run.Duration, est.Round(time.Second))
+	}
+	return setCondition(v1alpha1.ConditionRunTimeout, status, reason, msg)
 }
 
 // brokerVersion is the broker version a run's durability applies to: the
@@ -88,11 +112,16 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}
-	now := metav1.Now()
-	run.Status.StartTime = &now
-	run.SetCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionFalse, "Provisioning", "waiting for the brokers")
+	startTime := func(run *v1alpha1.BenchmarkRun) bool {
+		if run.Status.StartTime == nil {
+			now := metav1.Now()
+			run.Status.StartTime = &now
+		}
+		return true
+	}
 	return ctrl.Result{RequeueAfter: pollInterval},
-		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run))
+		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run), startTime, driverTx(run.Status.Driver),
+			setCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionFalse, "Provisioning", "waiting for the brokers"))
 }
 
 func provisioningMessage(run *v1alpha1.BenchmarkRun) string {
@@ -103,5 +132,15 @@ func provisioningMessage(run *v1alpha1.BenchmarkRun) string {
 		return "deploying Pulsar with the Helm chart"
 	default:
 		return "deploying Kafka with Strimzi"
+	}
+}
+
+// driverTx records the driver settings read in Pending (nil: none).
+func driverTx(d *v1alpha1.DriverSpec) statusTx {
+	return func(run *v1alpha1.BenchmarkRun) bool {
+		if d != nil {
+			run.Status.Driver = d
+		}
+		return true
 	}
 }

@@ -136,10 +136,17 @@ var _ = Describe("a run that names its files in ConfigMaps", func() {
 
 		job := getJob(run, workers.CoordinatorName(run))
 		pod := job.Spec.Template.Spec
-		Expect(pod.Volumes).To(HaveLen(1))
-		Expect(pod.Volumes[0].ConfigMap.Name).To(Equal("omb-payload"))
-		Expect(pod.Volumes[0].ConfigMap.Items).To(Equal([]corev1.KeyToPath{{Key: "payload-1Kb.data", Path: "payload-1Kb.data"}}))
-		Expect(pod.Containers[0].VolumeMounts).To(ConsistOf(corev1.VolumeMount{Name: pod.Volumes[0].Name, MountPath: workers.PayloadDir, ReadOnly: true}))
+		// Besides the /tmp emptyDir every load pod has (read-only root).
+		var payloadVolumes []corev1.Volume
+		for _, v := range pod.Volumes {
+			if v.EmptyDir == nil {
+				payloadVolumes = append(payloadVolumes, v)
+			}
+		}
+		Expect(payloadVolumes).To(HaveLen(1))
+		Expect(payloadVolumes[0].ConfigMap.Name).To(Equal("omb-payload"))
+		Expect(payloadVolumes[0].ConfigMap.Items).To(Equal([]corev1.KeyToPath{{Key: "payload-1Kb.data", Path: "payload-1Kb.data"}}))
+		Expect(pod.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: payloadVolumes[0].Name, MountPath: workers.PayloadDir, ReadOnly: true}))
 		var w v1alpha1.WorkloadSpec
 		Expect(json.Unmarshal([]byte(coordinatorArg(job, "workload-json")), &w)).To(Succeed())
 		Expect(w.PayloadFile).To(Equal(workers.PayloadDir + "/payload-1Kb.data"))

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -13,25 +15,32 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services;serviceaccounts;secrets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;delete
 
 // reconcileProvisioning waits, within spec.timeouts.provisioning, for the
 // brokers; once they are ready it starts the workers and the coordinator.
 func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	endpoints, reason, err := r.brokersFor(run).Ready(ctx, run)
-	if err != nil {
+	deadline := provisioningDeadline(run)
+	switch {
+	case err != nil && isPermanent(err):
 		return r.fail(ctx, run, "BrokersFailed", err.Error())
+	case err != nil && time.Now().After(deadline):
+		return r.fail(ctx, run, "ProvisioningTimeout", fmt.Sprintf(
+			"the brokers' readiness could not be read within spec.timeouts.provisioning (%s): %v", provisioningTimeout(run), err))
+	case err != nil:
+		// A timeout or a 5xx of the API server: retried with the
+		// controller's backoff.
+		return ctrl.Result{}, err
 	}
 	if endpoints == nil {
-		deadline := provisioningDeadline(run)
 		if time.Now().After(deadline) {
 			return r.fail(ctx, run, "ProvisioningTimeout", fmt.Sprintf(
 				"the brokers were not ready within spec.timeouts.provisioning (%s): %s", provisioningTimeout(run), reason))
 		}
 		if run.Status.Message != reason && reason != "" {
-			run.Status.Message = reason
-			if err := r.writeStatus(ctx, run); err != nil {
+			if _, err := r.patchStatus(ctx, run, setMessage(reason)); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -45,17 +54,20 @@ func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run 
 		return res, err
 	}
 
+	// status.monitoring is what the coordinator's Job is built from
+	// (startWorkers reads it from run), and it is kept with the move.
 	if err := r.reconcileMonitoring(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}
-	run.Status.Brokers = endpoints
-	run.SetCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints))
+	mon := run.Status.Monitoring
 	if err := r.startWorkers(ctx, run, *endpoints); err != nil {
 		return ctrl.Result{}, err
 	}
-	run.SetCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionFalse, "Running", "the coordinator drives the workload")
 	return ctrl.Result{RequeueAfter: pollInterval},
-		r.moveTo(ctx, run, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("running the workload against %s", brokersMessage(endpoints)))
+		r.moveTo(ctx, run, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("running the workload against %s", brokersMessage(endpoints)),
+			func(run *v1alpha1.BenchmarkRun) bool { run.Status.Brokers, run.Status.Monitoring = endpoints, mon; return true },
+			setCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints)),
+			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionFalse, "Running", "the coordinator drives the workload"))
 }
 
 func provisioningTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
@@ -80,16 +92,23 @@ func brokersMessage(e *v1alpha1.BrokerEndpoints) string {
 	return "service " + e.ServiceURL
 }
 
-// startWorkers creates the coordinator's permission to write the results,
-// the workers' headless Service, the worker Job and the coordinator Job,
-// all owned by the run.
+// startWorkers creates the run's token, the coordinator's permission to
+// write the results, the workers' headless Service, the worker Job and the
+// coordinator Job, all owned by the run.
 func (r *BenchmarkRunReconciler) startWorkers(ctx context.Context, run *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) error {
 	coordinator, err := workers.CoordinatorJob(run, r.WorkerImage, brokers)
 	if err != nil {
 		return permanent(err)
 	}
+	// A retried reconcile draws a new token, but the Secret that exists
+	// already (the run's own) keeps the first.
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return err
+	}
+	token := workers.TokenSecret(run, hex.EncodeToString(raw))
 	sa, role, binding := workers.CoordinatorRBAC(run)
-	for _, obj := range []client.Object{sa, role, binding, workers.Service(run), workers.WorkerJob(run, r.WorkerImage), coordinator} {
+	for _, obj := range []client.Object{token, sa, role, binding, workers.Service(run), workers.WorkerJob(run, r.WorkerImage), coordinator} {
 		if err := createOwned(ctx, r.Client, run, obj); err != nil {
 			return err
 		}

@@ -57,9 +57,12 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		if note != "" {
 			tb.Note = strings.TrimPrefix(tb.Note+"; "+note, "; ")
 		}
-		run.Status.Testbed = &tb
-		run.Status.Message = testbedMessage(&tb)
-		if err := r.writeStatus(ctx, run); err != nil {
+		if _, err := r.patchStatus(ctx, run, setMessage(testbedMessage(&tb)), func(run *v1alpha1.BenchmarkRun) bool {
+			if run.Status.Testbed == nil {
+				run.Status.Testbed = &tb
+			}
+			return true
+		}); err != nil {
 			return false, ctrl.Result{}, err
 		}
 	}
@@ -73,10 +76,14 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 			return false, ctrl.Result{}, err
 		}
 		now := metav1.Now()
-		run.Status.Testbed.PageCacheDropped = &now
-		run.Status.Testbed.PageCacheDrops = append(run.Status.Testbed.PageCacheDrops, v1alpha1.PageCacheDrop{
-			Seq: 0, Reason: pagecache.ReasonBeforeLoad, At: now, Dropped: true, Nodes: nodeNames(nodes)})
-		if err := r.writeStatus(ctx, run); err != nil {
+		if _, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
+			if tb := run.Status.Testbed; tb != nil && tb.PageCacheDropped == nil {
+				tb.PageCacheDropped = &now
+				tb.PageCacheDrops = append(tb.PageCacheDrops, v1alpha1.PageCacheDrop{
+					Seq: 0, Reason: pagecache.ReasonBeforeLoad, At: now, Dropped: true, Nodes: nodeNames(nodes)})
+			}
+			return true
+		}); err != nil {
 			return false, ctrl.Result{}, err
 		}
 	}
@@ -88,7 +95,7 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobName(run, n.name)}})
 	}
 	jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.WorkerPoolJobName(run)}})
-	if _, err := deleteAll(ctx, r.Client, jobs...); err != nil {
+	if _, err := deleteAll(ctx, r.Client, run, jobs...); err != nil {
 		return false, ctrl.Result{}, err
 	}
 	return true, ctrl.Result{}, nil

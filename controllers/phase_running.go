@@ -10,7 +10,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,7 +26,13 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	jobs := map[string]*batchv1.Job{}
 	for _, name := range []string{workers.CoordinatorName(run), workers.WorkerJobName(run)} {
 		var job batchv1.Job
-		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &job)
+		key := types.NamespacedName{Namespace: run.Namespace, Name: name}
+		err := r.Get(ctx, key, &job)
+		if apierrors.IsNotFound(err) {
+			// The cache may not hold a Job created a moment ago: only the
+			// API server's answer fails the run.
+			err = r.apiReader().Get(ctx, key, &job)
+		}
 		if apierrors.IsNotFound(err) {
 			return r.fail(ctx, run, "JobDeleted", fmt.Sprintf("Job %s was deleted while the run was running", name))
 		}
@@ -39,8 +44,8 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	coordinator, workerJob := jobs[workers.CoordinatorName(run)], jobs[workers.WorkerJobName(run)]
 
 	if c := jobCondition(coordinator, batchv1.JobComplete); c != nil {
-		run.SetCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload")
-		return ctrl.Result{Requeue: true}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results")
+		return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results",
+			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload"))
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
@@ -54,12 +59,26 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 			loadPods = append(loadPods, p)
 		}
 	}
+	// The Jobs' own deadline first: it deletes their pods, which must not
+	// read as pods deleted by someone.
+	for _, job := range []*batchv1.Job{coordinator, workerJob} {
+		if c := jobCondition(job, batchv1.JobFailed); c != nil && c.Reason == batchv1.JobReasonDeadlineExceeded {
+			return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
+				"Job %s reached its deadline (%s: spec.timeouts.run, or the workload's estimate): %s", job.Name, workers.RunDeadline(run), c.Message))
+		}
+	}
 	if reason, msg := podFailure(loadPods, r.UnschedulableGrace); reason != "" {
 		return r.fail(ctx, run, reason, msg)
 	}
 	for _, job := range []*batchv1.Job{coordinator, workerJob} {
 		if c := jobCondition(job, batchv1.JobFailed); c != nil {
 			return r.fail(ctx, run, "JobFailed", fmt.Sprintf("Job %s failed: %s: %s", job.Name, c.Reason, c.Message))
+		}
+		// A pod of the Job failed or went (deleted) and is gone already;
+		// with backoffLimit 0 the Job will fail, but only once its other
+		// pods ended. The run cannot go on without it.
+		if job.Status.Failed > 0 {
+			return r.fail(ctx, run, "JobFailed", fmt.Sprintf("a pod of Job %s failed or was deleted (%d failed; a worker or coordinator cannot be replaced mid-run)", job.Name, job.Status.Failed))
 		}
 	}
 
@@ -73,7 +92,7 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	// The Jobs' activeDeadlineSeconds should act first; the controller's own
 	// check allows them a tenth of the deadline (at most a minute) to do so.
 	limit := workers.RunDeadline(run)
-	deadline := runningSince(run).Add(limit + min(limit/10, time.Minute))
+	deadline := enteredAt(run, v1alpha1.PhaseRunning).Add(limit + min(limit/10, time.Minute))
 	if time.Now().After(deadline) {
 		return r.fail(ctx, run, "RunTimeout", fmt.Sprintf(
 			"the workload did not finish within its deadline (%s: spec.timeouts.run, or warm-up + test duration + 10m, plus the backlog build and drain allowance for a backlog test)", workers.RunDeadline(run)))
@@ -85,13 +104,17 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	return ctrl.Result{RequeueAfter: next}, nil
 }
 
-// runningSince is when the run entered Running, kept in its
-// WorkersCompleted condition so a restarted operator knows it too.
-func runningSince(run *v1alpha1.BenchmarkRun) time.Time {
-	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionWorkersCompleted); c != nil {
-		return c.LastTransitionTime.Time
+// enteredAt is when the run entered phase p (status.phaseTimes, so a
+// restarted operator knows it too). A status written by an operator that
+// did not record it counts from the run's start: a deadline must fire.
+func enteredAt(run *v1alpha1.BenchmarkRun, p v1alpha1.Phase) time.Time {
+	if t, ok := run.Status.EnteredAt(p); ok {
+		return t
 	}
-	return time.Now()
+	if run.Status.StartTime != nil {
+		return run.Status.StartTime.Time
+	}
+	return run.CreationTimestamp.Time
 }
 
 func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
@@ -109,6 +132,11 @@ func podFailure(pods []corev1.Pod, grace time.Duration) (reason, message string)
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, p := range pods {
 		role := p.Labels[workers.LabelRole]
+		if p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded {
+			// Deleted, evicted or drained mid-run: a worker's producers
+			// cannot be restarted, so the run cannot go on.
+			return strings.ToUpper(role[:1]) + role[1:] + "Deleted", fmt.Sprintf("%s pod %s was deleted while the run was running (by a user, an eviction or a node drain); what the coordinator wrote so far is kept, marked partial", role, p.Name)
+		}
 		if p.Status.Phase == corev1.PodFailed {
 			return strings.ToUpper(role[:1]) + role[1:] + "Failed", fmt.Sprintf("%s pod %s failed: %s", role, p.Name, containerFailure(p))
 		}

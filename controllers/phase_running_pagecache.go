@@ -70,11 +70,13 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	// The record first, then the answer: the answer ends the request, so
 	// a record written after it would be lost to a restart in between; the
 	// seq keeps a retried record from being added twice.
-	if tb := run.Status.Testbed; tb != nil && !hasDrop(tb, req.Seq) {
-		tb.PageCacheDrops = append(tb.PageCacheDrops, pagecache.Drop(req, ack))
-		if err := r.writeStatus(ctx, run); err != nil {
-			return 0, err
+	if _, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
+		if tb := run.Status.Testbed; tb != nil && !hasDrop(tb, req.Seq) {
+			tb.PageCacheDrops = append(tb.PageCacheDrops, pagecache.Drop(req, ack))
 		}
+		return true
+	}); err != nil {
+		return 0, err
 	}
 	if cm.Data, err = pagecache.Put(cm.Data, pagecache.KeyAck, ack); err != nil {
 		return 0, err
@@ -95,7 +97,7 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	for _, n := range nodes {
 		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobNameFor(run, n.name, req.Seq)}})
 	}
-	_, err = deleteAll(ctx, r.Client, jobs...)
+	_, err = deleteAll(ctx, r.Client, run, jobs...)
 	return 0, err
 }
 

@@ -35,14 +35,14 @@ func (r *BenchmarkSuiteReconciler) finishSuite(ctx context.Context, s *v1alpha1.
 		}
 	}
 	if len(failed) == 0 {
-		return ctrl.Result{Requeue: true}, r.moveSuiteTo(ctx, s, v1alpha1.PhaseSucceeded, "Succeeded",
+		return ctrl.Result{RequeueAfter: again}, r.moveSuiteTo(ctx, s, v1alpha1.PhaseSucceeded, "Succeeded",
 			fmt.Sprintf("all %d cells succeeded; tables in ConfigMap %s", len(s.Status.Cells), s.Status.ResultsRef))
 	}
 	msg := fmt.Sprintf("%d of %d cells failed: %s", len(failed), len(s.Status.Cells), strings.Join(failed, ", "))
 	if len(skipped) > 0 {
 		msg += fmt.Sprintf("; %d skipped (failurePolicy Stop)", len(skipped))
 	}
-	return ctrl.Result{Requeue: true}, r.moveSuiteTo(ctx, s, v1alpha1.PhaseFailed, "CellsFailed", msg+"; results of the others in ConfigMap "+s.Status.ResultsRef)
+	return ctrl.Result{RequeueAfter: again}, r.moveSuiteTo(ctx, s, v1alpha1.PhaseFailed, "CellsFailed", msg+"; results of the others in ConfigMap "+s.Status.ResultsRef)
 }
 
 // teardownFinishedClusters removes, by spec.teardown.policy, every managed

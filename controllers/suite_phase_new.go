@@ -46,7 +46,7 @@ func (r *BenchmarkSuiteReconciler) reconcileSuiteNew(ctx context.Context, s *v1a
 	s.Status.ResultsRef = suite.ConfigMapName(s.Name)
 	planned := fmt.Sprintf("%d cells on %d clusters", len(plan.Cells), len(plan.Clusters))
 	s.SetCondition(ConditionPlanned, metav1.ConditionTrue, "Planned", planned)
-	return ctrl.Result{Requeue: true}, r.moveSuiteTo(ctx, s, v1alpha1.PhaseRunning, "Planned", planned)
+	return ctrl.Result{RequeueAfter: again}, r.moveSuiteTo(ctx, s, v1alpha1.PhaseRunning, "Planned", planned)
 }
 
 // resolveWorkloads is spec.workloads with every ConfigMap file read,

@@ -104,7 +104,7 @@ func (r *BenchmarkSuiteReconciler) afterCell(ctx context.Context, s *v1alpha1.Be
 	if cell.Phase == v1alpha1.CellFailed {
 		eventType = corev1.EventTypeWarning
 	}
-	return ctrl.Result{Requeue: true}, r.updateSuiteStatus(ctx, s, eventType, "Cell"+string(cell.Phase))
+	return ctrl.Result{RequeueAfter: again}, r.updateSuiteStatus(ctx, s, eventType, "Cell"+string(cell.Phase))
 }
 
 // writeSuiteResults builds <suite>-results from the finished cells' own
@@ -183,11 +183,11 @@ func (r *BenchmarkSuiteReconciler) reconcileCluster(ctx context.Context, s *v1al
 		if err := r.writeSuiteResults(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{Requeue: true}, r.updateSuiteStatus(ctx, s, corev1.EventTypeWarning, "ClusterFailed")
+		return ctrl.Result{RequeueAfter: again}, r.updateSuiteStatus(ctx, s, corev1.EventTypeWarning, "ClusterFailed")
 	}
 	cl.Phase, cl.Endpoints, cl.Message = v1alpha1.ClusterReady, endpoints, brokersMessage(endpoints)
 	s.Status.Message = fmt.Sprintf("cluster %s ready: %s", cl.Name, brokersMessage(endpoints))
-	return ctrl.Result{Requeue: true}, r.updateSuiteStatus(ctx, s, corev1.EventTypeNormal, "ClusterReady")
+	return ctrl.Result{RequeueAfter: again}, r.updateSuiteStatus(ctx, s, corev1.EventTypeNormal, "ClusterReady")
 }
 
 // hostBrokers is the in-memory host run of a managed cluster and its
@@ -198,6 +198,8 @@ func (r *BenchmarkSuiteReconciler) hostBrokers(s *v1alpha1.BenchmarkSuite, cl v1
 	if err != nil {
 		return nil, nil, permanent(err)
 	}
+	// The Helm release is labelled with its owner's UID: the suite's.
+	host.UID = s.UID
 	if cl.System == v1alpha1.SystemPulsar {
 		return host, pulsarBrokers{Client: r.Client, helm: r.Helm}, nil
 	}

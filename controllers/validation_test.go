@@ -3,7 +3,10 @@ package controllers
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -27,6 +30,44 @@ var _ = Describe("BenchmarkRun validation", func() {
 		r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{}}
 		return r.Spec.Cluster.Existing
 	}
+
+	// What a Go client cannot write (omitempty drops an empty string; a
+	// Duration is always one) but a YAML file can: sent as unstructured.
+	DescribeTable("rejects in YAML",
+		func(path []string, value string, wantMessage string) {
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(validRun(ns, v1alpha1.SystemKafka))
+			Expect(err).NotTo(HaveOccurred())
+			u := &unstructured.Unstructured{Object: obj}
+			u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("BenchmarkRun"))
+			if path[1] == "cluster" {
+				Expect(unstructured.SetNestedField(u.Object, map[string]any{}, "spec", "cluster")).To(Succeed())
+			}
+			Expect(unstructured.SetNestedField(u.Object, value, path...)).To(Succeed())
+			err = k8sClient.Create(ctx, u)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(wantMessage))
+		},
+		Entry("an existing Kafka with an empty address", []string{"spec", "cluster", "existing", "bootstrapServers"}, "",
+			"spec.cluster.existing.bootstrapServers must list host:port addresses separated by commas"),
+		Entry("a run timeout that is not a duration", []string{"spec", "timeouts", "run"}, "2 hours",
+			"spec.timeouts.run: Invalid value: \"2 hours\": must be a duration such as 90s, 20m or 1h30m"),
+		Entry("a provisioning timeout in days", []string{"spec", "timeouts", "provisioning"}, "1d",
+			"spec.timeouts.provisioning: Invalid value: \"1d\": must be a duration"),
+	)
+
+	// A typo in spec.workload is refused as kubectl sends objects (field
+	// validation Strict, kubectl's default); OMB files are copied in by
+	// hand, so a misspelt key must not silently fall back to a default.
+	It("refuses a misspelt spec.workload key with strict field validation", func() {
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(validRun(ns, v1alpha1.SystemKafka))
+		Expect(err).NotTo(HaveOccurred())
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("BenchmarkRun"))
+		Expect(unstructured.SetNestedField(u.Object, int64(5), "spec", "workload", "testDurationMinute")).To(Succeed())
+		err = k8sClient.Create(ctx, u, client.FieldValidation("Strict"))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring(`unknown field "spec.workload.testDurationMinute"`))
+	})
 
 	DescribeTable("rejects",
 		func(system v1alpha1.System, mutate func(*v1alpha1.BenchmarkRun), wantMessage string) {
@@ -79,7 +120,25 @@ var _ = Describe("BenchmarkRun validation", func() {
 		}, "spec.durability.local.flushIntervalMs has no journal to flush with journal: Bypass"),
 		Entry("a non-positive message size", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Workload.MessageSize = 0
-		}, "spec.workload.messageSize: Invalid value: 0: spec.workload.messageSize in body should be greater than or equal to 1"),
+		}, "spec.workload.messageSize: Invalid value: 0: spec.workload.messageSize in body should be greater than or equal to 32"),
+		// The worker refused these only at run time: every message carries
+		// a 32-byte header.
+		Entry("a message smaller than its header", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.MessageSize = 16
+		}, "spec.workload.messageSize in body should be greater than or equal to 32"),
+		Entry("a message larger than 16 MiB", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.MessageSize = 64 << 20
+		}, "spec.workload.messageSize in body should be less than or equal to 16777216"),
+		Entry("a payload pool a worker cannot hold", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			pool := int32(100000)
+			r.Spec.Workload.MessageSize = 1 << 20
+			r.Spec.Workload.UseRandomizedPayloads = true
+			r.Spec.Workload.RandomizedPayloadPoolSize = &pool
+		}, "spec.workload.randomizedPayloadPoolSize x messageSize must be at most 256 MiB"),
+		Entry("an existing Kafka address without a port", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "my-kafka"}}
+		}, "spec.cluster.existing.bootstrapServers must list host:port addresses separated by commas"),
+
 		Entry("a backlog with the maximum-rate search", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Workload.ProducerRate = 0
 			r.Spec.Workload.ConsumerBacklogSizeGB = float(100)

@@ -207,17 +207,19 @@ type VolumeSpec struct {
 // ExistingCluster names running brokers.
 type ExistingCluster struct {
 	// BootstrapServers of a Kafka cluster (host:port,...).
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[^, ]+:[0-9]{1,5}(,[^, ]+:[0-9]{1,5})*$')",message="spec.cluster.existing.bootstrapServers must list host:port addresses separated by commas, e.g. my-kafka-bootstrap.kafka:9092; it must not be empty"
 	// +optional
 	BootstrapServers string `json:"bootstrapServers,omitempty"`
 	// StrimziCluster names a Strimzi Kafka whose bootstrap is used.
 	// +optional
 	StrimziCluster *StrimziClusterRef `json:"strimziCluster,omitempty"`
 	// ServiceURL of a Pulsar cluster (pulsar://host:6650).
-	// +kubebuilder:validation:Pattern=`^pulsar(\+ssl)?://`
+	// +kubebuilder:validation:Pattern=`^pulsar(\+ssl)?://[^/:\s]+`
 	// +optional
 	ServiceURL string `json:"serviceURL,omitempty"`
 	// AdminURL of a Pulsar cluster (http://host:8080).
-	// +kubebuilder:validation:Pattern=`^https?://`
+	// +kubebuilder:validation:Pattern=`^https?://[^/:\s]+`
 	// +optional
 	AdminURL string `json:"adminURL,omitempty"`
 }
@@ -348,9 +350,18 @@ type TeardownSpec struct {
 type TimeoutsSpec struct {
 	// Provisioning bounds the wait for brokers to be ready.
 	// +kubebuilder:default="20m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 90s, 20m or 1h30m (units ns, us, ms, s, m, h; no days)"
 	// +optional
 	Provisioning *metav1.Duration `json:"provisioning,omitempty"`
-	// Run bounds the workers; empty means warm-up + test duration + 10m.
+	// Run bounds the workers; empty means the workload's estimate: warm-up,
+	// the rate search, the backlog build at producerRate and its drain, the
+	// test and 10 minutes of setup, plus 10 %. A value below the estimate
+	// is accepted and said in the RunTimeoutSufficient condition.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 90s, 20m or 1h30m (units ns, us, ms, s, m, h; no days)"
 	// +optional
 	Run *metav1.Duration `json:"run,omitempty"`
 }
@@ -372,6 +383,11 @@ type BenchmarkRunStatus struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// PhaseTimes is when the run entered each phase it went through, so
+	// the deadlines of Running and Collecting count from the real entry,
+	// also after an operator restart.
+	// +optional
+	PhaseTimes *PhaseTimes `json:"phaseTimes,omitempty"`
 	// Durability is the guarantee in effect, per component.
 	// +optional
 	Durability *EffectiveDurability `json:"durability,omitempty"`
@@ -407,6 +423,21 @@ type BenchmarkRunStatus struct {
 	// values stay in results, testbed and the results ConfigMap.
 	// +optional
 	Display *StatusDisplay `json:"display,omitempty"`
+}
+
+// PhaseTimes records when a run entered each phase.
+type PhaseTimes struct {
+	// +optional
+	Pending *metav1.Time `json:"pending,omitempty"`
+	// +optional
+	Provisioning *metav1.Time `json:"provisioning,omitempty"`
+	// +optional
+	Running *metav1.Time `json:"running,omitempty"`
+	// +optional
+	Collecting *metav1.Time `json:"collecting,omitempty"`
+	// Finished is when the run entered Succeeded or Failed.
+	// +optional
+	Finished *metav1.Time `json:"finished,omitempty"`
 }
 
 // StatusDisplay is the run's headline figures as text with two decimals,
@@ -470,11 +501,16 @@ type ResultsSummary struct {
 	EndToEndLatencyMs *LatencySummary `json:"endToEndLatencyMs,omitempty"`
 	// CatchUp is the backlog drain, for backlog and mixed workloads.
 	// +optional
-	CatchUp  *CatchUpSummary `json:"catchUp,omitempty"`
-	Sent     int64           `json:"sent"`
-	Acked    int64           `json:"acked"`
-	Received int64           `json:"received"`
-	Lost     int64           `json:"lost"`
+	CatchUp *CatchUpSummary `json:"catchUp,omitempty"`
+	// Partial is true when the run did not finish: the figures are what
+	// the coordinator had recorded when it stopped (its last periodic
+	// write), not a whole measured phase.
+	// +optional
+	Partial  bool  `json:"partial,omitempty"`
+	Sent     int64 `json:"sent"`
+	Acked    int64 `json:"acked"`
+	Received int64 `json:"received"`
+	Lost     int64 `json:"lost"`
 	// BrokerResources are the brokers' CPU, disk, network and GC over the
 	// measured phase, all brokers together (summary.json has them per
 	// broker); absent when nothing could be read.

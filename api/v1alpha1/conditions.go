@@ -22,6 +22,10 @@ const (
 	// ConditionTornDown is True when what the run deployed (brokers,
 	// workers) was removed by spec.teardown.policy.
 	ConditionTornDown = "TornDown"
+	// ConditionRunTimeout is False when spec.timeouts.run is below the
+	// time the workload needs (workload.Estimate); the run goes on, but
+	// will likely be stopped before it ends.
+	ConditionRunTimeout = "RunTimeoutSufficient"
 )
 
 // Condition reasons shared by the controller and the tests.
@@ -44,12 +48,19 @@ func (r *BenchmarkRun) SetCondition(condType string, status metav1.ConditionStat
 
 // MoveTo moves the run to the next phase if that is a forward move, and
 // reports whether it did.
+// The entry time is recorded in status.phaseTimes (and, for a finished
+// run, status.completionTime).
 func (r *BenchmarkRun) MoveTo(next Phase, message string) bool {
 	if !r.Status.Phase.CanMoveTo(next) {
 		return false
 	}
+	now := metav1.Now()
 	r.Status.Phase = next
 	r.Status.Message = message
+	r.Status.recordEntry(next, now)
+	if next.Finished() && r.Status.CompletionTime == nil {
+		r.Status.CompletionTime = &now
+	}
 	return true
 }
 

@@ -1,5 +1,11 @@
 package v1alpha1
 
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // Phase is where a run is in its life. Phases only move forward.
 // +kubebuilder:validation:Enum=Pending;Provisioning;Running;Collecting;Succeeded;Failed
 type Phase string
@@ -41,4 +47,42 @@ func (p Phase) CanMoveTo(next Phase) bool {
 	from, ok1 := order[p]
 	to, ok2 := order[next]
 	return ok1 && ok2 && to > from
+}
+
+// entry is the field of t that records phase p (nil for the empty phase).
+func (t *PhaseTimes) entry(p Phase) **metav1.Time {
+	switch p {
+	case PhasePending:
+		return &t.Pending
+	case PhaseProvisioning:
+		return &t.Provisioning
+	case PhaseRunning:
+		return &t.Running
+	case PhaseCollecting:
+		return &t.Collecting
+	case PhaseSucceeded, PhaseFailed:
+		return &t.Finished
+	}
+	return nil
+}
+
+// EnteredAt is when the run entered phase p, and whether it is known.
+func (s *BenchmarkRunStatus) EnteredAt(p Phase) (time.Time, bool) {
+	if s.PhaseTimes == nil {
+		return time.Time{}, false
+	}
+	if e := s.PhaseTimes.entry(p); e != nil && *e != nil {
+		return (*e).Time, true
+	}
+	return time.Time{}, false
+}
+
+// recordEntry stamps the entry into p with now, once.
+func (s *BenchmarkRunStatus) recordEntry(p Phase, now metav1.Time) {
+	if s.PhaseTimes == nil {
+		s.PhaseTimes = &PhaseTimes{}
+	}
+	if e := s.PhaseTimes.entry(p); e != nil && *e == nil {
+		*e = &now
+	}
 }

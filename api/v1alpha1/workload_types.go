@@ -18,6 +18,7 @@ const (
 // OMB declares as integers accept fractions here (e.g. testDurationMinutes:
 // 0.5) so that short local and CI runs can be written with the same names.
 // +kubebuilder:validation:XValidation:rule="!(has(self.consumerBacklogSizeGB) && self.consumerBacklogSizeGB > 0.0 && self.producerRate == 0)",message="spec.workload.consumerBacklogSizeGB needs a fixed producerRate (> 0): a backlog cannot be built while the maximum rate is searched; set producerRate"
+// +kubebuilder:validation:XValidation:rule="!has(self.useRandomizedPayloads) || !self.useRandomizedPayloads || !has(self.randomizedPayloadPoolSize) || self.randomizedPayloadPoolSize * self.messageSize <= 268435456",message="spec.workload.randomizedPayloadPoolSize x messageSize must be at most 256 MiB: every worker holds the pool in memory; lower randomizedPayloadPoolSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.mixed) || (has(self.consumerBacklogSizeGB) && self.consumerBacklogSizeGB > 0.0)",message="spec.workload.mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB"
 type WorkloadSpec struct {
 	// Name is a label copied into the results.
@@ -42,8 +43,12 @@ type WorkloadSpec struct {
 	// +optional
 	KeyDistributor KeyDistributor `json:"keyDistributor,omitempty"`
 
-	// MessageSize is the size of each message in bytes.
-	// +kubebuilder:validation:Minimum=1
+	// MessageSize is the size of each message in bytes: at least 32 (every
+	// message carries a 32-byte header with its send time, producer id and
+	// sequence number), at most 16 MiB (above any broker's default limit,
+	// and each worker holds its payloads in memory).
+	// +kubebuilder:validation:Minimum=32
+	// +kubebuilder:validation:Maximum=16777216
 	MessageSize int32 `json:"messageSize"`
 
 	// PayloadFile is a file whose bytes are the payload; its length must
@@ -64,8 +69,11 @@ type WorkloadSpec struct {
 	// +optional
 	RandomBytesRatio *float64 `json:"randomBytesRatio,omitempty"`
 
-	// RandomizedPayloadPoolSize is the number of payloads in the pool.
+	// RandomizedPayloadPoolSize is the number of payloads in the pool; each
+	// worker holds the pool in memory, so pool size x messageSize is bounded
+	// (256 MiB).
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
 	// +optional
 	RandomizedPayloadPoolSize *int32 `json:"randomizedPayloadPoolSize,omitempty"`
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 	"net"
 	"os"
 	"os/signal"
@@ -27,6 +28,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/pagecache"
+	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
@@ -51,6 +53,7 @@ type coordinatorFlags struct {
 	dropPageCache                    bool
 	pageCacheDropTimeout             time.Duration
 	monitoring                       monitoringFlags
+	deadline                         time.Duration
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -90,6 +93,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.BoolVar(&f.existingCluster, "existing-cluster", false, "the brokers are an existing cluster: read their durability settings and report the level really in effect")
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
 	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
+	fl.DurationVar(&f.deadline, "deadline", 0, "stop the run this long after the coordinator started, keeping its results so far (the controller passes the Jobs' deadline less the time the final write needs); 0: no limit")
 	fl.DurationVar(&f.pageCacheDropTimeout, "page-cache-drop-timeout", pagecache.DefaultTimeout, "how long to wait for the operator to answer a page-cache drop request")
 	f.monitoring.register(fl)
 	return cmd
@@ -156,7 +160,28 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		return err
 	}
 	defer stopMetrics()
-	res, runErr := coordinator.Run(ctx, coordinator.Options{
+	// The final write must happen also when ctx ends (SIGTERM from a pod
+	// deletion, an eviction, the Job's deadline): it gets a context of its
+	// own, bounded by finalWriteTimeout.
+	writeCtx := context.WithoutCancel(ctx)
+	runCtx := ctx
+	if f.deadline > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(ctx, f.deadline, fmt.Errorf("the run's deadline (%s) passed", f.deadline))
+		defer cancel()
+	}
+	var cp *checkpointer
+	if f.resultsConfigMap != "" {
+		cp = &checkpointer{write: func(in results.Input) error {
+			in.Partial = true
+			in.Notes = append(in.Notes, fmt.Sprintf("partial results, written at %s while the run was in progress", time.Now().UTC().Format(time.RFC3339)))
+			wctx, cancel := context.WithTimeout(writeCtx, finalWriteTimeout)
+			defer cancel()
+			return writeConfigMap(wctx, f, in)
+		}, input: func(r *coordinator.Result) results.Input { return r.ResultsInput(f.runName, f.namespace, &eff) }}
+	}
+	started := time.Now()
+	res, runErr := coordinator.Run(runCtx, coordinator.Options{
 		Workers: workers,
 		Driver: driver.Config{System: sys, Durability: eff, Overrides: overrides, RunID: runID, Brokers: v1alpha1.BrokerEndpoints{
 			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
@@ -166,7 +191,15 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		ReadDurability:  f.existingCluster,
 		PageCache:       dropper,
 		OnSnapshot:      onSnapshot,
+		Checkpoint:      cp.checkpoint,
+		Token:           os.Getenv(protocol.TokenEnv),
 	})
+	if runErr == nil && context.Cause(runCtx) != nil {
+		runErr = context.Cause(runCtx)
+	}
+	// No periodic write may land after the final one.
+	cp.stop()
+	log.Printf("coordinator: run and cleanup took %s", time.Since(started).Round(time.Millisecond))
 	if res == nil || len(res.Snapshots) == 0 {
 		return runErr
 	}
@@ -185,6 +218,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		in.Notes = append(in.Notes, brNote)
 	}
 	if runErr != nil {
+		in.Partial = true
 		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
 	}
 	var errs []error
@@ -194,7 +228,12 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		}
 	}
 	if f.resultsConfigMap != "" {
-		if err := writeConfigMap(ctx, f, in); err != nil {
+		wctx, cancel := context.WithTimeout(writeCtx, finalWriteTimeout)
+		t := time.Now()
+		err := writeConfigMap(wctx, f, in)
+		cancel()
+		log.Printf("coordinator: final results write took %s", time.Since(t).Round(time.Millisecond))
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -331,7 +370,5 @@ func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) e
 	if err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return results.Write(wctx, c, cm)
+	return results.Write(ctx, c, cm)
 }

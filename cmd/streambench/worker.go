@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/worker"
 )
 
@@ -41,7 +42,10 @@ publish, send-delay, corrected and end-to-end latency.`,
 				// coordinator's shutdown), so a whole run is profiled.
 				defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 			}
-			w := worker.New(worker.Options{Name: name, Drivers: worker.DefaultDrivers()})
+			// In a cluster the run's Secret gives the token (env, see
+			// internal/provision/workers); without it any caller may drive
+			// the worker, which local mode's loopback workers allow.
+			w := worker.New(worker.Options{Name: name, Drivers: worker.DefaultDrivers(), Token: os.Getenv(protocol.TokenEnv)})
 			cmd.PrintErrf("worker %s listening on %s\n", name, listen)
 			return worker.Serve(ctx, listen, w)
 		},

@@ -105,9 +105,9 @@ func (c *coordinator) backlog(ctx context.Context, rate float64, alreadyInPhase 
 	buildStart := time.Now()
 	timeout := c.o.BacklogBuildTimeout
 	if timeout <= 0 {
-		// The rate in force (found by the search, or producerRate), so
-		// the same bound as workload.BacklogBuildTime at that rate.
-		timeout = workload.BacklogBuildSlack + 2*time.Duration(float64(target)/(rate*float64(size))*float64(time.Second))
+		// The rate in force (found by the search, or producerRate): the
+		// run's deadline allows the same at producerRate.
+		timeout = workload.BacklogBuildTimeout(c.wl, rate)
 	}
 	var built int64
 	for {

@@ -22,14 +22,15 @@ type client struct {
 	http    *http.Client
 	timeout time.Duration
 	retries int
+	token   string
 }
 
-func newClient(base string, timeout time.Duration, retries int) *client {
+func newClient(base string, timeout time.Duration, retries int, token string) *client {
 	base = strings.TrimRight(base, "/")
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	return &client{base: base, http: &http.Client{}, timeout: timeout, retries: retries}
+	return &client{base: base, http: &http.Client{}, timeout: timeout, retries: retries, token: token}
 }
 
 type callOpt struct {
@@ -94,6 +95,9 @@ func (c *client) once(ctx context.Context, method, url string, body []byte, out 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

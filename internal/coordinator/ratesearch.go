@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // The max-rate search (workload producerRate: 0) is a pure controller: the
@@ -92,7 +93,7 @@ func (c MaxRateConfig) withDefaults() MaxRateConfig {
 		c.ConfirmPeriods = 3
 	}
 	if c.MaxPeriods <= 0 {
-		c.MaxPeriods = 200
+		c.MaxPeriods = workload.RateSearchMaxPeriods
 	}
 	if c.RetryPeriods == 0 {
 		c.RetryPeriods = 1

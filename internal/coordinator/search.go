@@ -7,6 +7,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 // RateSearchOptions tune the max-rate search (producerRate 0).
@@ -68,7 +69,7 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 	cfg.Initial = initial
 	period := c.o.RateSearch.Period
 	if period <= 0 {
-		period = 3 * time.Second
+		period = workload.RateSearchPeriod
 	}
 	s, err := NewMaxRateSearch(cfg)
 	if err != nil {

@@ -77,7 +77,7 @@ spec:
   system: pulsar
   durability: {replication: {mode: Sync}, local: {mode: Async}}
   cluster: {managed: {brokers: 1}}
-  workload: {messageSize: 10}
+  workload: {messageSize: 100}
 `), ".", "")
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestLoadRunRejects(t *testing.T) {
 			[]string{"spec.cluster.existing", "pulsar only"}},
 		{"kafka existing without address", head + "spec:\n  system: kafka\n  cluster: {existing: {}}\n  workload: {messageSize: 1}\n",
 			[]string{"spec.cluster.existing", "bootstrapServers"}},
-		{"kafka existing strimzi cluster", head + "spec:\n  system: kafka\n  cluster: {existing: {strimziCluster: {name: my}}}\n  workload: {messageSize: 1}\n",
+		{"kafka existing strimzi cluster", head + "spec:\n  system: kafka\n  cluster: {existing: {strimziCluster: {name: my}}}\n  workload: {messageSize: 1024}\n",
 			[]string{"spec.cluster.existing.strimziCluster", "local mode", "bootstrapServers"}},
 		{"pulsar existing without adminURL", head + "spec:\n  system: pulsar\n  cluster: {existing: {serviceURL: 'pulsar://h:6650'}}\n  workload: {messageSize: 1}\n",
 			[]string{"spec.cluster.existing", "adminURL"}},

@@ -439,13 +439,9 @@ func writeResults(o Options, out *Outcome, res *coordinator.Result, eff v1alpha1
 	return err
 }
 
-// runTimeout is spec.timeouts.run, or (its CRD meaning when empty) the
-// warm-up plus the test duration plus 10 minutes.
+// runTimeout is the run's deadline, the same as in a cluster.
 func runTimeout(run *v1alpha1.BenchmarkRun) time.Duration {
-	if t := run.Spec.Timeouts.Run; t != nil {
-		return t.Duration
-	}
-	return workload.WarmupDuration(run.Spec.Workload) + workload.TestDuration(run.Spec.Workload) + 10*time.Minute
+	return workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts)
 }
 
 // interrupted names a signal as the cause of an error it caused.

@@ -15,6 +15,11 @@ import (
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
+// TokenEnv is the environment variable that carries the run's token (a
+// Secret the controller makes) into the worker and coordinator pods: the
+// workers take commands only with it, as "Authorization: Bearer <token>".
+const TokenEnv = "STREAMBENCH_RUN_TOKEN"
+
 // Paths of the worker API. All are POST except Stats, Counters, Received,
 // Time and Health (GET).
 const (

@@ -189,6 +189,9 @@ func warnings(runs []Named) []string {
 		if s.Results.Lost > 0 {
 			out = append(out, fmt.Sprintf("%s lost %s acknowledged messages", n.Name, count(s.Results.Lost)))
 		}
+		if s.Results.Partial {
+			out = append(out, fmt.Sprintf("%s: partial results: the run did not finish, its figures cover only what was measured before it stopped", n.Name))
+		}
 	}
 	return out
 }

@@ -196,6 +196,9 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 	if !s.Start.IsZero() {
 		pg.Period = fmt.Sprintf("%s – %s (%s)", s.Start.UTC().Format("2006-01-02 15:04:05"), s.End.UTC().Format("15:04:05 MST"), s.End.Sub(s.Start).Round(time.Second))
 	}
+	if r.Partial {
+		pg.Warnings = append(pg.Warnings, "Partial results: the run did not finish; the figures are what was measured before it stopped (see the notes for why)")
+	}
 	if d := s.Durability; d != nil {
 		pg.Level = &levelBadge{Achieved: d.AchievedLevel, Requested: d.RequestedLevel, Lowered: d.AchievedLevel != d.RequestedLevel, Evidence: dur.VerificationLabel(d)}
 		if pg.Level.Lowered {

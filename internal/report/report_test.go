@@ -574,3 +574,29 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// A run that did not finish says so at the top of its report, and in
+// compare.
+func TestPartialResultsAreSaidToBe(t *testing.T) {
+	s := &results.Summary{
+		Run: "cut-short", System: v1alpha1.SystemKafka,
+		Results: v1alpha1.ResultsSummary{Partial: true, PublishRateMsgPerSec: 100, Sent: 10, Acked: 10, Received: 10},
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p := parsePage(t, buf.Bytes()); !strings.Contains(p.text, "Partial results: the run did not finish") {
+		t.Error("the report of a partial run does not say it is partial")
+	}
+	whole := *s
+	whole.Run, whole.Results.Partial = "whole", false
+	tb, err := Compare([]Named{{Name: "cut-short", Summary: s}, {Name: "whole", Summary: &whole}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(tb.Warnings, "\n")
+	if !strings.Contains(w, "cut-short: partial results") || strings.Contains(w, "whole: partial") {
+		t.Errorf("compare warnings %q; want cut-short, and only it, said to be partial", w)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -219,8 +220,11 @@ func configMap(in Input, sum *Summary, omb *OMBResult, aggLog, intervalLog []byt
 	return cm, nil
 }
 
-// Write creates the results ConfigMap, or replaces the data of an existing
-// one (a coordinator that restarted writes again).
+// Write creates the results ConfigMap, or replaces the results in an
+// existing one: the coordinator writes its results so far every interval,
+// then its final ones, and the page-cache handshake (internal/pagecache)
+// keeps its own keys in the same ConfigMap, so those stay. A conflict with
+// the operator's answer to a page-cache request is retried.
 func Write(ctx context.Context, c client.Client, cm *corev1.ConfigMap) error {
 	err := c.Create(ctx, cm)
 	if err == nil {
@@ -229,16 +233,40 @@ func Write(ctx context.Context, c client.Client, cm *corev1.ConfigMap) error {
 	if !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 	}
-	var cur corev1.ConfigMap
-	if err := c.Get(ctx, client.ObjectKeyFromObject(cm), &cur); err != nil {
-		return fmt.Errorf("get ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
-	}
-	cur.Labels, cur.OwnerReferences = cm.Labels, cm.OwnerReferences
-	cur.Data, cur.BinaryData = cm.Data, cm.BinaryData
-	if err := c.Update(ctx, &cur); err != nil {
-		return fmt.Errorf("update ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
-	}
-	return nil
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		var cur corev1.ConfigMap
+		if err := c.Get(ctx, client.ObjectKeyFromObject(cm), &cur); err != nil {
+			return fmt.Errorf("get ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+		cur.Labels, cur.OwnerReferences = cm.Labels, cm.OwnerReferences
+		// A key the new results leave out (a thinned interval log) must
+		// not survive from an earlier write.
+		for _, k := range []string{KeySummary, KeyOMB} {
+			delete(cur.Data, k)
+		}
+		for _, k := range []string{KeyHistograms, KeyIntervalHistograms} {
+			delete(cur.BinaryData, k)
+		}
+		if cur.Data == nil {
+			cur.Data = map[string]string{}
+		}
+		if cur.BinaryData == nil {
+			cur.BinaryData = map[string][]byte{}
+		}
+		for k, v := range cm.Data {
+			cur.Data[k] = v
+		}
+		for k, v := range cm.BinaryData {
+			cur.BinaryData[k] = v
+		}
+		if err := c.Update(ctx, &cur); err != nil {
+			if apierrors.IsConflict(err) {
+				return err
+			}
+			return fmt.Errorf("update ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+		}
+		return nil
+	})
 }
 
 // Read parses the summary out of a results ConfigMap (the controller copies

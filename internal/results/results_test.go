@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -222,6 +223,75 @@ func TestSummarizeNeedsMeasuredPhase(t *testing.T) {
 	}
 	if _, err := BuildOMB(testInput(snaps)); err == nil {
 		t.Fatal("BuildOMB accepted a run without a measured phase")
+	}
+}
+
+// Partial results (the coordinator's periodic write, a run that failed
+// early) may end before the measured phase: they are kept, marked partial,
+// with what was measured so far.
+func TestPartialResultsBeforeTheMeasuredPhase(t *testing.T) {
+	snaps := syntheticRun(1, 1, 1, 100, []phasePlan{{phase: stats.PhaseWarmup, intervals: 2, acked: 10, publishUs: 1000, e2eUs: 2000}})
+	in := testInput(snaps)
+	in.Partial = true
+	cm, sum, err := BuildConfigMap(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Results.Partial {
+		t.Error("summary not marked partial")
+	}
+	if sum.Results.PublishRateMsgPerSec != 0 {
+		t.Errorf("headline publish rate %v without a measured phase; want 0", sum.Results.PublishRateMsgPerSec)
+	}
+	back, err := Read(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Results.Partial || len(back.Phases) == 0 {
+		t.Errorf("read back: partial %v, %d phases; want the warm-up kept", back.Results.Partial, len(back.Phases))
+	}
+}
+
+// A later write replaces the results, and keeps the keys of the
+// page-cache handshake that share the ConfigMap.
+func TestWriteKeepsOtherKeys(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	ctx := context.Background()
+	in := testInput(syntheticRun(1, 1, 1, 100, []phasePlan{{phase: stats.PhaseMeasure, intervals: 2, acked: 1000, publishUs: 1000, e2eUs: 2000}}))
+	in.Partial = true
+	cm, _, err := BuildConfigMap(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["pagecache-request"] = "{}"
+	if err := Write(ctx, c, cm); err != nil {
+		t.Fatal(err)
+	}
+	in.Partial = false
+	final, _, err := BuildConfigMap(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(ctx, c, final); err != nil {
+		t.Fatal(err)
+	}
+	var got corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKeyFromObject(final), &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Data["pagecache-request"]; !ok {
+		t.Error("the page-cache key was dropped by the results write")
+	}
+	sum, err := Read(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Results.Partial {
+		t.Error("the final write did not replace the partial results")
 	}
 }
 

@@ -54,6 +54,9 @@ type Input struct {
 	// BrokerResources are the brokers' CPU, disk, network and GC over the
 	// measured phase (internal/brokerres); nil when none were read.
 	BrokerResources *brokerres.Report
+	// Partial marks results of a run that did not finish (a periodic
+	// write while it runs, or what a failed run had): Results.Partial.
+	Partial bool
 }
 
 // OwnerRef names the BenchmarkRun that owns the results ConfigMap.
@@ -285,7 +288,9 @@ type prepared struct {
 }
 
 func prepare(in Input) (*prepared, error) {
-	if len(stats.OfPhase(in.Snapshots, stats.PhaseMeasure)) == 0 {
+	// Partial results (a periodic write, a failed run) may end before the
+	// measured phase; their headline is then empty, and says so (Partial).
+	if len(stats.OfPhase(in.Snapshots, stats.PhaseMeasure)) == 0 && !in.Partial {
 		return nil, fmt.Errorf("results of run %q: no snapshot of phase %q; the run did not reach its measured phase (check the coordinator's log and spec.workload.testDurationMinutes)", in.Run, stats.PhaseMeasure)
 	}
 	p := &prepared{in: in, phases: orderedPhases(in.Snapshots),
@@ -416,6 +421,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 	m := p.aggs[stats.PhaseMeasure]
 	total := m.Consumer.Total()
 	r := &s.Results
+	r.Partial = in.Partial
 	r.PublishRateMsgPerSec = m.Rate(m.Producer.Acked)
 	r.PublishMBPerSec = m.Rate(m.Producer.AckedBytes) / bytesPerMB
 	r.ConsumeMBPerSec = m.Rate(total.ReceivedBytes) / bytesPerMB

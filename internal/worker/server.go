@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +121,28 @@ func (w *Worker) Handler() http.Handler {
 		return protocol.TimeResponse{UnixMicros: time.Now().UnixMicro()}, nil
 	})
 	get(protocol.PathHealth, func(*http.Request) (any, error) { return protocol.Empty{}, nil })
-	return mux
+	return requireToken(w.opts.Token, mux)
+}
+
+// requireToken lets through only requests that carry the run's token, so
+// a pod that can reach the worker (the pod network is flat) cannot drive
+// it. The health check stays open (probes), and so does GET /metrics, which
+// a Prometheus scrapes without the token.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		open := r.Method == http.MethodGet && (r.URL.Path == protocol.PathHealth || r.URL.Path == "/metrics")
+		if !open && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(http.StatusUnauthorized)
+			_ = json.NewEncoder(rw).Encode(protocol.Error{Error: "this worker takes commands only from its run's coordinator: the request lacks the run's token (Authorization: Bearer, from the run's Secret)"})
+			return
+		}
+		next.ServeHTTP(rw, r)
+	})
 }
 
 func reply(rw http.ResponseWriter, h func(r *http.Request) (any, error)) func(r *http.Request) {

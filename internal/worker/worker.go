@@ -36,6 +36,10 @@ type Options struct {
 	// FlushTimeout bounds the wait for in-flight messages at stop-load
 	// (default 60 s).
 	FlushTimeout time.Duration
+	// Token, when set, is the run's token: every command must carry it
+	// (Authorization: Bearer), so only the run's own coordinator drives
+	// the worker. Empty (local mode, loopback only) requires none.
+	Token string
 }
 
 // Worker holds at most one run at a time.

@@ -237,7 +237,7 @@ func TestParseFilePayloadPath(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		layout  []string // files of 1 byte, relative to the root
+		layout  []string // files of 32 bytes (the smallest message), relative to the root
 		cwd     string   // relative to the root
 		payload string
 		want    string // relative to the root; "" = as written
@@ -253,7 +253,7 @@ func TestParseFilePayloadPath(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			for _, f := range tt.layout {
-				write(t, filepath.Join(root, f), 1)
+				write(t, filepath.Join(root, f), 32)
 			}
 			if err := os.MkdirAll(filepath.Join(root, tt.cwd), 0o755); err != nil {
 				t.Fatal(err)
@@ -264,7 +264,7 @@ func TestParseFilePayloadPath(t *testing.T) {
 				payload = filepath.Join(root, "p.data")
 			}
 			f := filepath.Join(root, "workloads", "w.yaml")
-			content := "messageSize: 1\n"
+			content := "messageSize: 32\n"
 			if payload != "" {
 				content += "payloadFile: " + payload + "\n"
 			}

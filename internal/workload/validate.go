@@ -22,6 +22,15 @@ var KeyDistributors = []v1alpha1.KeyDistributor{v1alpha1.KeyNone, v1alpha1.KeyRo
 //
 // The payload file's length is checked by CheckPayloadFile, which needs the
 // file system.
+// Bounds on what a workload makes every worker allocate; the CRD's markers
+// say the same (api/v1alpha1/workload_types.go).
+const (
+	MinMessageSize      = 32       // the payload header
+	MaxMessageSize      = 16 << 20 // 16 MiB
+	MaxPayloadPoolSize  = 1000000
+	MaxPayloadPoolBytes = 256 << 20
+)
+
 func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 
@@ -42,18 +51,30 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 	case w.MessageSize == 0:
 		errs = append(errs, field.Required(fldPath.Child("messageSize"),
 			"set messageSize to the bytes per message (at least 1), e.g. 1024"))
-	case w.MessageSize < 0:
+	case w.MessageSize < MinMessageSize:
 		errs = append(errs, field.Invalid(fldPath.Child("messageSize"), w.MessageSize,
-			"must be at least 1: bytes per message, e.g. 1024"))
+			fmt.Sprintf("must be at least %d: every message carries a %d-byte header (send time, producer id, sequence number); bytes per message, e.g. 1024", MinMessageSize, MinMessageSize)))
+	case w.MessageSize > MaxMessageSize:
+		errs = append(errs, field.Invalid(fldPath.Child("messageSize"), w.MessageSize,
+			fmt.Sprintf("must be at most %d (16 MiB): every worker holds its payloads in memory; lower messageSize", MaxMessageSize)))
 	}
 
 	if w.RandomBytesRatio != nil && !inUnit(*w.RandomBytesRatio) {
 		errs = append(errs, field.Invalid(fldPath.Child("randomBytesRatio"), *w.RandomBytesRatio,
 			"must be between 0 and 1: the random fraction of each payload, e.g. 0.5"))
 	}
-	if w.RandomizedPayloadPoolSize != nil && *w.RandomizedPayloadPoolSize < 1 {
-		errs = append(errs, field.Invalid(fldPath.Child("randomizedPayloadPoolSize"), *w.RandomizedPayloadPoolSize,
-			"must be at least 1: the number of payloads in the pool, e.g. 1000"))
+	if p := w.RandomizedPayloadPoolSize; p != nil {
+		switch {
+		case *p < 1:
+			errs = append(errs, field.Invalid(fldPath.Child("randomizedPayloadPoolSize"), *p,
+				"must be at least 1: the number of payloads in the pool, e.g. 1000"))
+		case *p > MaxPayloadPoolSize:
+			errs = append(errs, field.Invalid(fldPath.Child("randomizedPayloadPoolSize"), *p,
+				fmt.Sprintf("must be at most %d: the number of payloads in the pool, e.g. 1000", MaxPayloadPoolSize)))
+		case w.UseRandomizedPayloads && int64(*p)*int64(w.MessageSize) > MaxPayloadPoolBytes:
+			errs = append(errs, field.Invalid(fldPath.Child("randomizedPayloadPoolSize"), *p,
+				"randomizedPayloadPoolSize x messageSize must be at most 256 MiB: every worker holds the pool in memory; lower randomizedPayloadPoolSize"))
+		}
 	}
 	if w.SubscriptionsPerTopic != nil && *w.SubscriptionsPerTopic < 0 {
 		errs = append(errs, field.Invalid(fldPath.Child("subscriptionsPerTopic"), *w.SubscriptionsPerTopic,

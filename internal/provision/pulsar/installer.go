@@ -35,6 +35,26 @@ type Release struct {
 	// Affinity is merged into the bookie and broker pod templates after
 	// rendering (see AffinityPostRenderer); nil leaves them as rendered.
 	Affinity *corev1.Affinity
+	// Owner is the UID of the run the release is for, kept in the
+	// release's labels (LabelOwner): a release of the same name that
+	// another run, or a user, installed is never taken over or removed.
+	Owner string
+}
+
+// LabelOwner is the release label with the UID of the run that installed it.
+const LabelOwner = "streambench.io/run-uid"
+
+// NotOwnedError is a release of the run's name that the run did not install.
+type NotOwnedError struct {
+	Namespace, Name, Owner string
+}
+
+func (e *NotOwnedError) Error() string {
+	by := "not by streambench"
+	if e.Owner != "" {
+		by = "by another run (UID " + e.Owner + ")"
+	}
+	return fmt.Sprintf("Helm release %s/%s exists already and was installed %s; streambench neither uses nor removes it: rename the run, or uninstall that release if it is a leftover", e.Namespace, e.Name, by)
 }
 
 // ReleaseFor is the release of a managed Pulsar run: ReleaseName(run) in
@@ -50,6 +70,7 @@ func ReleaseFor(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (R
 		Namespace: run.Namespace,
 		Values:    vals,
 		Affinity:  run.Spec.Cluster.Managed.Placement.Affinity.DeepCopy(),
+		Owner:     string(run.UID),
 	}, nil
 }
 
@@ -261,6 +282,40 @@ func (i *Installer) Status(ctx context.Context, namespace, name string) (Release
 	}
 }
 
+// Owner reads the UID of the run that installed the release (its
+// LabelOwner), and whether a release of that name exists.
+func (i *Installer) Owner(ctx context.Context, namespace, name string) (owner string, exists bool, err error) {
+	type answer struct {
+		owner  string
+		exists bool
+		err    error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		cfg, err := i.actionConfig(namespace)
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		last, err := cfg.Releases.Last(name)
+		if errors.Is(err, driver.ErrReleaseNotFound) {
+			ch <- answer{}
+			return
+		}
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		ch <- answer{owner: last.Labels[LabelOwner], exists: true}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	case a := <-ch:
+		return a.owner, a.exists, a.err
+	}
+}
+
 func (i *Installer) status(namespace, name string) (ReleaseStatus, error) {
 	cfg, err := i.actionConfig(namespace)
 	if err != nil {
@@ -301,6 +356,8 @@ func (i *Installer) install(ctx context.Context, rel Release) error {
 	case errors.Is(err, driver.ErrReleaseNotFound):
 	case err != nil:
 		return err
+	case last.Labels[LabelOwner] != rel.Owner:
+		return &NotOwnedError{Namespace: rel.Namespace, Name: rel.Name, Owner: last.Labels[LabelOwner]}
 	case last.Info.Status == release.StatusDeployed:
 		i.log("release %s/%s is already deployed; not upgrading", rel.Namespace, rel.Name)
 		return nil
@@ -323,6 +380,9 @@ func (i *Installer) install(ctx context.Context, rel Release) error {
 	install := action.NewInstall(cfg)
 	install.ReleaseName = rel.Name
 	install.Namespace = rel.Namespace
+	if rel.Owner != "" {
+		install.Labels = map[string]string{LabelOwner: rel.Owner}
+	}
 	// Never wait here: readiness is polled with Ready, and Wait would hold
 	// this goroutine for the minutes the pods take.
 	install.Wait = false

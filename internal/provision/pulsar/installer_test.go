@@ -2,6 +2,7 @@ package pulsar
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -272,6 +273,7 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	t.Cleanup(inst.Close)
 
 	run := newRun(func(r *v1alpha1.BenchmarkRun) {
+		r.UID = "uid-of-run-a"
 		m := r.Spec.Cluster.Managed
 		m.Brokers = 2
 		m.Placement = v1alpha1.Placement{
@@ -349,6 +351,20 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	}
 	if res := waitDone(t, inst, "bench", rel.Name); res.Err != nil {
 		t.Fatalf("second install: %v", res.Err)
+	}
+	if owner, exists, err := inst.Owner(ctx, "bench", rel.Name); err != nil || !exists || owner != rel.Owner {
+		t.Errorf("Owner = %q, %v, %v; want the run's UID %q", owner, exists, err, rel.Owner)
+	}
+	// Another run of the same name (another UID) neither takes the
+	// release over nor replaces it.
+	other := rel
+	other.Owner = "another-uid"
+	if !inst.StartInstall(other) {
+		t.Fatal("StartInstall for another owner did not start")
+	}
+	var notOwned *NotOwnedError
+	if res := waitDone(t, inst, "bench", rel.Name); !errors.As(res.Err, &notOwned) || !strings.Contains(res.Err.Error(), "was installed by another run") {
+		t.Fatalf("install for another owner: %v; want a NotOwnedError", res.Err)
 	}
 	secrets, err := cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-a-pulsar"})
 	if err != nil {

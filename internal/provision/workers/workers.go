@@ -15,10 +15,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -39,6 +41,47 @@ func ServiceName(run *v1alpha1.BenchmarkRun) string     { return run.Name + "-wo
 func WorkerJobName(run *v1alpha1.BenchmarkRun) string   { return run.Name + "-workers" }
 func CoordinatorName(run *v1alpha1.BenchmarkRun) string { return run.Name + "-coordinator" }
 func ResultsName(run *v1alpha1.BenchmarkRun) string     { return run.Name + "-results" }
+func TokenName(run *v1alpha1.BenchmarkRun) string       { return run.Name + "-token" }
+
+// TokenKey is the key of the run's token in its Secret.
+const TokenKey = "token"
+
+// TokenSecret holds the run's token: the workers take commands only from
+// a caller that presents it, the run's coordinator (internal/worker).
+// token is drawn by the controller (crypto/rand); the builder stays pure.
+func TokenSecret(run *v1alpha1.BenchmarkRun, token string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: TokenName(run), Namespace: run.Namespace, Labels: labels(run, RoleCoord)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{TokenKey: []byte(token)},
+	}
+}
+
+// CoordinatorGrace is the coordinator pod's termination grace period. On
+// SIGTERM (a deleted or evicted pod, the Job's deadline) the coordinator
+// still reads the last stats, stops the workers and deletes the topics
+// (bounded by coordinator.CleanupTimeout, 3 minutes) and then writes its
+// results (bounded by a minute, finalWriteTimeout in cmd/streambench).
+// Measured on the local cluster (make test-e2e, test/e2e/faults_test.go):
+// from the coordinator pod's deletion to its final results in the
+// ConfigMap, cleanup included, 39 s; the write itself 74 ms; a cleanup
+// against brokers that had stopped ran into its calls' timeouts (over a
+// minute). The grace covers both bounds, not
+// the measured times, so a slow broker or API server still leaves the
+// results written.
+const CoordinatorGrace = 4*time.Minute + 15*time.Second
+
+// WorkerGrace lets a worker answer the coordinator's last calls (the
+// final stats read, stop, topic deletion: each at most 2 minutes) after
+// SIGTERM, while the coordinator finishes.
+const WorkerGrace = CoordinatorGrace
+
+// CoordinatorDeadline is how long the coordinator runs the workload
+// before it stops by itself: the Jobs' deadline less the grace its final
+// write needs, so it writes its results before the Job is ended.
+func CoordinatorDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
+	return max(RunDeadline(run)-CoordinatorGrace, RunDeadline(run)/2)
+}
 
 // RunID names the run's topics and subscriptions: unique per object (its
 // UID), so reruns never read each other's messages.
@@ -68,28 +111,11 @@ func Service(run *v1alpha1.BenchmarkRun) *corev1.Service {
 	}
 }
 
-// RunDeadline bounds the worker and coordinator Jobs: spec.timeouts.run, or
-// warm-up + test duration + 10 minutes for setup and teardown, plus, for a
-// backlog test, what the coordinator itself allows the backlog: twice its
-// build time at producerRate plus 2 minutes, and the 30-minute drain
-// timeout. Without that a 512 GiB backlog (46 minutes to build at 200,000
-// msg/s of 1 KiB) would be killed by a deadline sized for a latency test.
+// RunDeadline bounds the worker and coordinator Jobs: the workload's
+// deadline (workload.RunDeadline), which the coordinator and local mode use
+// too.
 func RunDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
-	if t := run.Spec.Timeouts.Run; t != nil {
-		return t.Duration
-	}
-	minutes := func(p *float64, def float64) time.Duration {
-		if p == nil {
-			return time.Duration(def * float64(time.Minute))
-		}
-		return time.Duration(*p * float64(time.Minute))
-	}
-	w := run.Spec.Workload
-	d := minutes(w.WarmupDurationMinutes, 1) + minutes(w.TestDurationMinutes, 5) + 10*time.Minute
-	if workload.IsBacklog(w) {
-		d += workload.BacklogBuildSlack + 2*workload.BacklogBuildTime(w) + workload.DefaultDrainTimeout
-	}
-	return d
+	return workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts)
 }
 
 func image(run *v1alpha1.BenchmarkRun, defaultImage string) string {
@@ -106,7 +132,13 @@ func workerCount(run *v1alpha1.BenchmarkRun) int32 {
 	return 2
 }
 
-func podSpec(run *v1alpha1.BenchmarkRun, c corev1.Container) corev1.PodSpec {
+// podSpec is a load pod that meets the Pod Security Standard
+// "restricted": non-root, no privilege escalation, no capabilities, the
+// runtime's default seccomp profile, a read-only root file system (an
+// emptyDir at /tmp for what a client library may write) and no
+// ServiceAccount token unless the pod talks to the API server. It carries
+// the run's token from the run's Secret.
+func podSpec(run *v1alpha1.BenchmarkRun, c corev1.Container, apiAccess bool, grace time.Duration) corev1.PodSpec {
 	p := run.Spec.Workers.Placement
 	c.ImagePullPolicy = corev1.PullIfNotPresent
 	// The last log lines become the container's termination message when it
@@ -116,15 +148,54 @@ func podSpec(run *v1alpha1.BenchmarkRun, c corev1.Container) corev1.PodSpec {
 	c.SecurityContext = &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		RunAsNonRoot:             ptr.To(true),
+		ReadOnlyRootFilesystem:   ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
+	c.Env = append(c.Env, corev1.EnvVar{Name: protocol.TokenEnv, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: TokenName(run)}, Key: TokenKey},
+	}})
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: tmpVolume, MountPath: "/tmp"})
 	return corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		NodeSelector:  p.NodeSelector,
-		Affinity:      p.Affinity,
-		Tolerations:   p.Tolerations,
-		Containers:    []corev1.Container{c},
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		NodeSelector:                  p.NodeSelector,
+		Affinity:                      p.Affinity,
+		Tolerations:                   p.Tolerations,
+		Containers:                    []corev1.Container{c},
+		AutomountServiceAccountToken:  ptr.To(apiAccess),
+		TerminationGracePeriodSeconds: ptr.To(int64(grace.Seconds())),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Volumes: []corev1.Volume{{Name: tmpVolume, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))},
+		}}},
 	}
+}
+
+const tmpVolume = "tmp"
+
+// workerResources is spec.workers.resources, or, when it gives none, a
+// memory limit so a worker cannot take a node's memory (the payload pool
+// is bounded by validation; the clients' buffers are not). No CPU limit:
+// throttling would show up as latency and be measured as the broker's.
+func workerResources(run *v1alpha1.BenchmarkRun) corev1.ResourceRequirements {
+	r := run.Spec.Workers.Resources
+	if len(r.Requests) > 0 || len(r.Limits) > 0 || len(r.Claims) > 0 {
+		return r
+	}
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+	}
+}
+
+// coordinatorResources bounds the coordinator: it holds every snapshot of
+// the run in memory (a few MiB for an hour) and builds the results
+// ConfigMap (at most 1 MiB) from them.
+var coordinatorResources = corev1.ResourceRequirements{
+	Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+	Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
 }
 
 // WorkerJob is an Indexed Job of spec.workers.count workers. A worker that
@@ -137,8 +208,8 @@ func WorkerJob(run *v1alpha1.BenchmarkRun, defaultImage string) *batchv1.Job {
 		Image:     image(run, defaultImage),
 		Args:      []string{"worker", fmt.Sprintf("--listen=:%d", Port)},
 		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: Port}},
-		Resources: run.Spec.Workers.Resources,
-	})
+		Resources: workerResources(run),
+	}, false, WorkerGrace)
 	spec.Subdomain = ServiceName(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: WorkerJobName(run), Namespace: run.Namespace, Labels: labels(run, RoleWorker)},
@@ -202,6 +273,7 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		"--namespace=" + run.Namespace,
 		"--results-configmap=" + ResultsName(run),
 		"--owner-uid=" + string(run.UID),
+		"--deadline=" + CoordinatorDeadline(run).String(),
 		// The workers exit when the run is done, so their Job completes.
 		"--shutdown-workers",
 	}
@@ -246,8 +318,9 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		Args:         args,
 		Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: Port}},
 		VolumeMounts: mounts,
-	})
-	spec.Volumes = volumes
+		Resources:    coordinatorResources,
+	}, true, CoordinatorGrace)
+	spec.Volumes = append(spec.Volumes, volumes...)
 	spec.ServiceAccountName = CoordinatorName(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CoordinatorName(run), Namespace: run.Namespace, Labels: labels(run, RoleCoord)},

@@ -9,9 +9,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/workload"
 )
 
 func run(system v1alpha1.System) *v1alpha1.BenchmarkRun {
@@ -38,35 +38,17 @@ func args(job *batchv1.Job) map[string]string {
 	return m
 }
 
-func TestRunDeadline(t *testing.T) {
+// The Jobs' deadline is the workload's (workload.RunDeadline, tested
+// there): spec.timeouts.run when set.
+func TestJobsDeadline(t *testing.T) {
 	r := run(v1alpha1.SystemKafka)
-	if got, want := RunDeadline(r), 12*time.Minute+30*time.Second; got != want {
-		t.Errorf("derived deadline = %v, want %v", got, want)
+	job := WorkerJob(r, "img")
+	if got, want := *job.Spec.ActiveDeadlineSeconds, int64(workload.Estimate(r.Spec.Workload).Seconds()); got != want {
+		t.Errorf("derived deadline = %ds, want the workload's estimate %ds", got, want)
 	}
 	r.Spec.Timeouts.Run = &metav1.Duration{Duration: 3 * time.Minute}
-	if got := RunDeadline(r); got != 3*time.Minute {
-		t.Errorf("explicit deadline = %v, want 3m", got)
-	}
-}
-
-// OMB's 1-topic-100-partitions-1kb-4p-4c-200k-backlog: 512 GiB at 200,000
-// msg/s of 1 KiB takes 2684.35 s to build. The deadline must leave the
-// coordinator its own bounds (2 x build + 2 min, then a 30 min drain), or
-// the Job is killed while the run is still in order.
-func TestRunDeadlineBacklog(t *testing.T) {
-	r := run(v1alpha1.SystemKafka)
-	r.Spec.Workload.MessageSize = 1024
-	r.Spec.Workload.ProducerRate = 200000
-	r.Spec.Workload.WarmupDurationMinutes = ptr.To(1.0)
-	r.Spec.Workload.TestDurationMinutes = ptr.To(5.0)
-	r.Spec.Workload.ConsumerBacklogSizeGB = ptr.To(512.0)
-	build := time.Duration(float64(512<<30) / (200000 * 1024) * float64(time.Second))
-	if build < 2684*time.Second || build > 2685*time.Second {
-		t.Fatalf("build time %v: the GiB arithmetic is off", build)
-	}
-	want := 6*time.Minute + 10*time.Minute + 2*time.Minute + 2*build + 30*time.Minute
-	if got := RunDeadline(r); got != want {
-		t.Errorf("backlog deadline = %v, want %v", got, want)
+	if got := *WorkerJob(r, "img").Spec.ActiveDeadlineSeconds; got != 180 {
+		t.Errorf("explicit deadline = %ds, want 180 (spec.timeouts.run)", got)
 	}
 }
 
@@ -230,6 +212,8 @@ func TestCoordinatorJobMountsThePayloadConfigMap(t *testing.T) {
 				t.Fatal(err)
 			}
 			pod := job.Spec.Template.Spec
+			// The /tmp emptyDir of every pod (read-only root) aside.
+			pod.Volumes, pod.Containers[0].VolumeMounts = withoutTmp(pod.Volumes, pod.Containers[0].VolumeMounts)
 			var w v1alpha1.WorkloadSpec
 			if err := json.Unmarshal([]byte(args(job)["workload-json"]), &w); err != nil {
 				t.Fatal(err)
@@ -267,8 +251,67 @@ func TestWorkerJobMountsNoPayload(t *testing.T) {
 	r := run(v1alpha1.SystemKafka)
 	r.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
 	r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
-	if v := WorkerJob(r, "img").Spec.Template.Spec.Volumes; len(v) != 0 {
-		t.Errorf("worker volumes = %+v, want none", v)
+	if v, _ := withoutTmp(WorkerJob(r, "img").Spec.Template.Spec.Volumes, nil); len(v) != 0 {
+		t.Errorf("worker volumes = %+v, want none but /tmp", v)
+	}
+}
+
+func withoutTmp(vs []corev1.Volume, ms []corev1.VolumeMount) ([]corev1.Volume, []corev1.VolumeMount) {
+	var v []corev1.Volume
+	for _, x := range vs {
+		if x.Name != tmpVolume {
+			v = append(v, x)
+		}
+	}
+	var m []corev1.VolumeMount
+	for _, x := range ms {
+		if x.Name != tmpVolume {
+			m = append(m, x)
+		}
+	}
+	return v, m
+}
+
+// Worker and coordinator pods meet the Pod Security Standard "restricted"
+// and carry the run's token; only the coordinator, which writes the
+// results ConfigMap, gets a ServiceAccount token.
+func TestPodsRestricted(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	coord, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		job       *batchv1.Job
+		apiAccess bool
+	}{{WorkerJob(r, "img"), false}, {coord, true}} {
+		pod := tc.job.Spec.Template.Spec
+		if sc := pod.SecurityContext; sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("%s: pod security context %+v, want RuntimeDefault seccomp and non-root", tc.job.Name, sc)
+		}
+		c := pod.Containers[0]
+		if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("%s: container security context %+v, want read-only root, no escalation, ALL dropped", tc.job.Name, sc)
+		}
+		if a := pod.AutomountServiceAccountToken; a == nil || *a != tc.apiAccess {
+			t.Errorf("%s: automountServiceAccountToken %v, want %v", tc.job.Name, a, tc.apiAccess)
+		}
+		if _, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+			t.Errorf("%s: no memory limit", tc.job.Name)
+		}
+		var token *corev1.EnvVar
+		for i := range c.Env {
+			if c.Env[i].Name == "STREAMBENCH_RUN_TOKEN" {
+				token = &c.Env[i]
+			}
+		}
+		if token == nil || token.ValueFrom == nil || token.ValueFrom.SecretKeyRef == nil || token.ValueFrom.SecretKeyRef.Name != TokenName(r) {
+			t.Errorf("%s: env %+v, want the token from Secret %s", tc.job.Name, c.Env, TokenName(r))
+		}
+	}
+	if g := *coord.Spec.Template.Spec.TerminationGracePeriodSeconds; g < 240 {
+		t.Errorf("coordinator grace %ds: it must cover the cleanup (3 min) and the final write (1 min)", g)
 	}
 }
 

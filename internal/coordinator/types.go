@@ -1,0 +1,173 @@
+package coordinator
+
+import (
+	"context"
+	"log"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/workload"
+)
+
+// Options configure one run.
+type Options struct {
+	// Workers are the base URLs of the workers (http://host:port).
+	Workers []string
+	// Driver is the system under test; Driver.RunID names the run.
+	Driver driver.Config
+	// Workload is the OMB workload; defaults are applied here.
+	Workload v1alpha1.WorkloadSpec
+	// PayloadData is the payload file's content (read by the caller), sent
+	// to the workers so they need not have the file.
+	PayloadData []byte
+
+	// SnapshotInterval is the length of a stats interval (default 10 s).
+	SnapshotInterval time.Duration
+	// CallTimeout bounds each HTTP call (default 30 s); Retries is the
+	// number of retries of idempotent calls (default 3).
+	CallTimeout time.Duration
+	Retries     int
+	// ProbeTimeout bounds the wait until every subscription received a
+	// probe message (default 2 min).
+	ProbeTimeout time.Duration
+	// ClockSamples is the number of round trips per clock offset (default 8).
+	ClockSamples int
+	// BacklogBuildTimeout bounds building the backlog (default: twice the
+	// time the producer rate needs, plus 2 min).
+	BacklogBuildTimeout time.Duration
+	// DrainTimeout bounds the drain (default workload.DrainTimeout); DrainPlateau fails it
+	// when the backlog stopped shrinking for this long (default 60 s).
+	DrainTimeout time.Duration
+	DrainPlateau time.Duration
+	// CatchUpTimeout bounds the wait, after the load stopped, until the
+	// consumers received every acknowledged message (default 2 min); a
+	// timeout is not an error, the accounting reports what is missing.
+	CatchUpTimeout time.Duration
+	// RateSearch tunes the max-rate search (producerRate 0).
+	RateSearch RateSearchOptions
+	// ShutdownWorkers asks every worker process to exit at the end (worker
+	// pods of a Job, which would otherwise idle until deleted).
+	ShutdownWorkers bool
+	// ReadDurability says the brokers are an existing cluster that
+	// streambench did not configure: once the topics exist, their and the
+	// brokers' durability settings are read (internal/durability/inspect)
+	// and Result.Durability reports the level really in effect.
+	ReadDurability bool
+	// Token is the run's token, sent with every call: the workers of a
+	// cluster run take commands only with it (internal/worker).
+	Token string
+	// Logf logs progress (default log.Printf).
+	Logf func(format string, args ...any)
+	// Progress, if set, is called from the stats collector once per
+	// snapshot interval that every worker has reported (local mode's live
+	// display). It must not block for long.
+	Progress func(Progress)
+	// Checkpoint, if set, receives the results so far once per snapshot
+	// interval (every snapshot read yet, with the clock offsets), so a run
+	// that is killed midway keeps what it measured: the cluster's
+	// coordinator writes them into the results ConfigMap, marked partial.
+	// It is called from the stats collector and must not block for long.
+	Checkpoint func(*Result)
+	// PageCache, if set (spec.testbed.dropPageCache), drops the broker
+	// nodes' page cache after a backlog is built and before it is drained;
+	// its error fails the run.
+	PageCache PageCacheDropper
+	// OnSnapshot, if set, is called once for every worker snapshot the
+	// coordinator collects, in order (the coordinator's /metrics,
+	// internal/metrics). It must not block.
+	OnSnapshot func(stats.Snapshot)
+}
+
+// PageCacheDropper drops the broker nodes' page cache while the run waits:
+// in a cluster the operator's drop Jobs, asked through the results
+// ConfigMap (pagecache.Requester); in local mode the host's own. The
+// record says what happened, also with an error.
+type PageCacheDropper interface {
+	DropPageCache(ctx context.Context, reason string) (v1alpha1.PageCacheDrop, error)
+}
+
+// BacklogResult is what the backlog phases measured.
+type BacklogResult struct {
+	TargetBytes int64 `json:"targetBytes"`
+	// BuiltBytes is the backlog when the drain started.
+	BuiltBytes   int64   `json:"builtBytes"`
+	BuildSeconds float64 `json:"buildSeconds"`
+	// RemainingBytes is the backlog when the drain ended.
+	RemainingBytes int64   `json:"remainingBytes"`
+	DrainSeconds   float64 `json:"drainSeconds"`
+	// DrainedBytes is what the drained subscriptions read during the drain.
+	DrainedBytes  int64   `json:"drainedBytes"`
+	DrainMBPerSec float64 `json:"drainMBPerSec"`
+	// PageCacheDropSeconds is how long the page-cache drop between the
+	// build and the drain took (spec.testbed.dropPageCache); BuildSeconds
+	// does not include it.
+	PageCacheDropSeconds float64 `json:"pageCacheDropSeconds,omitempty"`
+}
+
+// Result is everything a run measured, the input of the results package.
+type Result struct {
+	RunID    string                `json:"runId"`
+	System   v1alpha1.System       `json:"system"`
+	Workload v1alpha1.WorkloadSpec `json:"workload"`
+	Plan     Plan                  `json:"-"`
+	Workers  []string              `json:"workers"`
+	// Snapshots are every worker's interval snapshots of every phase.
+	Snapshots []stats.Snapshot `json:"snapshots"`
+	// ClockOffsets are per worker (index as Workers).
+	ClockOffsets []protocol.ClockOffset `json:"clockOffsets"`
+	Accounting   Accounting             `json:"accounting"`
+	// MeasuredRate is the total producer rate of the measured phase (the
+	// workload's, or what the rate search found).
+	MeasuredRate float64             `json:"measuredRate"`
+	RateSearch   *results.RateSearch `json:"rateSearch,omitempty"`
+	Backlog      *BacklogResult      `json:"backlog,omitempty"`
+	// Durability is what an existing cluster was found to give
+	// (Options.ReadDurability); nil when it was not read.
+	Durability *v1alpha1.EffectiveDurability `json:"durability,omitempty"`
+	// PageCacheDrops are the page-cache drops the run asked for mid-run
+	// (Options.PageCache), failed ones included.
+	PageCacheDrops []v1alpha1.PageCacheDrop `json:"pageCacheDrops,omitempty"`
+	// Notes are remarks for the results (e.g. subscriptions that never
+	// caught up).
+	Notes []string  `json:"notes,omitempty"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// PhaseCooldown labels what follows the measured phase (the load stops and
+// consumers catch up); it never feeds the headline numbers.
+const PhaseCooldown stats.Phase = "cooldown"
+
+func (o *Options) defaults() {
+	if o.SnapshotInterval <= 0 {
+		o.SnapshotInterval = 10 * time.Second
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.Retries <= 0 {
+		o.Retries = 3
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = 2 * time.Minute
+	}
+	if o.ClockSamples <= 0 {
+		o.ClockSamples = 8
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = workload.DrainTimeout(o.Workload)
+	}
+	if o.DrainPlateau <= 0 {
+		o.DrainPlateau = 60 * time.Second
+	}
+	if o.CatchUpTimeout <= 0 {
+		o.CatchUpTimeout = 2 * time.Minute
+	}
+	if o.Logf == nil {
+		o.Logf = log.Printf
+	}
+}
