@@ -65,7 +65,10 @@ func (r *BenchmarkRunReconciler) reconcileProvisioning(ctx context.Context, run 
 	}
 	return ctrl.Result{RequeueAfter: pollInterval},
 		r.moveTo(ctx, run, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("running the workload against %s", brokersMessage(endpoints)),
-			func(run *v1alpha1.BenchmarkRun) bool { run.Status.Brokers, run.Status.Monitoring = endpoints, mon; return true },
+			func(run *v1alpha1.BenchmarkRun) bool {
+				run.Status.Brokers, run.Status.Monitoring = endpoints, mon
+				return true
+			},
 			setCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionTrue, "Ready", brokersMessage(endpoints)),
 			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionFalse, "Running", "the coordinator drives the workload"))
 }
