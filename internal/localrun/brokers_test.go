@@ -37,7 +37,7 @@ func TestKafkaOptions(t *testing.T) {
   durability: {level: 1}
   cluster: {managed: {brokers: 4, brokerConfig: {num.io.threads: "8"}}}
   timeouts: {provisioning: 3m}
-  workload: {messageSize: 1}
+  workload: {messageSize: 32}
 `)
 	o := KafkaOptions(run, translate(t, run), "/data")
 	if o.Brokers != 4 {
@@ -71,7 +71,7 @@ func TestPulsarOptions(t *testing.T) {
       bookies: 4
       brokerConfig: {bookkeeperNumberOfChannelsPerBookie: "16"}
       bookieConfig: {numAddWorkerThreads: "2"}
-  workload: {messageSize: 1}
+  workload: {messageSize: 32}
 `)
 	eff := translate(t, run)
 	o := PulsarOptions(run, eff, "")
@@ -95,7 +95,7 @@ func TestPulsarOptions(t *testing.T) {
 	if o.BookieConfig["journalSyncData"] != "false" || o.BookieConfig["numAddWorkerThreads"] != "2" {
 		t.Errorf("bookie config %v: want level 2's journalSyncData=false and the spec's numAddWorkerThreads", o.BookieConfig)
 	}
-	if o := PulsarOptions(mustDecode(t, head+"spec:\n  system: pulsar\n  cluster: {managed: {}}\n  workload: {messageSize: 1}\n"), eff, ""); o.Bookies != 3 {
+	if o := PulsarOptions(mustDecode(t, head+"spec:\n  system: pulsar\n  cluster: {managed: {}}\n  workload: {messageSize: 32}\n"), eff, ""); o.Bookies != 3 {
 		t.Errorf("default bookies %d, want 3", o.Bookies)
 	}
 }
@@ -114,7 +114,7 @@ func TestLocalNotes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			notes := strings.Join(LocalNotes(mustDecode(t, head+"spec:\n  "+c.spec+"\n  workload: {messageSize: 1}\n")), "\n")
+			notes := strings.Join(LocalNotes(mustDecode(t, head+"spec:\n  "+c.spec+"\n  workload: {messageSize: 32}\n")), "\n")
 			for _, w := range c.want {
 				if !strings.Contains(notes, w) {
 					t.Errorf("notes lack %q:\n%s", w, notes)
