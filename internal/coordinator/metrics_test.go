@@ -1,35 +1,16 @@
 package coordinator
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/streambench/streambench-operator/internal/metrics/metricstest"
+
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/streambench/streambench-operator/internal/metrics"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
-
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	return fams
-}
 
 // checkMetrics scrapes the workers' /metrics after a run (they keep the
 // run's figures until the next one): their counts over all workers are
@@ -42,7 +23,7 @@ func checkMetrics(t *testing.T, workers []string, res *Result, coll *metrics.Col
 	all := stats.Merge(res.Snapshots...)
 	var acked, received, histCount float64
 	for _, u := range workers {
-		fams := scrape(t, u+"/metrics")
+		fams := metricstest.Scrape(t, u+"/metrics")
 		for _, m := range fams[metrics.MessagesAcked].GetMetric() {
 			for _, l := range m.Label {
 				if l.GetName() == "run" && l.GetValue() != res.RunID {
@@ -66,7 +47,7 @@ func checkMetrics(t *testing.T, workers []string, res *Result, coll *metrics.Col
 	}
 	srv := httptest.NewServer(coll.Handler())
 	defer srv.Close()
-	fams := scrape(t, srv.URL)
+	fams := metricstest.Scrape(t, srv.URL)
 	if b := fams[metrics.Backlog]; b == nil || b.Metric[0].GetGauge().GetValue() != 0 {
 		t.Errorf("coordinator backlog after a complete run: %v, want 0", b)
 	}

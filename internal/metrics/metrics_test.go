@@ -1,37 +1,14 @@
 package metrics
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/streambench/streambench-operator/internal/metrics/metricstest"
 
 	"github.com/streambench/streambench-operator/internal/stats"
 )
-
-// Scrape reads a /metrics page as Prometheus does (the text format parser
-// of prometheus/common).
-func Scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: not the Prometheus text format: %v", url, err)
-	}
-	return fams
-}
 
 // snapshotOf records real values into a stats.Recorder and cuts them.
 func snapshotOf(worker string, phase stats.Phase, lat []time.Duration, received int) stats.Snapshot {
@@ -53,14 +30,14 @@ func TestCollectorCountersAndHistograms(t *testing.T) {
 	c := New()
 	srv := httptest.NewServer(c.Handler())
 	defer srv.Close()
-	if fams := Scrape(t, srv.URL); len(fams) != 0 {
+	if fams := metricstest.Scrape(t, srv.URL); len(fams) != 0 {
 		t.Errorf("before a run: %d families, want none", len(fams))
 	}
 	c.Reset("run-a")
 	c.Add(snapshotOf("w0", stats.PhaseWarmup, []time.Duration{300 * time.Microsecond, 4 * time.Millisecond}, 2))
 	c.Add(snapshotOf("w0", stats.PhaseMeasure, []time.Duration{40 * time.Millisecond}, 1))
 	c.SetPhase(stats.PhaseMeasure)
-	fams := Scrape(t, srv.URL)
+	fams := metricstest.Scrape(t, srv.URL)
 	val := func(name string) float64 {
 		f := fams[name]
 		if f == nil || len(f.Metric) != 1 {
@@ -111,7 +88,7 @@ func TestCollectorCountersAndHistograms(t *testing.T) {
 	c.SetSubscriptionsPerTopic(2)
 	c.Add(snapshotOf("w0", stats.PhaseMeasure, []time.Duration{time.Millisecond, time.Millisecond}, 0),
 		snapshotOf("w1", stats.PhaseMeasure, nil, 3))
-	fams = Scrape(t, srv.URL)
+	fams = metricstest.Scrape(t, srv.URL)
 	if b := fams[Backlog]; b == nil || b.Metric[0].GetGauge().GetValue() != 1 {
 		t.Errorf("backlog %v, want 2 acked x 2 subscriptions - 3 received = 1", b)
 	}
