@@ -65,6 +65,9 @@ type Table struct {
 	// phase, in Rows' order (empty when no run has them): the resources
 	// beside the latencies.
 	BrokerResources [][]string
+	// LoadGenerator is each run's send delay p99 beside its publish p99
+	// (toolDelayRows), in Rows' order: whose latency the figures are.
+	LoadGenerator [][]string
 }
 
 // Compare tabulates runs as the durability study's Tables 2-2 to 2-5:
@@ -101,6 +104,7 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 		}
 	}
 	t.BrokerResources = brokerResRows(runs)
+	t.LoadGenerator = toolDelayRows(runs, f)
 	return t, nil
 }
 
@@ -226,6 +230,10 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "End-to-end latency (ms)", lat(func(r Row) *Latency { return r.EndToEnd }))
 	}
+	if len(t.LoadGenerator) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "Load generator (measured phase)", append([][]string{loadGeneratorColumns}, t.LoadGenerator...))
+	}
 	if len(t.BrokerResources) > 0 {
 		b.WriteString("\n")
 		writeGrid(&b, "Broker resources (measured phase, all brokers)", append([][]string{append([]string{"", "source"}, brokerResColumns...)}, t.BrokerResources...))
@@ -316,6 +324,7 @@ type comparePage struct {
 	Flags     []Flag
 	Testbed   [][]string
 	BrokerRes [][]string
+	LoadGen   [][]string
 	Sections  []latencySection
 	Rows      []compareRow
 	Charts    []*chart
@@ -376,6 +385,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		Warnings:  t.Warnings,
 		Flags:     t.Flags,
 		Testbed:   t.Testbed,
+		LoadGen:   t.LoadGenerator,
 		BrokerRes: t.BrokerResources,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }

@@ -122,18 +122,20 @@ type reportPage struct {
 	Drain     []*chart
 
 	LatencyRows []latencyRow
-	Counts      []kv
-	Phases      []phaseRow
-	Durability  *durabilityView
-	WorkloadKV  []kv
-	Clocks      []results.ClockOffset
-	Testbed     *v1alpha1.Testbed
-	BrokerRes   *brokerResView
-	RateSearch  *results.RateSearch
-	Subs        *results.Subscriptions
-	Truncation  *results.Truncation
-	Notes       []string
-	Workers     []string
+	// ToolDelay says whose latency it is (ToolDelay.Sentence).
+	ToolDelay  string
+	Counts     []kv
+	Phases     []phaseRow
+	Durability *durabilityView
+	WorkloadKV []kv
+	Clocks     []results.ClockOffset
+	Testbed    *v1alpha1.Testbed
+	BrokerRes  *brokerResView
+	RateSearch *results.RateSearch
+	Subs       *results.Subscriptions
+	Truncation *results.Truncation
+	Notes      []string
+	Workers    []string
 }
 
 type levelBadge struct {
@@ -230,6 +232,9 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 				pg.LatencyRows = append(pg.LatencyRows, l)
 			}
 		}
+	}
+	if d, ok := ToolDelayOf(s); ok {
+		pg.ToolDelay = d.Sentence(DefaultFairness)
 	}
 	if d := phase(s, stats.PhaseDrain); d != nil {
 		if d.PublishLatencyMs != nil {

@@ -123,6 +123,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 <table><thead><tr><th></th><th class="n">count</th><th class="n">avg</th><th class="n">p50</th><th class="n">p75</th><th class="n">p95</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">p99.99</th><th class="n">max</th></tr></thead><tbody>
 {{range .LatencyRows}}<tr><td>{{.Name}}<br><small>{{.Note}}</small></td><td class="n">{{if lt .D.Count 0}}–{{else}}{{count .D.Count}}{{end}}</td><td class="n">{{ms .D.Avg}}</td><td class="n">{{ms .D.P50}}</td><td class="n">{{ms .D.P75}}</td><td class="n">{{ms .D.P95}}</td><td class="n">{{ms .D.P99}}</td><td class="n">{{ms .D.P999}}</td><td class="n">{{ms .D.P9999}}</td><td class="n">{{ms .D.Max}}</td></tr>
 {{end}}</tbody></table>
+{{with .ToolDelay}}<p class="sub">{{.}}</p>{{end}}
 </section>
 
 {{if .Timeline}}<section><h2>Over time</h2>
@@ -232,6 +233,10 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td>{{range .Cells}}<td class="n{{if .Best}} best{{end}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody></table></section>{{end}}
 </div>
+{{if .LoadGen}}<section><h2>Load generator</h2>
+<table><thead><tr><th></th><th class="n">send delay p99 (ms)</th><th class="n">publish p99 (ms)</th><th class="n">share</th><th>the latency is</th></tr></thead><tbody>
+{{range .LoadGen}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td><td>{{index . 4}}</td></tr>
+{{end}}</tbody></table><p class="sub">Send delay is how late the load generator sent against its intended-time schedule (measured phase); where it is a visible share of the publish p99, part of the tail is the tool's.</p></section>{{end}}
 {{if .BrokerRes}}<section><h2>Broker resources</h2>
 <table><thead><tr><th></th><th>source</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
 {{range .BrokerRes}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>

@@ -31,7 +31,30 @@ type producer struct {
 	sent, acked, failed atomic.Int64
 	failedMu            sync.Mutex
 	failedSeqs          []uint64
-	bufs                sync.Pool
+	inflight            sync.Pool // *inflight
+}
+
+// inflight is one message between Send and its acknowledgement: its
+// payload buffer and the times its latencies are computed from. Pooled with
+// the buffer and the bound ack func, so sending a message allocates nothing
+// of its own; before, a closure, a payload slice header and its captured
+// times per message were a tenth of the worker's CPU in malloc and GC at
+// 20k msg/s.
+type inflight struct {
+	p              *producer
+	seq            uint64
+	intended, sent time.Time
+	buf            []byte
+	ack            driver.AckFunc // i.acked, bound once
+}
+
+func (p *producer) getInflight() *inflight {
+	if i, ok := p.inflight.Get().(*inflight); ok {
+		return i
+	}
+	i := &inflight{p: p, buf: make([]byte, p.size)}
+	i.ack = i.acked
+	return i
 }
 
 // loop publishes on the pacer's schedule until ctx ends. The client's
@@ -48,37 +71,38 @@ func (p *producer) loop(ctx context.Context, pc *pacer) {
 }
 
 func (p *producer) send(intended time.Time) {
-	buf, _ := p.bufs.Get().([]byte)
-	if buf == nil {
-		buf = make([]byte, p.size)
-	}
-	seq := p.nextSeq.Load()
-	sent := time.Now()
-	p.payloads.Fill(buf, Header{
-		ProducerID: p.id, Seq: seq,
-		SendMicros: sent.UnixMicro(), IntendedMicros: intended.UnixMicro(),
+	i := p.getInflight()
+	i.seq = p.nextSeq.Load()
+	i.intended = intended
+	i.sent = time.Now()
+	p.payloads.Fill(i.buf, Header{
+		ProducerID: p.id, Seq: i.seq,
+		SendMicros: i.sent.UnixMicro(), IntendedMicros: intended.UnixMicro(),
 	})
-	p.nextSeq.Store(seq + 1)
+	p.nextSeq.Store(i.seq + 1)
 	p.sent.Add(1)
-	p.rec.RecordSend(intended, sent, p.size)
-	p.client.Send(context.Background(), p.keys.Next(), buf, func(err error) {
-		now := time.Now()
-		if err != nil {
-			p.failed.Add(1)
-			p.rec.RecordPublishError()
-			p.failedMu.Lock()
-			if len(p.failedSeqs) < maxFailedSeqs {
-				p.failedSeqs = append(p.failedSeqs, seq)
-			}
-			p.failedMu.Unlock()
-			p.run.fail(fmt.Errorf("producer %d on %s: %w", p.id, p.topic, err))
-		} else {
-			p.acked.Add(1)
-			p.rec.RecordAck(intended, sent, now, p.size)
+	p.rec.RecordSend(intended, i.sent, p.size)
+	p.client.Send(context.Background(), p.keys.Next(), i.buf, i.ack)
+}
+
+// acked runs once per message, from the client's goroutine.
+func (i *inflight) acked(err error) {
+	p := i.p
+	if err != nil {
+		p.failed.Add(1)
+		p.rec.RecordPublishError()
+		p.failedMu.Lock()
+		if len(p.failedSeqs) < maxFailedSeqs {
+			p.failedSeqs = append(p.failedSeqs, i.seq)
 		}
-		// The client is done with the payload once it has acknowledged it.
-		p.bufs.Put(buf) //nolint:staticcheck // a slice header allocation per put is cheaper than a message
-	})
+		p.failedMu.Unlock()
+		p.run.fail(fmt.Errorf("producer %d on %s: %w", p.id, p.topic, err))
+	} else {
+		p.acked.Add(1)
+		p.rec.RecordAck(i.intended, i.sent, time.Now(), p.size)
+	}
+	// The client is done with the payload once it has acknowledged it.
+	p.inflight.Put(i)
 }
 
 type consumer struct {

@@ -273,6 +273,7 @@ func (d *Driver) CreateProducer(ctx context.Context, topic string) (driver.Produ
 		return nil, fmt.Errorf("creating producer for %s: %w", topic, err)
 	}
 	p := &producer{cl: cl, topic: topic, d: d}
+	p.promise = p.done
 	d.mu.Lock()
 	d.producers[p] = struct{}{}
 	d.mu.Unlock()

@@ -14,6 +14,20 @@ type producer struct {
 	topic     string
 	d         *Driver
 	closeOnce sync.Once
+
+	promise func(*kgo.Record, error) // p.done, bound once
+	records sync.Pool                // *record
+}
+
+// record is a kgo.Record with the ack it owes, pooled: a kgo.Record and a
+// promise closure allocated per message were most of the producer's garbage.
+// The record's Context is the record itself, which is how the shared promise
+// finds the ack again; it embeds a context that is never done, so kgo
+// cancels by the Produce context alone, as it would with a nil Context.
+type record struct {
+	context.Context
+	rec   kgo.Record
+	onAck driver.AckFunc
 }
 
 // Send queues the record; kgo.Produce blocks while buffer.memory bytes are
@@ -22,9 +36,24 @@ type producer struct {
 // record failed. The record's timestamp is set by kgo when it is queued and
 // is what consumers see as PublishTime (CreateTime topics), as in OMB.
 func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
-	p.cl.Produce(ctx, &kgo.Record{Topic: p.topic, Key: key, Value: payload}, func(_ *kgo.Record, err error) {
-		onAck(err)
-	})
+	r, _ := p.records.Get().(*record)
+	if r == nil {
+		r = &record{Context: context.Background()}
+	}
+	r.onAck = onAck
+	r.rec = kgo.Record{Topic: p.topic, Key: key, Value: payload, Context: r}
+	p.cl.Produce(ctx, &r.rec, p.promise)
+}
+
+// done is the promise of every record: kgo is finished with the record when
+// it calls it, so the record goes back to the pool before the ack runs.
+func (p *producer) done(kr *kgo.Record, err error) {
+	r := kr.Context.(*record)
+	onAck := r.onAck
+	r.onAck = nil
+	r.rec = kgo.Record{}
+	p.records.Put(r)
+	onAck(err)
 }
 
 // Flush waits until every queued record is acknowledged or failed.
