@@ -42,11 +42,12 @@ publish, send-delay, corrected and end-to-end latency.`,
 				// coordinator's shutdown), so a whole run is profiled.
 				defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 			}
+			rt := worker.TuneRuntime()
 			// In a cluster the run's Secret gives the token (env, see
 			// internal/provision/workers); without it any caller may drive
 			// the worker, which local mode's loopback workers allow.
 			w := worker.New(worker.Options{Name: name, Drivers: worker.DefaultDrivers(), Token: os.Getenv(protocol.TokenEnv)})
-			cmd.PrintErrf("worker %s listening on %s\n", name, listen)
+			cmd.PrintErrf("worker %s listening on %s (GC percent %s, memory limit %s)\n", name, listen, orUnset(rt.GCPercent), orUnset(rt.MemoryLimit))
 			return worker.Serve(ctx, listen, w)
 		},
 	}
@@ -54,4 +55,13 @@ publish, send-delay, corrected and end-to-end latency.`,
 	cmd.Flags().StringVar(&name, "name", "", "worker name in the results (default: the host name)")
 	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the whole worker process to this file (go tool pprof), e.g. for hack/bench-omb --profile")
 	return cmd
+}
+
+// orUnset prints a runtime setting the worker chose, or that it left it to
+// the environment (GOGC, GOMEMLIMIT) or the default.
+func orUnset[T int | int64](v T) string {
+	if v == 0 {
+		return "as set by the environment"
+	}
+	return fmt.Sprint(v)
 }

@@ -3,6 +3,7 @@ package pulsar
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
@@ -10,7 +11,27 @@ import (
 )
 
 type producer struct {
-	p pulsar.Producer
+	p        pulsar.Producer
+	messages sync.Pool // *message
+}
+
+// message is a ProducerMessage with the ack it owes and its callback bound
+// once, pooled: a ProducerMessage and a callback closure allocated per
+// message added to the Go client's own garbage. The client is done with the
+// message when it runs the callback (sendRequest.done touches it no more).
+type message struct {
+	pm       pulsar.ProducerMessage
+	onAck    driver.AckFunc
+	p        *producer
+	callback func(pulsar.MessageID, *pulsar.ProducerMessage, error) // m.done
+}
+
+func (m *message) done(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+	onAck := m.onAck
+	m.onAck = nil
+	m.pm = pulsar.ProducerMessage{}
+	m.p.messages.Put(m)
+	onAck(err)
 }
 
 // CreateProducer makes a producer with OMB's settings (batching with a 1 ms
@@ -29,13 +50,17 @@ func (d *Driver) CreateProducer(ctx context.Context, topic string) (driver.Produ
 // sees as send delay. The client keeps a reference to payload until the ack,
 // so the caller must not change it before onAck runs.
 func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
-	msg := &pulsar.ProducerMessage{Payload: payload}
-	if key != nil {
-		msg.Key = string(key)
+	m, _ := p.messages.Get().(*message)
+	if m == nil {
+		m = &message{p: p}
+		m.callback = m.done
 	}
-	p.p.SendAsync(ctx, msg, func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
-		onAck(err)
-	})
+	m.onAck = onAck
+	m.pm.Payload = payload
+	if key != nil {
+		m.pm.Key = string(key)
+	}
+	p.p.SendAsync(ctx, &m.pm, m.callback)
 }
 
 func (p *producer) Flush(ctx context.Context) error {

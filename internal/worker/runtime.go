@@ -1,0 +1,58 @@
+package worker
+
+import (
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// gcPercent is the worker process's GOGC unless the environment sets one.
+// Its live heap is small (histograms, in-flight payloads, client buffers),
+// and at the default of 100 the collector ran every few megabytes of
+// fetched and sent messages: ~10 % of the worker's CPU at 20k msg/s of 1 KiB.
+// 400 collects a quarter as often for a few tens of megabytes more.
+const gcPercent = 400
+
+// memoryLimitShare of the container's memory limit is the soft limit the
+// collector works harder under, so a larger GOGC cannot grow a big live heap
+// (a catch-up run's fetch buffers) past the pod's limit.
+const memoryLimitShare = 0.8
+
+// RuntimeSettings are the collector settings of a dedicated worker process.
+type RuntimeSettings struct {
+	// GCPercent is the GOGC to set; 0 leaves it as it is.
+	GCPercent int
+	// MemoryLimit is the soft memory limit in bytes; 0 leaves it.
+	MemoryLimit int64
+}
+
+// runtimeSettingsFor decides the settings from the environment (GOGC and
+// GOMEMLIMIT set by the user win) and the cgroup v2 memory.max content ("max"
+// or a byte count; empty when unreadable).
+func runtimeSettingsFor(getenv func(string) string, cgroupMemoryMax string) RuntimeSettings {
+	var s RuntimeSettings
+	if getenv("GOGC") == "" {
+		s.GCPercent = gcPercent
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(cgroupMemoryMax), 10, 64); err == nil && limit > 0 {
+			s.MemoryLimit = int64(float64(limit) * memoryLimitShare)
+		}
+	}
+	return s
+}
+
+// TuneRuntime applies runtimeSettingsFor to this process and returns what it
+// set. Call it once, from a process that only runs a worker.
+func TuneRuntime() RuntimeSettings {
+	max, _ := os.ReadFile("/sys/fs/cgroup/memory.max")
+	s := runtimeSettingsFor(os.Getenv, string(max))
+	if s.GCPercent > 0 {
+		debug.SetGCPercent(s.GCPercent)
+	}
+	if s.MemoryLimit > 0 {
+		debug.SetMemoryLimit(s.MemoryLimit)
+	}
+	return s
+}
