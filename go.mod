@@ -20,6 +20,7 @@ require (
 	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0
 	golang.org/x/net v0.58.0
+	golang.org/x/sys v0.47.0
 	gonum.org/v1/plot v0.17.0
 	helm.sh/helm/v3 v3.21.4
 	k8s.io/api v0.36.3
@@ -162,7 +163,6 @@ require (
 	golang.org/x/mod v0.39.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.14.0 // indirect

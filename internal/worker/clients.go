@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,13 @@ func (p *producer) getInflight() *inflight {
 // context is not ctx: stopping the load must not fail the messages already
 // handed to the client.
 func (p *producer) loop(ctx context.Context, pc *pacer) {
+	if pc.holdP {
+		// A thread of its own, with a short time slice (shortSlice); never
+		// unlocked, so the thread ends with the loop instead of going back
+		// to the runtime with the slice changed.
+		runtime.LockOSThread()
+		shortSlice()
+	}
 	for {
 		intended, ok := pc.next(ctx)
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -326,11 +327,16 @@ func (w *Worker) StartLoad(req protocol.StartLoadRequest) error {
 	r.setRateLocked(req.RatePerSec)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{cancel: cancel}
+	// Producers may keep their P while they wait only if one is left for
+	// the clients' goroutines.
+	holdP := len(r.producers) < runtime.GOMAXPROCS(0)
 	for _, p := range r.producers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			p.loop(ctx, newPacer(r.sched, start))
+			pc := newPacer(r.sched, start)
+			pc.holdP = holdP
+			p.loop(ctx, pc)
 		}()
 	}
 	r.load = l

@@ -217,3 +217,56 @@ func TestPacerKeepsIntendedTimes(t *testing.T) {
 		t.Error("rate 0 must send nothing until the context ends")
 	}
 }
+
+// TestPacerHoldingP: a pacer that sleeps holding its P (nanosleep for the
+// last stretch, a Go timer before it) keeps the same grid, never hands out a
+// time more than earlySend ahead of the clock, wakes at most once per
+// minWake, and still stops when its context ends during a long wait.
+func TestPacerHoldingP(t *testing.T) {
+	for _, rate := range []float64{20000, 300} { // 50 µs apart; 3.3 ms apart (a coarse wait first)
+		s := newSchedule()
+		s.set(rate)
+		start := time.Now().Add(time.Millisecond)
+		p := newPacer(s, start)
+		p.holdP = true
+		n := int(rate / 20) // 50 ms of sends
+		var wakes int
+		last := time.Time{}
+		for i := 0; i < n; i++ {
+			it, ok := p.next(context.Background())
+			if !ok {
+				t.Fatal("pacer stopped")
+			}
+			now := time.Now()
+			if want := start.Add(time.Duration(float64(i) * float64(time.Second) / rate)); !it.Equal(want) {
+				t.Fatalf("rate %v: intended[%d] = +%v, want +%v", rate, i, it.Sub(start), want.Sub(start))
+			}
+			if early := it.Sub(now); early > earlySend {
+				t.Errorf("rate %v: message %d handed out %v before its time", rate, i, early)
+			}
+			if !p.woke.Equal(last) {
+				wakes++
+				last = p.woke
+			}
+		}
+		if most := int(50*time.Millisecond/minWake) + 2; rate == 20000 && wakes > most {
+			t.Errorf("rate %v: %d precise wakes in 50 ms, want at most %d (one per %v)", rate, wakes, most, minWake)
+		}
+	}
+	s := newSchedule()
+	s.set(1) // one a second: the next wait is long
+	p := newPacer(s, time.Now())
+	p.holdP = true
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, ok := p.next(ctx); !ok {
+		t.Fatal("the first message is due at once")
+	}
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	begin := time.Now()
+	if _, ok := p.next(ctx); ok {
+		t.Error("a cancelled context must end the wait")
+	}
+	if waited := time.Since(begin); waited > 500*time.Millisecond {
+		t.Errorf("the wait ended %v after it began; the cancel came after 20 ms", waited)
+	}
+}
