@@ -63,11 +63,18 @@ func (p *producer) getInflight() *inflight {
 // handed to the client.
 func (p *producer) loop(ctx context.Context, pc *pacer) {
 	if pc.holdP {
-		// A thread of its own, with a short time slice (shortSlice); never
-		// unlocked, so the thread ends with the loop instead of going back
-		// to the runtime with the slice changed.
+		// A thread of its own, with a short time slice (shortSlice) while
+		// the loop runs. The thread goes back to the runtime afterwards,
+		// with the default slice: it must not exit, since a thread's exit
+		// fires the Pdeathsig of every process it forked, and in local mode
+		// that includes the brokers (internal/localbrokers), which a locked
+		// thread ending with the loop killed in the tests.
 		runtime.LockOSThread()
-		shortSlice()
+		restore := shortSlice()
+		defer func() {
+			restore()
+			runtime.UnlockOSThread()
+		}()
 	}
 	for {
 		intended, ok := pc.next(ctx)
