@@ -10,8 +10,10 @@ import (
 // gcPercent is the worker process's GOGC unless the environment sets one.
 // Its live heap is small (histograms, in-flight payloads, client buffers),
 // and at the default of 100 the collector ran every few megabytes of
-// fetched and sent messages: ~10 % of the worker's CPU at 20k msg/s of 1 KiB.
-// 400 collects a quarter as often for a few tens of megabytes more.
+// fetched and sent messages: GC marking was ~10 % of the worker's CPU
+// profile at 20k msg/s of 1 KiB. 400 collects a quarter as often for a few
+// tens of megabytes more. (One A/B of whole-process CPU, GOGC 100 vs 400,
+// differed by less than the run-to-run spread; hack/bench-omb measures it.)
 const gcPercent = 400
 
 // memoryLimitShare of the container's memory limit is the soft limit the
