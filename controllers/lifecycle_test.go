@@ -237,7 +237,10 @@ var _ = Describe("a run against an existing cluster", func() {
 
 	It("deletes itself, and its results with it, ttlSecondsAfterFinished after it ended", func() {
 		run := existingKafkaRun(ns)
-		run.Spec.Teardown.TTLSecondsAfterFinished = ptr.To[int32](1)
+		// Not 1 s: status.completionTime is kept to the second, so a 1 s TTL
+		// can end as the run turns Succeeded, before a poll has seen it
+		// (CI failed so on a loaded machine).
+		run.Spec.Teardown.TTLSecondsAfterFinished = ptr.To[int32](5)
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		runToSucceeded(run)
 		Eventually(gone(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: run.Name, Namespace: ns}})).Should(BeTrue())

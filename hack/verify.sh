@@ -22,9 +22,11 @@ before="$(snapshot)"
 "$MAKE" --no-print-directory manifests generate >/dev/null
 go mod tidy
 # -e for Prometheus: tidy walks every build tag, and the service-discovery
-# plugins the build leaves out (-tags remove_all_sd) import a module
-# version the Go proxy refuses to serve (hashicorp/nomad/api); nothing
-# built needs it.
+# plugins the build leaves out (-tags remove_all_sd) import modules nothing
+# built needs. Until November 2026 the Go proxy refused to serve one of
+# them (hashicorp/nomad/api) and -e let tidy pass over it; now it serves
+# it, so go.mod lists it (and tidy, finding every import provided, looks
+# nothing up on the proxy).
 for mod in hack/tools/*/go.mod; do
   dir="$(dirname "$mod")"
   if [ "$dir" = hack/tools/prometheus ]; then (cd "$dir" && go mod tidy -e 2>/dev/null); else (cd "$dir" && go mod tidy); fi

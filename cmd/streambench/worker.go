@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,7 @@ func init() { rootCmd.AddCommand(newWorkerCmd()) }
 
 func newWorkerCmd() *cobra.Command {
 	var listen, name, cpuProfile string
+	var drainIdle time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a load-generating worker (HTTP API driven by the coordinator)",
@@ -30,6 +33,9 @@ publish, send-delay, corrected and end-to-end latency.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The first signal starts the drain (worker.ServeDraining); a
+			// second one ends the process at once, as Ctrl-C twice should.
+			context.AfterFunc(ctx, stop)
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile)
 				if err != nil {
@@ -48,11 +54,14 @@ publish, send-delay, corrected and end-to-end latency.`,
 			// the worker, which local mode's loopback workers allow.
 			w := worker.New(worker.Options{Name: name, Drivers: worker.DefaultDrivers(), Token: os.Getenv(protocol.TokenEnv)})
 			cmd.PrintErrf("worker %s listening on %s (GC percent %s, memory limit %s)\n", name, listen, orUnset(rt.GCPercent), orUnset(rt.MemoryLimit))
-			return worker.Serve(ctx, listen, w)
+			return worker.ServeDraining(ctx, listen, w, worker.Drain{Idle: drainIdle, Logf: func(format string, args ...any) {
+				cmd.PrintErrf("worker %s: "+format+"\n", append([]any{name}, args...)...)
+			}})
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", ":8080", "address of the worker's HTTP API")
 	cmd.Flags().StringVar(&name, "name", "", "worker name in the results (default: the host name)")
+	cmd.Flags().DurationVar(&drainIdle, "drain-idle", worker.DefaultDrainIdle, "after SIGTERM, keep answering the coordinator until it asks to shut down or makes no call for this long (0: stop at once)")
 	cmd.Flags().StringVar(&cpuProfile, "cpu-profile", "", "write a Go CPU profile of the whole worker process to this file (go tool pprof), e.g. for hack/bench-omb --profile")
 	return cmd
 }

@@ -52,10 +52,11 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		c.clients = append(c.clients, newClient(u, o.CallTimeout, o.Retries, o.Token))
 	}
 	c.res = &Result{RunID: o.Driver.RunID, System: o.Driver.System, Workload: wl, Workers: o.Workers, Start: time.Now()}
-	topicsCreated := false
+	// topicsMade: the run may have topics to delete.
+	topicsMade := false
 	defer func() {
 		c.res.End = time.Now()
-		cerr := c.cleanup(topicsCreated, err != nil)
+		cerr := c.cleanup(topicsMade, err != nil)
 		c.res.Snapshots = c.snaps
 		err = errors.Join(err, cerr)
 		res = c.res
@@ -66,10 +67,18 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	var topics protocol.CreateTopicsResponse
 	if err := c.clients[0].post(ctx, protocol.PathCreateTopics, protocol.CreateTopicsRequest{
 		Topics: int(wl.Topics), PartitionsPerTopic: wl.PartitionsPerTopic,
-	}, &topics, callOpt{timeout: 2 * time.Minute}); err != nil {
+	}, &topics, callOpt{timeout: protocol.CreateTopicsTimeout}); err != nil {
+		// Stopped during the call (SIGTERM, the deadline: a run deleted
+		// as its topics appear), the run cannot know what was made. The
+		// worker finishes the creation regardless, and the cleanup's
+		// deletion waits for it and removes every topic. An error the
+		// worker answered with is not followed by a deletion: it is
+		// mostly brokers that cannot be reached, where a deletion adds
+		// only its own timeout to the run's error.
+		topicsMade = ctx.Err() != nil
 		return nil, fmt.Errorf("creating topics: %w", err)
 	}
-	topicsCreated = true
+	topicsMade = true
 	if o.ReadDurability {
 		c.readDurability(ctx, topics.Topics)
 	}

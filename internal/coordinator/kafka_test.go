@@ -2,12 +2,14 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
@@ -42,14 +44,8 @@ func TestKafka(t *testing.T) {
 
 	noTopicsLeft := func(t *testing.T, res *Result) {
 		t.Helper()
-		topics, err := adm.ListTopics(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range topics.Names() {
-			if strings.Contains(name, res.RunID) {
-				t.Errorf("topic %s left behind after the run", name)
-			}
+		for _, name := range runTopics(t, cl, res.RunID) {
+			t.Errorf("topic %s left behind after the run", name)
 		}
 	}
 
@@ -73,6 +69,10 @@ func TestKafka(t *testing.T) {
 		if in := res.ResultsInput("r", "", &eff); in.Durability != d {
 			t.Error("the results carry the translation, not what was read")
 		}
+	})
+	t.Run("stopped-while-creating-topics", func(t *testing.T) {
+		runID := fmt.Sprintf("kcut%d", time.Now().UnixNano()%1e9)
+		stopWhileCreatingTopics(t, urls, cfg, runID, func() []string { return runTopics(t, cl, runID) })
 	})
 	t.Run("backlog", func(t *testing.T) {
 		res := runCase(t, urls, cfg, backlogWorkload(), Options{})
@@ -124,4 +124,21 @@ func TestKafka(t *testing.T) {
 			t.Errorf("rate search found %.0f msg/s; the quota allows %.0f msg/s (want within ±20%%); steps: %+v", rs.RateMsgPerSec, want, rs.Steps)
 		}
 	})
+}
+
+// runTopics lists the topics named after the run, asking the brokers
+// afresh (kadm's ListTopics answers from a metadata cache up to 5 s old).
+func runTopics(t *testing.T, cl *kgo.Client, runID string) []string {
+	t.Helper()
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, topic := range resp.Topics {
+		if topic.Topic != nil && strings.Contains(*topic.Topic, runID) {
+			out = append(out, *topic.Topic)
+		}
+	}
+	return out
 }

@@ -2,11 +2,15 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	pulsardriver "github.com/streambench/streambench-operator/internal/driver/pulsar"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/worker"
 )
@@ -33,6 +37,10 @@ func TestPulsar(t *testing.T) {
 	t.Run("fixed-rate", func(t *testing.T) {
 		runCase(t, urls, cfg, fixedRateWorkload(), Options{})
 	})
+	t.Run("stopped-while-creating-topics", func(t *testing.T) {
+		runID := fmt.Sprintf("pcut%d", time.Now().UnixNano()%1e9)
+		stopWhileCreatingTopics(t, urls, cfg, runID, func() []string { return namespaceTopics(t, p.AdminURL(), runID) })
+	})
 	t.Run("backlog", func(t *testing.T) {
 		res := runCase(t, urls, cfg, backlogWorkload(), Options{})
 		checkBacklog(t, res, false)
@@ -58,4 +66,31 @@ func TestPulsar(t *testing.T) {
 			t.Errorf("measured at %.0f msg/s, the search found %.0f", res.MeasuredRate, rs.RateMsgPerSec)
 		}
 	})
+}
+
+// namespaceTopics lists the topics, partitioned or not, in the run's
+// namespace, through the admin REST API; none when the namespace is gone.
+func namespaceTopics(t *testing.T, adminURL, runID string) []string {
+	t.Helper()
+	var out []string
+	for _, suffix := range []string{"", "/partitioned"} {
+		resp, err := http.Get(adminURL + "/admin/v2/persistent/" + pulsardriver.Namespace(runID) + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		switch resp.StatusCode {
+		case http.StatusOK:
+			err = json.NewDecoder(resp.Body).Decode(&names)
+		case http.StatusNotFound:
+		default:
+			err = fmt.Errorf("listing the topics of %s: %s", pulsardriver.Namespace(runID), resp.Status)
+		}
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, names...)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,45 @@ func runCase(t *testing.T, urls []string, cfg driver.Config, wl v1alpha1.Workloa
 	checkRun(t, res, wantConsumers)
 	checkFiles(t, res, cfg)
 	return res
+}
+
+// stopWhileCreatingTopics stops a run as its first topic appears (a
+// BenchmarkRun deleted then, as test/e2e does): the coordinator's call that
+// creates the topics is cut off halfway, and its cleanup must still delete
+// every topic, those made after the cut too. listed lists the run's topics
+// on the broker. Topics are made one by one, so with eight the cut comes
+// while some are still to be made.
+func stopWhileCreatingTopics(t *testing.T, urls []string, cfg driver.Config, runID string, listed func() []string) {
+	t.Helper()
+	wl := fixedRateWorkload()
+	wl.Topics = 8
+	cfg.RunID = runID
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, Options{Workers: urls, Driver: cfg, Workload: wl, SnapshotInterval: 2 * time.Second, Logf: t.Logf})
+		done <- err
+	}()
+	appeared := time.Now().Add(time.Minute)
+	for len(listed()) == 0 {
+		if time.Now().After(appeared) {
+			t.Fatal("no topic of the run appeared in a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "creating topics") {
+		t.Fatalf("the run was stopped while it created its topics, so its error should say so; got %v", err)
+	}
+	t.Logf("stopped while creating topics: %v", err)
+	if strings.Contains(err.Error(), "deleting") {
+		t.Errorf("the cleanup could not delete what the run made: %v", err)
+	}
+	if left := listed(); len(left) > 0 {
+		t.Errorf("topics left behind by a run stopped while creating them: %v", left)
+	}
 }
 
 // checkFiles writes the summary and the OMB-compatible result and parses

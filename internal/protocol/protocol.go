@@ -10,6 +10,8 @@
 package protocol
 
 import (
+	"time"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -71,6 +73,10 @@ type InitializeRequest struct {
 	// (10 s as OMB unless a test shortens it).
 	SnapshotIntervalMillis int64 `json:"snapshotIntervalMillis"`
 }
+
+// CreateTopicsTimeout bounds a topic creation: the coordinator's call and
+// the worker's work, which goes on to its end when the call is abandoned.
+const CreateTopicsTimeout = 2 * time.Minute
 
 // CreateTopicsRequest is sent to the leader worker only.
 type CreateTopicsRequest struct {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/streambench/streambench-operator/internal/protocol"
@@ -25,12 +26,19 @@ func (w *Worker) Handler() http.Handler {
 	mux.Handle("GET /metrics", w.metrics.Handler())
 	post := func(path string, h func(r *http.Request) (any, error)) {
 		mux.HandleFunc("POST "+path, func(rw http.ResponseWriter, r *http.Request) {
+			defer w.calls.begin()()
 			r.Body = http.MaxBytesReader(rw, r.Body, maxRequestBytes)
 			reply(rw, h)(r)
 		})
 	}
 	get := func(path string, h func(r *http.Request) (any, error)) {
-		mux.HandleFunc("GET "+path, func(rw http.ResponseWriter, r *http.Request) { reply(rw, h)(r) })
+		mux.HandleFunc("GET "+path, func(rw http.ResponseWriter, r *http.Request) {
+			// A kubelet's health probe is not the coordinator.
+			if path != protocol.PathHealth {
+				defer w.calls.begin()()
+			}
+			reply(rw, h)(r)
+		})
 	}
 	post(protocol.PathInitialize, func(r *http.Request) (any, error) {
 		var req protocol.InitializeRequest
@@ -201,6 +209,45 @@ func Serve(ctx context.Context, addr string, w *Worker) error {
 // ServeListener is Serve on an open listener (tests and local mode pick a
 // free loopback port this way).
 func ServeListener(ctx context.Context, ln net.Listener, w *Worker) error {
+	return serve(ctx, ln, w, Drain{})
+}
+
+// DefaultDrainIdle is how long a draining worker pod waits for a call from
+// its coordinator: during a run the coordinator reads the stats every
+// snapshot interval (10 s), and once stopped it starts its cleanup at
+// once, so three intervals of silence mean it is gone.
+const DefaultDrainIdle = 30 * time.Second
+
+// Drain is what a worker does when its context ends. Idle zero stops it
+// at once (local mode, tests); a worker pod drains instead (ServeDraining).
+type Drain struct {
+	// Idle is how long the coordinator may make no call before the
+	// draining worker stops.
+	Idle time.Duration
+	// Logf, when set, says when draining starts and why it ended.
+	Logf func(format string, args ...any)
+}
+
+// ServeDraining is Serve for a worker pod. When ctx ends (SIGTERM: the pod
+// or its run was deleted, or the pod evicted) the worker goes on answering
+// its coordinator, which at that moment reads the last stats, stops the
+// load and deletes the run's topics through the workers. A worker that
+// left at once left those topics on the brokers, and the coordinator's
+// calls to its vanished address ran into their timeouts: on the local
+// cluster a run deleted mid-run kept its coordinator pod, and so the run,
+// for 2 min 6 s, and its topics stayed. The worker stops when the
+// coordinator asks it to shut down or has made no call for d.Idle (the
+// coordinator is gone too), whichever comes first; the pod's termination
+// grace period bounds it all.
+func ServeDraining(ctx context.Context, addr string, w *Worker, d Drain) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("worker listen on %s: %w", addr, err)
+	}
+	return serve(ctx, ln, w, d)
+}
+
+func serve(ctx context.Context, ln net.Listener, w *Worker, d Drain) error {
 	srv := &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -208,6 +255,10 @@ func ServeListener(ctx context.Context, ln net.Listener, w *Worker) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
+		if d.Idle > 0 {
+			d.logf("stop signal: answering the coordinator until it asks to shut down or makes no call for %s", d.Idle)
+			d.logf("draining ended: %s", w.drain(d.Idle))
+		}
 	case <-w.shutdown:
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -215,4 +266,54 @@ func ServeListener(ctx context.Context, ln net.Listener, w *Worker) error {
 	_ = srv.Shutdown(sctx)
 	_ = w.Close(sctx)
 	return nil
+}
+
+func (d Drain) logf(format string, args ...any) {
+	if d.Logf != nil {
+		d.Logf(format, args...)
+	}
+}
+
+// drain waits for the coordinator's shutdown call, or until it has been
+// quiet for idle (counted from now, never during a call), and says which.
+func (w *Worker) drain(idle time.Duration) string {
+	w.calls.touch()
+	tick := time.NewTicker(min(idle/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.shutdown:
+			return "the coordinator asked to shut down"
+		case <-tick.C:
+			if q := w.calls.quietFor(); q >= idle {
+				return fmt.Sprintf("no call from the coordinator for %s", q.Round(time.Millisecond))
+			}
+		}
+	}
+}
+
+// callTracker knows whether a coordinator call is under way and when the
+// last one ended.
+type callTracker struct {
+	inFlight atomic.Int64
+	lastEnd  atomic.Int64 // UnixNano
+}
+
+// begin records a call's start and returns what records its end.
+func (c *callTracker) begin() func() {
+	c.inFlight.Add(1)
+	return func() {
+		c.touch()
+		c.inFlight.Add(-1)
+	}
+}
+
+func (c *callTracker) touch() { c.lastEnd.Store(time.Now().UnixNano()) }
+
+// quietFor is how long no call has been under way.
+func (c *callTracker) quietFor() time.Duration {
+	if c.inFlight.Load() > 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, c.lastEnd.Load()))
 }

@@ -52,6 +52,10 @@ type Worker struct {
 	shutdownOnce sync.Once
 	shutdown     chan struct{}
 
+	// calls tracks the coordinator's calls, so a draining worker knows
+	// when its coordinator has gone quiet (ServeDraining).
+	calls callTracker
+
 	// metrics is served on /metrics (internal/metrics).
 	metrics *metrics.Collector
 }
@@ -97,6 +101,10 @@ type run struct {
 	firstErr atomic.Pointer[string]
 
 	metrics *metrics.Collector
+
+	// topicsMu makes a DeleteTopics wait for a CreateTopics in progress,
+	// so the deletion sees every topic that creation made.
+	topicsMu sync.Mutex
 }
 
 type load struct {
@@ -195,6 +203,15 @@ func (w *Worker) CreateTopics(ctx context.Context, req protocol.CreateTopicsRequ
 		names[i] = r.drv.TopicName(i)
 		topics[i] = driver.Topic{Name: names[i], Partitions: req.PartitionsPerTopic}
 	}
+	r.topicsMu.Lock()
+	defer r.topicsMu.Unlock()
+	// A creation, once begun, ends on its own time even when the caller
+	// goes away (a coordinator stopped by SIGTERM while topics were being
+	// created): cancelled halfway, a create request already sent could
+	// still make its topic after the coordinator's DeleteTopics had listed
+	// the run's topics, and leave it behind.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), protocol.CreateTopicsTimeout)
+	defer cancel()
 	if err := r.drv.CreateTopics(ctx, topics); err != nil {
 		return protocol.CreateTopicsResponse{}, fmt.Errorf("creating %d topics: %w", len(topics), err)
 	}
@@ -577,6 +594,8 @@ func (w *Worker) DeleteTopics(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.topicsMu.Lock()
+	defer r.topicsMu.Unlock()
 	err = r.drv.DeleteTopics(ctx)
 	r.close(ctx, true)
 	w.mu.Lock()

@@ -11,6 +11,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	kafkadriver "github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -196,9 +199,17 @@ var _ = Describe("Kafka in existing-cluster mode", Ordered, func() {
 		for _, name := range jobs {
 			Expect(k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: name}, &batchv1.Job{})).To(Succeed(), "Job %s while running", name)
 		}
+		// Mid-run means the topics exist: their deletion is part of what a
+		// deleted run must still do (through its draining workers).
+		prefix := kafkadriver.TopicPrefix + workers.RunID(run) + "-"
+		Eventually(func(g Gomega) {
+			g.Expect(kafkaTopics(ctx, kafka.Bootstrap(), prefix)).NotTo(BeEmpty(), "the run's topics (%s*) are created", prefix)
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		By("deleting the run while it is running")
 		Expect(k8s.Delete(ctx, run)).To(Succeed())
+		deleted := time.Now()
 		Eventually(func(g Gomega) {
+			g.Expect(kafkaTopics(ctx, kafka.Bootstrap(), prefix)).To(BeEmpty(), "the run's topics are deleted")
 			for _, name := range jobs {
 				err := k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: name}, &batchv1.Job{})
 				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Job %s still there (%v)", name, err)
@@ -209,6 +220,7 @@ var _ = Describe("Kafka in existing-cluster mode", Ordered, func() {
 			g.Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{workers.LabelRun: run.Name})).To(Succeed())
 			g.Expect(pods.Items).To(BeEmpty(), "the run's pods are removed with its Jobs")
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		GinkgoWriter.Printf("run, Jobs, pods and topics gone %s after the deletion\n", time.Since(deleted).Round(time.Second))
 	}, SpecTimeout(6*time.Minute))
 })
 
@@ -230,3 +242,26 @@ var _ = Describe("Pulsar in existing-cluster mode", Ordered, func() {
 		expectResults(ctx, got, v1alpha1.SystemPulsar)
 	}, SpecTimeout(runTimeout+time.Minute))
 })
+
+// kafkaTopics lists the topics on the brokers at bootstrap whose names
+// start with prefix.
+func kafkaTopics(ctx context.Context, bootstrap, prefix string) ([]string, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	topics, err := kadm.NewClient(cl).ListTopics(lctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range topics.Names() {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}

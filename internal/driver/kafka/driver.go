@@ -8,8 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -179,33 +180,53 @@ func (d *Driver) waitTopics(ctx context.Context, topics []driver.Topic) error {
 	}
 }
 
-// topicsNotReady says what is missing, or "" when all brokers agree.
-func (d *Driver) topicsNotReady(ctx context.Context, topics []driver.Topic) string {
+// brokerAnswer is one broker's answer to a metadata request.
+type brokerAnswer struct {
+	id   int32
+	resp *kmsg.MetadataResponse
+}
+
+// askEachBroker sends req to every broker itself, past the client's
+// metadata cache, and returns their answers in the brokers' order.
+func (d *Driver) askEachBroker(ctx context.Context, req *kmsg.MetadataRequest) ([]brokerAnswer, error) {
 	brokers, err := d.adm.ListBrokers(ctx)
 	if err != nil {
-		return err.Error()
+		return nil, err
 	}
+	answers := make([]brokerAnswer, 0, len(brokers))
+	for _, b := range brokers {
+		resp, err := req.RequestWith(ctx, d.admin.Broker(int(b.NodeID)))
+		if err != nil {
+			return nil, fmt.Errorf("broker %d: %w", b.NodeID, err)
+		}
+		answers = append(answers, brokerAnswer{id: b.NodeID, resp: resp})
+	}
+	return answers, nil
+}
+
+// topicsNotReady says what is missing, or "" when all brokers agree.
+func (d *Driver) topicsNotReady(ctx context.Context, topics []driver.Topic) string {
 	req := kmsg.NewPtrMetadataRequest()
 	for _, t := range topics {
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr(t.Name)
 		req.Topics = append(req.Topics, rt)
 	}
-	for _, b := range brokers {
-		resp, err := req.RequestWith(ctx, d.admin.Broker(int(b.NodeID)))
-		if err != nil {
-			return fmt.Sprintf("broker %d: %v", b.NodeID, err)
-		}
-		for i, t := range resp.Topics {
+	answers, err := d.askEachBroker(ctx, req)
+	if err != nil {
+		return err.Error()
+	}
+	for _, a := range answers {
+		for i, t := range a.resp.Topics {
 			if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-				return fmt.Sprintf("broker %d: topic %s: %v", b.NodeID, topics[i].Name, err)
+				return fmt.Sprintf("broker %d: topic %s: %v", a.id, topics[i].Name, err)
 			}
 			if int32(len(t.Partitions)) != topics[i].Partitions {
-				return fmt.Sprintf("broker %d: topic %s has %d of %d partitions", b.NodeID, topics[i].Name, len(t.Partitions), topics[i].Partitions)
+				return fmt.Sprintf("broker %d: topic %s has %d of %d partitions", a.id, topics[i].Name, len(t.Partitions), topics[i].Partitions)
 			}
 			for _, p := range t.Partitions {
 				if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.Leader < 0 {
-					return fmt.Sprintf("broker %d: topic %s partition %d has no leader yet (%v)", b.NodeID, topics[i].Name, p.Partition, err)
+					return fmt.Sprintf("broker %d: topic %s partition %d has no leader yet (%v)", a.id, topics[i].Name, p.Partition, err)
 				}
 			}
 		}
@@ -246,18 +267,26 @@ func (d *Driver) DeleteTopics(ctx context.Context) error {
 	}
 }
 
+// runTopics lists every topic named after the run that any broker lists,
+// asking each broker afresh: kadm's listing answers from the client's
+// metadata cache (up to MetadataMinAge old) and from one broker, so right
+// after a creation (a run stopped while it created its topics) it may miss
+// the newest topic, and right after a deletion it may still show a topic
+// that one broker has dropped and another not yet.
 func (d *Driver) runTopics(ctx context.Context) ([]string, error) {
-	details, err := d.adm.ListTopics(ctx)
+	answers, err := d.askEachBroker(ctx, kmsg.NewPtrMetadataRequest()) // no topics named: all of them
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for n := range details {
-		if strings.HasPrefix(n, d.topicPrefix()) {
-			names = append(names, n)
+	seen := map[string]bool{}
+	for _, a := range answers {
+		for _, t := range a.resp.Topics {
+			if t.Topic != nil && strings.HasPrefix(*t.Topic, d.topicPrefix()) {
+				seen[*t.Topic] = true
+			}
 		}
 	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(seen))
 	return names, nil
 }
 

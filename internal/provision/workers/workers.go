@@ -73,7 +73,9 @@ const CoordinatorGrace = 4*time.Minute + 15*time.Second
 
 // WorkerGrace lets a worker answer the coordinator's last calls (the
 // final stats read, stop, topic deletion: each at most 2 minutes) after
-// SIGTERM, while the coordinator finishes.
+// SIGTERM, while the coordinator finishes. The worker drains that long at
+// most: it leaves as soon as the coordinator asks it to, or after
+// worker.DefaultDrainIdle without a call (worker.ServeDraining).
 const WorkerGrace = CoordinatorGrace
 
 // CoordinatorDeadline is how long the coordinator runs the workload
