@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Fails when generated or resolved files in the tree are stale: the CRD and
-# RBAC (controller-gen manifests, and their copies in charts/streambench), the deepcopy code (controller-gen object),
-# go.mod/go.sum of streambench and of the pinned tool modules in hack/tools/
-# (go mod tidy). It regenerates them, compares them with what was there
-# before, and names every file that changed: those must be committed, or a
-# fresh clone builds something else than what was tested.
+# RBAC (controller-gen manifests, and their copies in charts/streambench),
+# the deepcopy code (controller-gen object), go.mod/go.sum of streambench
+# (go mod tidy) and of the pinned tool modules in hack/tools/ (everything
+# their builds compile is pinned), all without a single module look-up
+# (hack/gomod-check.sh). It regenerates them, compares them with what was
+# there before, and names every file that changed: those must be committed,
+# or a fresh clone builds something else than what was tested.
 #
 # It compares against the files as they were, not against git HEAD, so it
 # can run in a working tree with uncommitted changes (make test runs it).
@@ -20,16 +22,16 @@ snapshot() { generated | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done
 
 before="$(snapshot)"
 "$MAKE" --no-print-directory manifests generate >/dev/null
-go mod tidy
-# -e for Prometheus: tidy walks every build tag, and the service-discovery
-# plugins the build leaves out (-tags remove_all_sd) import modules nothing
-# built needs. Until November 2026 the Go proxy refused to serve one of
-# them (hashicorp/nomad/api) and -e let tidy pass over it; now it serves
-# it, so go.mod lists it (and tidy, finding every import provided, looks
-# nothing up on the proxy).
+# No step here may look anything up on the module proxy (hack/gomod-check.sh):
+# streambench's own module must be tidy; each pinned tool module must pin
+# what its build compiles, with the build's own tags (hack/tools/build.sh).
+hack/gomod-check.sh tidy .
 for mod in hack/tools/*/go.mod; do
   dir="$(dirname "$mod")"
-  if [ "$dir" = hack/tools/prometheus ]; then (cd "$dir" && go mod tidy -e 2>/dev/null); else (cd "$dir" && go mod tidy); fi
+  tags=
+  # Prometheus is built with remove_all_sd (hack/prometheus-binary.sh).
+  [ "$dir" = hack/tools/prometheus ] && tags=remove_all_sd
+  hack/gomod-check.sh built "$dir" "$tags"
 done
 after="$(snapshot)"
 
@@ -37,7 +39,7 @@ changed="$( (diff <(echo "$before") <(echo "$after") || true) | sed -n 's/^[<>] 
 if [ -n "$changed" ]; then
   echo "verify: these files were stale and have been regenerated; review and commit them:" >&2
   echo "$changed" | sed 's/^/  /' >&2
-  echo "(CRD/RBAC: make manifests; deepcopy: make generate; go.mod/go.sum: go mod tidy, in hack/tools/*/ too)" >&2
+  echo "(CRD/RBAC: make manifests; deepcopy: make generate; go.mod/go.sum: go mod tidy)" >&2
   exit 1
 fi
 echo "verify: CRD, RBAC, deepcopy and go.mod/go.sum are up to date" >&2

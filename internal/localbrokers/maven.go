@@ -80,7 +80,9 @@ func FetchJars(ctx context.Context, dir string, artifacts ...Artifact) (string, 
 	}
 	_ = os.RemoveAll(lib)
 	cmd := exec.CommandContext(ctx, "mvn", "-B", "-q", "-f", pomPath,
-		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+lib)
+		// The plugin version is pinned (2.8, what Maven 3.8's super POM
+		// binds): an unpinned goal resolves the newest release on the day.
+		"org.apache.maven.plugins:maven-dependency-plugin:2.8:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+lib)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

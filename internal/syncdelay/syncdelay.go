@@ -11,12 +11,12 @@
 package syncdelay
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -73,7 +73,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 
 // Env is the environment that loads lib into a process and delays each of
 // its syncs by delay; trace, if not empty, is the file the shim appends one
-// line per sync to.
+// line per sync to (ReadTrace reads it).
 func Env(lib string, delay time.Duration, trace string) []string {
 	env := []string{
 		"LD_PRELOAD=" + lib,
@@ -85,27 +85,64 @@ func Env(lib string, delay time.Duration, trace string) []string {
 	return env
 }
 
-// Trace counts the calls recorded in a trace file, by call name. A missing
-// file counts nothing: the shim creates it on the first sync.
-func Trace(path string) (map[string]int, error) {
+// Sync is one delayed call of a trace.
+type Sync struct {
+	// Call is the function: fsync, fdatasync, msync, ...
+	Call string
+	Pid  int
+	// Start is when the real call began, End when the delay after it ended
+	// (the broker could go on only then).
+	Start, End time.Time
+	// Path is the file synced, "-" for calls without a file descriptor
+	// (msync, sync).
+	Path string
+}
+
+// ReadTrace reads the calls recorded in a trace file, in the order they
+// ended. A missing file is an empty trace: the shim creates it on the first
+// sync.
+func ReadTrace(path string) ([]Sync, error) {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		return map[string]int{}, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return ParseTrace(b), nil
+	return ParseTrace(b)
 }
 
-// ParseTrace counts the calls in a trace's content ("<call> <pid>" lines).
-func ParseTrace(b []byte) map[string]int {
-	n := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) > 0 {
-			n[f[0]]++
+// ParseTrace parses a trace's content, one "<call> <pid> <start ns> <end
+// ns> <path>" line per call. A last line without its newline is a call
+// still being written, and is left out.
+func ParseTrace(b []byte) ([]Sync, error) {
+	var out []Sync
+	lines := bytes.Split(b, []byte("\n"))
+	// The last piece follows the last newline: empty, or not complete yet.
+	for n, line := range lines[:len(lines)-1] {
+		f := strings.Fields(string(line))
+		if len(f) == 0 {
+			continue
 		}
+		if len(f) != 5 {
+			return out, fmt.Errorf("syncdelay: trace line %d %q: want <call> <pid> <start> <end> <path>", n+1, line)
+		}
+		pid, err1 := strconv.Atoi(f[1])
+		start, err2 := strconv.ParseInt(f[2], 10, 64)
+		end, err3 := strconv.ParseInt(f[3], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return out, fmt.Errorf("syncdelay: trace line %d %q: %w", n+1, line, err)
+		}
+		out = append(out, Sync{Call: f[0], Pid: pid, Start: time.Unix(0, start), End: time.Unix(0, end), Path: f[4]})
+	}
+	return out, nil
+}
+
+// Count is the number of calls by call name.
+func Count(syncs []Sync) map[string]int {
+	n := map[string]int{}
+	for _, s := range syncs {
+		n[s.Call]++
 	}
 	return n
 }

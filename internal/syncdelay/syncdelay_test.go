@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,50 +27,75 @@ func TestShimDelaysSyncs(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(delay time.Duration, trace string, args ...string) time.Duration {
+	run := func(delay time.Duration, trace string, args ...string) (before, after time.Time) {
 		t.Helper()
 		cmd := exec.Command("sync", append(args, file)...)
 		cmd.Env = append(os.Environ(), Env(lib, delay, trace)...)
-		start := time.Now()
+		before = time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("sync %v: %v\n%s", args, err, out)
 		}
-		return time.Since(start)
+		return before, time.Now()
 	}
 	const delay = 150 * time.Millisecond
 	trace := filepath.Join(dir, "trace")
-	if took := run(delay, trace); took < delay {
-		t.Errorf("sync FILE (fsync) with a %s delay took %s", delay, took)
-	}
-	if took := run(delay, trace, "-d"); took < delay {
-		t.Errorf("sync -d FILE (fdatasync) with a %s delay took %s", delay, took)
-	}
-	counts, err := Trace(trace)
+	b1, a1 := run(delay, trace)
+	b2, a2 := run(delay, trace, "-d")
+	syncs, err := ReadTrace(trace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts["fsync"] != 1 || counts["fdatasync"] != 1 {
-		t.Errorf("trace counts %v; want one fsync and one fdatasync", counts)
+	if len(syncs) != 2 || syncs[0].Call != "fsync" || syncs[1].Call != "fdatasync" {
+		t.Fatalf("trace %+v; want one fsync, then one fdatasync", syncs)
 	}
-	// Without a delay the shim only passes through; a generous bound keeps
-	// a busy machine from failing the test, while staying far below delay.
-	if took := run(0, ""); took >= delay {
-		t.Errorf("sync FILE without a delay took %s; the shim must not wait when the delay is 0", took)
+	for i, win := range [][2]time.Time{{b1, a1}, {b2, a2}} {
+		s := syncs[i]
+		if s.Path != file {
+			t.Errorf("%s traced the path %q, want %q", s.Call, s.Path, file)
+		}
+		// The trace's times are the shim's own, around the call: a slow
+		// machine makes them longer, never shorter than the delay.
+		if took := s.End.Sub(s.Start); took < delay {
+			t.Errorf("%s with a %s delay took %s from its start to its end", s.Call, delay, took)
+		}
+		if s.Start.Before(win[0]) || s.End.After(win[1]) {
+			t.Errorf("%s traced %s..%s, outside the run of sync(1) %s..%s: the shim's clock is not the wall clock", s.Call, s.Start, s.End, win[0], win[1])
+		}
+	}
+	// Without a delay the shim only passes through: the call, timed by the
+	// shim itself (not with the process start, which a busy machine slows
+	// down), stays far below the delay.
+	run(0, trace)
+	if syncs, err = ReadTrace(trace); err != nil || len(syncs) != 3 {
+		t.Fatalf("trace after the undelayed run: %+v, %v", syncs, err)
+	}
+	if took := syncs[2].End.Sub(syncs[2].Start); took >= delay {
+		t.Errorf("sync FILE without a delay took %s in the shim; it must not wait when the delay is 0", took)
 	}
 }
 
 func TestParseTrace(t *testing.T) {
-	got := ParseTrace([]byte("fsync 10\nmsync 10\nfsync 11\n\nfdatasync 12\n"))
-	want := map[string]int{"fsync": 2, "msync": 1, "fdatasync": 1}
-	if len(got) != len(want) {
-		t.Fatalf("ParseTrace = %v, want %v", got, want)
+	got, err := ParseTrace([]byte("fsync 10 1000 31000 /d/sb-x-0-0/0.log\nmsync 10 2000 32000 -\n\nfdatasync 12 3000 33000 /j/current/1.txn\nfsync 10 4000"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("ParseTrace[%s] = %d, want %d", k, got[k], v)
+	want := []Sync{
+		{Call: "fsync", Pid: 10, Start: time.Unix(0, 1000), End: time.Unix(0, 31000), Path: "/d/sb-x-0-0/0.log"},
+		{Call: "msync", Pid: 10, Start: time.Unix(0, 2000), End: time.Unix(0, 32000), Path: "-"},
+		{Call: "fdatasync", Pid: 12, Start: time.Unix(0, 3000), End: time.Unix(0, 33000), Path: "/j/current/1.txn"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ParseTrace = %+v, want %+v (the unfinished last line left out)", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if Total(got) != 4 {
-		t.Errorf("Total = %d, want 4", Total(got))
+	if c := Count(got); c["fsync"] != 1 || c["msync"] != 1 || Total(c) != 3 {
+		t.Errorf("Count = %v, want fsync 1, msync 1, fdatasync 1", c)
+	}
+	if _, err := ParseTrace([]byte("fsync 10\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a line of the old format: %v, want an error naming line 1", err)
 	}
 }

@@ -98,14 +98,11 @@ func Kafka(ctx context.Context, bootstrap string, topics []string) (durability.K
 	for _, rc := range tcs {
 		o.Topics[rc.Name] = pick(rc.Configs, durability.KafkaTopicKeys())
 	}
-	details, err := adm.ListTopics(ctx, topics...)
+	details, err := listTopics(ctx, adm, topics)
 	if err != nil {
-		return o, fmt.Errorf("inspect: metadata of topics %v: %w", topics, err)
+		return o, err
 	}
 	for name, d := range details {
-		if d.Err != nil {
-			return o, fmt.Errorf("inspect: metadata of topic %s: %w", name, d.Err)
-		}
 		n := -1
 		for _, p := range d.Partitions {
 			if n < 0 || len(p.Replicas) < n {
@@ -117,42 +114,77 @@ func Kafka(ctx context.Context, bootstrap string, topics []string) (durability.K
 	return o, nil
 }
 
-// topicsSettle bounds how long describeTopics waits for topics just created
-// to be known to the broker it asks: a topic's metadata reaches every broker
-// a moment after CreateTopics answers, and the coordinator reads the
-// settings right after creating the run's topics.
+// topicsSettle bounds how long a read of topics just created waits for
+// them to be known to the broker it asks: a topic's metadata reaches every
+// broker a moment after CreateTopics answers, and the coordinator reads the
+// settings right after creating the run's topics. DescribeConfigs and
+// Metadata may go to different brokers, so each waits on its own (CI once
+// failed on a Metadata answer of UNKNOWN_TOPIC_OR_PARTITION right after a
+// DescribeConfigs had found the topic).
 const topicsSettle = 15 * time.Second
 
 // describeTopics is DescribeConfigs of topics, asked again while a broker
 // answers UNKNOWN_TOPIC_OR_PARTITION for a topic that was just created.
-func describeTopics(ctx context.Context, adm *kadm.Client, topics []string) (kadm.ResourceConfigs, error) {
-	deadline := time.Now().Add(topicsSettle)
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		tcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+func describeTopics(ctx context.Context, adm *kadm.Client, topics []string) (tcs kadm.ResourceConfigs, err error) {
+	err = untilKnown(ctx, func() (unknown, failed error) {
+		tcs, err = adm.DescribeTopicConfigs(ctx, topics...)
 		if err != nil {
 			return nil, fmt.Errorf("inspect: DescribeConfigs of topics %v: %w", topics, err)
 		}
-		var unknown, failed error
 		for _, rc := range tcs {
 			switch {
 			case errors.Is(rc.Err, kerr.UnknownTopicOrPartition):
 				unknown = fmt.Errorf("inspect: DescribeConfigs of topic %s: %w (still unknown %s after its creation)", rc.Name, rc.Err, topicsSettle)
 			case rc.Err != nil:
-				failed = fmt.Errorf("inspect: DescribeConfigs of topic %s: %w", rc.Name, rc.Err)
+				return nil, fmt.Errorf("inspect: DescribeConfigs of topic %s: %w", rc.Name, rc.Err)
 			}
 		}
+		return unknown, nil
+	})
+	return tcs, err
+}
+
+// listTopics is the metadata of topics, asked again while a broker answers
+// UNKNOWN_TOPIC_OR_PARTITION for a topic that was just created.
+func listTopics(ctx context.Context, adm *kadm.Client, topics []string) (details kadm.TopicDetails, err error) {
+	err = untilKnown(ctx, func() (unknown, failed error) {
+		details, err = adm.ListTopics(ctx, topics...)
+		if err != nil {
+			return nil, fmt.Errorf("inspect: metadata of topics %v: %w", topics, err)
+		}
+		for _, name := range topics {
+			d, ok := details[name]
+			switch {
+			case !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+				unknown = fmt.Errorf("inspect: metadata of topic %s: %w (still unknown %s after its creation)", name, kerr.UnknownTopicOrPartition, topicsSettle)
+			case d.Err != nil:
+				return nil, fmt.Errorf("inspect: metadata of topic %s: %w", name, d.Err)
+			}
+		}
+		return unknown, nil
+	})
+	return details, err
+}
+
+// untilKnown calls read until it reports neither an unknown topic nor a
+// failure, waiting 100 ms, then twice as long each time up to 1 s, for at
+// most topicsSettle; a failure ends it at once.
+func untilKnown(ctx context.Context, read func() (unknown, failed error)) error {
+	deadline := time.Now().Add(topicsSettle)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		unknown, failed := read()
 		if failed != nil {
-			return nil, failed
+			return failed
 		}
 		if unknown == nil {
-			return tcs, nil
+			return nil
 		}
 		if time.Now().Add(wait).After(deadline) {
-			return nil, unknown
+			return unknown
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(wait):
 		}
 	}

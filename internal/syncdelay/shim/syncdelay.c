@@ -18,9 +18,14 @@
  * Environment:
  *   STREAMBENCH_SYNC_DELAY_US  delay in microseconds (0 or unset: none)
  *   STREAMBENCH_SYNC_TRACE     if set, a file to which every covered call
- *                              appends one line "<call> <pid>\n", so a test
- *                              can prove the shim was loaded and count the
- *                              syncs per acknowledged message.
+ *                              appends one line
+ *                                "<call> <pid> <start> <end> <path>\n"
+ *                              (start and end: CLOCK_REALTIME in ns, before
+ *                              the real call and after the delay; path: the
+ *                              file synced, "-" when the call has no file
+ *                              descriptor), so a test can prove the shim was
+ *                              loaded, and tell which syncs of which files
+ *                              fell between a message's send and its ack.
  *
  * Build: cc -shared -fPIC -O2 -o syncdelay.so syncdelay.c -ldl
  */
@@ -51,21 +56,42 @@ static void init(void) {
 	}
 }
 
-/* delay sleeps the configured time; nanosleep is restarted after a signal
- * so the delay is never cut short. errno is kept for the caller. */
-static void delay(const char *call) {
+static long long now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* delay sleeps the configured time and traces the call that started at
+ * start on fd (-1: none); nanosleep is restarted after a signal so the
+ * delay is never cut short. errno is kept for the caller. */
+static void delay(const char *call, int fd, long long start) {
 	int saved = errno;
 	init();
-	if (trace_fd >= 0) {
-		char line[64];
-		int n = snprintf(line, sizeof line, "%s %d\n", call, (int)getpid());
-		if (n > 0)
-			(void)!write(trace_fd, line, (size_t)n);
-	}
 	if (delay_us > 0) {
 		struct timespec ts = {delay_us / 1000000, (delay_us % 1000000) * 1000};
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
+	}
+	if (trace_fd >= 0) {
+		char path[512] = "-";
+		if (fd >= 0) {
+			char link[64];
+			snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+			ssize_t n = readlink(link, path, sizeof path - 1);
+			path[n > 0 ? n : 0] = 0;
+			if (n <= 0)
+				strcpy(path, "-");
+			/* one line per call: a path with a newline or space would
+			 * split it */
+			for (char *c = path; *c; c++)
+				if (*c == '\n' || *c == ' ')
+					*c = '?';
+		}
+		char line[640];
+		int n = snprintf(line, sizeof line, "%s %d %lld %lld %s\n", call, (int)getpid(), start, now_ns(), path);
+		if (n > 0)
+			(void)!write(trace_fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
 	}
 	errno = saved;
 }
@@ -79,43 +105,49 @@ static void delay(const char *call) {
 
 int fsync(int fd) {
 	REAL(fsync, int, int);
+	long long start = now_ns();
 	int r = real_fsync(fd);
-	delay("fsync");
+	delay("fsync", fd, start);
 	return r;
 }
 
 int fdatasync(int fd) {
 	REAL(fdatasync, int, int);
+	long long start = now_ns();
 	int r = real_fdatasync(fd);
-	delay("fdatasync");
+	delay("fdatasync", fd, start);
 	return r;
 }
 
 int msync(void *addr, size_t len, int flags) {
 	REAL(msync, int, void *, size_t, int);
+	long long start = now_ns();
 	int r = real_msync(addr, len, flags);
 	if (flags & MS_SYNC)
-		delay("msync");
+		delay("msync", -1, start);
 	return r;
 }
 
 int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags) {
 	REAL(sync_file_range, int, int, off64_t, off64_t, unsigned int);
+	long long start = now_ns();
 	int r = real_sync_file_range(fd, off, n, flags);
 	if (flags & SYNC_FILE_RANGE_WAIT_AFTER)
-		delay("sync_file_range");
+		delay("sync_file_range", fd, start);
 	return r;
 }
 
 int syncfs(int fd) {
 	REAL(syncfs, int, int);
+	long long start = now_ns();
 	int r = real_syncfs(fd);
-	delay("syncfs");
+	delay("syncfs", fd, start);
 	return r;
 }
 
 void sync(void) {
 	REAL(sync, void, void);
+	long long start = now_ns();
 	real_sync();
-	delay("sync");
+	delay("sync", -1, start);
 }

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Checks a Go module's go.mod/go.sum without ever asking the module proxy:
+# every version is decided by the committed files, and whatever would need a
+# look-up fails loudly instead of resolving "newest" on the day it runs.
+# (Twice a step that could resolve "newest" broke CI on a day the proxy
+# served something new: a `go mod tidy` that looked up a missing import, and
+# a `tidy -e` that found a module version the proxy had refused before.)
+#
+#   hack/gomod-check.sh tidy  DIR          go.mod/go.sum of DIR are tidy
+#   hack/gomod-check.sh built DIR TAGS     what DIR's build compiles (with
+#                                          the build's TAGS, of the packages
+#                                          its tools.go imports, or of DIR
+#                                          itself when it is a main package)
+#                                          is pinned by go.mod/go.sum
+#   hack/gomod-check.sh download DIR       download every module whose
+#                                          content DIR's go.sum pins (what
+#                                          an offline tidy reads: the
+#                                          main module's imports and the
+#                                          tests of its dependencies)
+#
+# tidy rewrites go.mod/go.sum when they are not tidy (hack/verify.sh then
+# names the changed files); built changes nothing. Both read the module
+# cache only: make modules fills it first (download for streambench's own
+# module, go mod download for the tool modules).
+#
+# Why two checks: tidy walks every build tag of every package, including the
+# tags a build leaves out, so it is right for streambench's own module and
+# wrong for a pinned tool module such as Prometheus, built with
+# -tags remove_all_sd, whose left-out service-discovery plugins import
+# modules nothing built needs. For those, `built` checks exactly what
+# hack/tools/build.sh compiles, with its -mod=readonly.
+set -euo pipefail
+
+# GOPROXY=off: a module look-up is an error ("module lookup disabled by
+# GOPROXY=off"); GOTOOLCHAIN=local: no toolchain download either.
+offline() { env GOPROXY=off GOTOOLCHAIN=local GOFLAGS="$1 -buildvcs=false" "${@:2}"; }
+
+fail() {
+  echo "gomod-check: $1" >&2
+  echo "$2" | sed 's/^/  /' >&2
+  echo "  a module look-up is needed: pin it on purpose (go get MODULE@VERSION, or hack/tools/update.sh for a tool module), then commit go.mod and go.sum" >&2
+  exit 1
+}
+
+mode="${1:?usage: gomod-check.sh tidy DIR | built DIR TAGS | download DIR}" dir="${2:?module folder}"
+cd "$dir"
+case "$mode" in
+tidy)
+  if ! out="$(offline -mod=mod go mod tidy 2>&1)"; then
+    fail "go mod tidy in $dir needs what go.mod/go.sum do not pin:" "$out"
+  fi
+  ;;
+built)
+  tags="${3-}"
+  # What hack/tools/build.sh is given: the programs tools.go names.
+  pkgs="$(offline -mod=readonly go list -e -tags "tools,$tags" -f '{{if eq .Name "main"}}.{{else}}{{join .Imports " "}}{{end}}' .)"
+  # shellcheck disable=SC2086 # one word per package
+  if ! out="$(offline -mod=readonly go list -deps -tags "$tags" $pkgs 2>&1 >/dev/null)"; then
+    fail "the build of $dir (tags: ${tags:-none}) needs what go.mod/go.sum do not pin:" "$out"
+  fi
+  ;;
+download)
+  # Exact versions from the committed go.sum: nothing here resolves.
+  mapfile -t mods < <(awk '$2 !~ /\/go\.mod$/ {print $1 "@" $2}' go.sum | sort -u)
+  [ ${#mods[@]} -eq 0 ] || GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local go mod download "${mods[@]}"
+  ;;
+*)
+  echo "gomod-check: unknown check $mode (tidy, built or download)" >&2
+  exit 2
+  ;;
+esac
