@@ -178,7 +178,10 @@ var _ = Describe("a BenchmarkSuite on existing clusters", func() {
 		ns := newNamespace()
 		s := existingSuite(ns, "stop", []v1alpha1.Level{1, 2, 4}, nil)
 		s.Spec.FailurePolicy = v1alpha1.FailureStop
-		s.Spec.Teardown.TTLSecondsAfterFinished = ptr.To[int32](3)
+		// 10 s, not less: completionTime is kept to the second, so a short
+		// TTL can expire before a poll sees Failed (a 1 s TTL failed CI
+		// that way in lifecycle_test.go).
+		s.Spec.Teardown.TTLSecondsAfterFinished = ptr.To[int32](10)
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		Eventually(func() []string { return cellNames(getSuite(s)) }).Should(HaveLen(3))
 		cells := cellNames(getSuite(s))
@@ -189,7 +192,7 @@ var _ = Describe("a BenchmarkSuite on existing clusters", func() {
 		Expect(done.Status.Cells[2].Phase).To(Equal(v1alpha1.CellSkipped))
 		Expect(done.Status.Message).To(ContainSubstring("2 skipped"))
 		Expect(childRuns(s)).To(HaveLen(1), "no cell starts after a failure with Stop")
-		Eventually(gone(&v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns}}), "20s").Should(BeTrue())
+		Eventually(gone(&v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: ns}}), "40s").Should(BeTrue())
 	})
 
 	It("continues after an operator restart mid-suite without running a cell twice", func() {

@@ -50,18 +50,21 @@ func TestPulsar(t *testing.T) {
 		checkBacklog(t, res, true)
 	})
 	t.Run("max-rate", func(t *testing.T) {
-		// No broker-side cap here (the Kafka test proves convergence on a
-		// known capacity); the search is capped at 3,000 msg/s so it ends
-		// quickly on a 2-core machine, and must find a rate it held.
+		// No broker-side cap here (the Kafka test proves the search stops
+		// at a real cap); the search is capped at 3,000 msg/s so it ends
+		// quickly on a 2-core machine, and must find a rate it held. How
+		// high that is depends on how busy the machine is (a loaded one
+		// holds less than the initial 750), so no floor is asserted.
 		wl := shortWorkload("max-rate", 0, 4)
 		res := runCase(t, urls, cfg, wl, Options{RateSearch: RateSearchOptions{
 			Period: 2 * time.Second,
 			Config: MaxRateConfig{Initial: 750, MaxRate: 3000, Tolerance: 0.1, ConfirmPeriods: 2, MaxPeriods: 30},
 		}})
 		rs := res.RateSearch
-		if rs == nil || rs.RateMsgPerSec < 750 || rs.LowMsgPerSec <= 0 {
-			t.Fatalf("rate search %+v: want a held rate of at least the initial 750 msg/s", rs)
+		if rs == nil || rs.RateMsgPerSec <= 0 || rs.LowMsgPerSec <= 0 || rs.RateMsgPerSec > 3000 {
+			t.Fatalf("rate search %+v: want a rate it held, at most the 3,000 msg/s cap", rs)
 		}
+		t.Logf("rate search on Pulsar found %.0f msg/s (bracket %.0f..%.0f, converged %v) in %d steps", rs.RateMsgPerSec, rs.LowMsgPerSec, rs.HighMsgPerSec, rs.Converged, len(rs.Steps))
 		if res.MeasuredRate != rs.RateMsgPerSec {
 			t.Errorf("measured at %.0f msg/s, the search found %.0f", res.MeasuredRate, rs.RateMsgPerSec)
 		}

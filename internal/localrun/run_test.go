@@ -216,7 +216,11 @@ func TestRunKafka(t *testing.T) {
 	if len(sum.Workers) != 4 {
 		t.Errorf("%d workers, want the sample's 4", len(sum.Workers))
 	}
-	checkBrokerResources(t, sum, 3, 0.95, 1.6)
+	// The floor is 0.8, not 1: bytes are counted when a broker writes
+	// them and acks when they arrive, so on a busy machine up to a second
+	// of a 15 s window's writes can fall on the other side of its edge.
+	// It still fails a broker that does not write its replicas (1/3).
+	checkBrokerResources(t, sum, 3, 0.8, 1.6)
 }
 
 // TestRunPulsar runs the Pulsar sample (level 2: ensemble 3, write 3, ack 2
@@ -241,8 +245,8 @@ func TestRunPulsar(t *testing.T) {
 	// Each bookie writes an entry to its journal at once, and again to its
 	// entry log when DbLedgerStorage flushes its write cache (every 60 s or
 	// when full), which a 15 s window may or may not hold: 1 to 2 times,
-	// plus the journal's padding (measured: 1.14).
-	checkBrokerResources(t, sum, 1, 0.95, 2.6)
+	// plus the journal's padding (measured: 1.14); the floor as for Kafka.
+	checkBrokerResources(t, sum, 1, 0.8, 2.6)
 }
 
 // TestRunExisting uses brokers the run did not start (spec.cluster.existing):

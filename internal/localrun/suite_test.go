@@ -81,7 +81,9 @@ spec:
            warmupDurationMinutes: 0.05, testDurationMinutes: 0.1}
   workers: {count: 2}
 `)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	// Only bounds a hang: three broker starts and four cells with their
+	// disk probes take about 4 minutes quiet, far more on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	var stdout, stderr lockedBuffer
 	out, err := RunSuite(ctx, SuiteOptions{SuiteFile: path, ResultsDir: filepath.Join(dir, "results"), Stdout: &stdout, Stderr: &stderr, SnapshotInterval: 2 * time.Second})

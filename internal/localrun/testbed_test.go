@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
@@ -19,7 +20,8 @@ import (
 // small bounds, and shows it in the summary table.
 func TestProbeLocal(t *testing.T) {
 	saved := probeOptions
-	probeOptions = testbed.Options{WriteBytes: 4 << 20, Appends: 50}
+	// Time bounds far above the work: only the size and count are reached.
+	probeOptions = testbed.Options{WriteBytes: 4 << 20, Appends: 50, WriteTime: 5 * time.Minute, AppendTime: 5 * time.Minute}
 	defer func() { probeOptions = saved }()
 
 	b := &brokers{kafka: &localbrokers.Kafka{Dir: t.TempDir(), Version: "4.3.1", Nodes: make([]localbrokers.KafkaNode, 3)}}

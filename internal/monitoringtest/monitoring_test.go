@@ -76,6 +76,11 @@ func startPrometheus(t *testing.T, targets []target) *prometheus {
 			// which takes seconds on a busy 2-core machine.
 			cfg.WriteString("  scrape_interval: 5s\n  scrape_timeout: 5s\n")
 		}
+		if j == "pulsar" {
+			// The standalone's /metrics (broker, bookies, metadata store
+			// in one JVM) can take over a second on a busy machine.
+			cfg.WriteString("  scrape_interval: 2s\n  scrape_timeout: 2s\n")
+		}
 		cfg.WriteString("  static_configs:\n")
 		for _, tg := range jobs[j] {
 			fmt.Fprintf(&cfg, "  - targets: [%q]\n    labels: {namespace: local, pod: %q}\n", tg.addr, tg.pod)
@@ -156,6 +161,23 @@ func (p *prometheus) logTargets(t *testing.T) {
 	}
 	sort.Strings(names)
 	t.Logf("names: %v", names)
+}
+
+// scrapedAfter waits until every target of job has been scraped with
+// success after at (a fixed sleep is not enough: a busy machine makes a
+// scrape late or fail, and a failed one leaves the series stale), for at
+// most two minutes, and fails the test naming the targets if not.
+func (p *prometheus) scrapedAfter(t *testing.T, job string, targets int, at time.Time) {
+	t.Helper()
+	q := fmt.Sprintf(`count(timestamp(up{job=%q} == 1) > %.3f)`, job, float64(at.UnixMilli())/1000)
+	deadline := time.Now().Add(2 * time.Minute)
+	for p.value(t, q, time.Now()) < float64(targets) {
+		if time.Now().After(deadline) {
+			p.logTargets(t)
+			t.Fatalf("the %d targets of job %s were not all scraped after %s within two minutes", targets, job, at.Format(time.RFC3339Nano))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // names are every metric name Prometheus has stored.
@@ -339,7 +361,11 @@ func TestKafkaThroughPrometheus(t *testing.T) {
 	if !ok {
 		t.Fatal("no measured phase")
 	}
-	time.Sleep(7 * time.Second) // the window's last samples are scraped
+	// The window's last samples, and the counters after the run, are
+	// scraped: every broker and worker once more after the run's end.
+	runEnd := time.Now()
+	prom.scrapedAfter(t, "kafka", len(agentPorts), runEnd)
+	prom.scrapedAfter(t, "workers", len(urls), runEnd)
 
 	// The brokers' figures, as the coordinator reads them in a cluster.
 	rep, err := brokerres.QueryPrometheus(ctx, brokerres.PromTarget{URL: prom.url, Namespace: "local", Pods: "kafka-[0-9]+", System: v1alpha1.SystemKafka}, start, end)
@@ -409,7 +435,7 @@ func TestPulsarThroughPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	start, end, _ := res.MeasuredWindow()
-	time.Sleep(3 * time.Second)
+	prom.scrapedAfter(t, "pulsar", 1, time.Now())
 	rep, err := brokerres.QueryPrometheus(ctx, brokerres.PromTarget{URL: prom.url, Namespace: "local", Pods: "pulsar-standalone", System: v1alpha1.SystemPulsar}, start, end)
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,9 @@ func TestParseMemTotal(t *testing.T) {
 // bounds: it must stop at them and clean up after itself.
 func TestProbeBounds(t *testing.T) {
 	dir := t.TempDir()
-	v, err := Probe(dir, "data", Options{WriteBytes: 3<<20 + 512, BlockBytes: 1 << 20, Appends: 25, AppendBytes: 512})
+	// Time bounds far above the work, so only the size and count bounds
+	// are reached, however slow a busy disk is.
+	v, err := Probe(dir, "data", Options{WriteBytes: 3<<20 + 512, BlockBytes: 1 << 20, Appends: 25, AppendBytes: 512, WriteTime: 5 * time.Minute, AppendTime: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,8 +182,10 @@ func TestDrainingWorkerLeavesWhenTheCoordinatorIsQuiet(t *testing.T) {
 	w := New(Options{Name: "w0"})
 	idle := 500 * time.Millisecond
 	base, signal, done := startDraining(t, w, Drain{Idle: idle, Logf: log.logf})
-	signal()
+	// Taken before the signal: the worker's idle clock starts after it, so
+	// a test goroutine that runs late cannot see the worker leave "early".
 	start := time.Now()
+	signal()
 	for {
 		select {
 		case err := <-done:

@@ -40,8 +40,12 @@ func TestSyncOnTheAckPath(t *testing.T) {
 			if err := r.Check(delay); err != nil {
 				t.Error(err)
 			}
-			if r.Acked < 400 {
-				t.Errorf("only %d messages acknowledged in the measured phase; the p50 of so few says little", r.Acked)
+			// The messages sent in the measured phase and acknowledged
+			// (then or later) are what the verdict reads; how many acks
+			// fell inside the phase depends on the machine's speed (a
+			// loaded run once had 387 for 802 sent at level 3 on Pulsar).
+			if r.Coverage.Acks < 400 {
+				t.Errorf("only %d messages of the measured phase acknowledged; a verdict on so few says little", r.Coverage.Acks)
 			}
 		})
 	}
