@@ -105,9 +105,6 @@ type Result struct {
 	// Coverage is which acks of the measured phase came after a sync of
 	// the cell's data files (acks.go): the verdict.
 	Coverage coverage
-	// Quiet is false when the syncs of the cell before were still going
-	// on after a minute, and the cell was measured beside them.
-	Quiet bool
 }
 
 // SyncsPerMessage is the delayed syncs per acknowledged message.
@@ -353,7 +350,6 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 	}
 
 	var out []Result
-	quiet := true
 	for i, c := range g.cells {
 		before, err := syncdelay.ReadTrace(trace)
 		if err != nil {
@@ -372,7 +368,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 		acks, topics := rec.take()
 		data := dataFiles(g.system, topics)
 		// The next cell waits until this one's syncs are over.
-		nextQuiet, err := quiesce(ctx, trace, data, max(time.Second, 10*o.Delay), time.Minute)
+		quiet, err := quiesce(ctx, trace, data, max(time.Second, 10*o.Delay), time.Minute)
 		if err != nil {
 			return out, err
 		}
@@ -390,14 +386,13 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 			Cell: c, Version: version, Settings: Settings(g.effs[i]),
 			P50: time.Duration(q.P50) * time.Microsecond, P99: time.Duration(q.P99) * time.Microsecond,
 			Acked: m.Producer.Acked, Syncs: syncdelay.Count(after[len(before):]),
-			Coverage: cover(acks, after[len(before):], data, from, to), Quiet: quiet,
+			Coverage: cover(acks, after[len(before):], data, from, to),
 		}
 		o.Log("%s: publish p50 %s p99 %s, %d acked; %d of %d acks after a data sync (%d data syncs in the phase); %.1f delayed syncs per message (%s)",
 			c.Name(), ms(r.P50), ms(r.P99), r.Acked, r.Coverage.AfterSync, r.Coverage.Acks, r.Coverage.DataSyncs, r.SyncsPerMessage(), SyncCalls(r.Syncs))
-		if !nextQuiet {
+		if !quiet {
 			o.Log("%s: its data files were still being synced a minute after it ended; the next cell runs beside them", c.Name())
 		}
-		quiet = nextQuiet
 		out = append(out, r)
 	}
 	return out, nil
