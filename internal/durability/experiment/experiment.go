@@ -4,13 +4,16 @@
 //
 // The brokers (internal/localbrokers: Kafka KRaft x3, Pulsar standalone with
 // 3 bookies) run with the syncdelay shim, which adds a known delay to every
-// fsync, fdatasync, msync(MS_SYNC) and sync_file_range(WAIT_AFTER). A small
-// fixed-rate workload then goes through streambench's own coordinator and an
-// in-process worker, once per level. If a level syncs before it acks, every
-// acknowledgement waits for at least one delayed sync, so the publish p50 is
-// at least the delay; if it does not, the delay never reaches the ack path
-// and the p50 stays far below it. No value in between is possible from the
-// syncs alone, which is what makes the test decisive on a busy machine.
+// fsync, fdatasync, msync(MS_SYNC) and sync_file_range(WAIT_AFTER) and
+// traces each with its start, end and file. A small fixed-rate workload then
+// goes through streambench's own coordinator and an in-process worker, once
+// per level, one level at a time (the next waits until the last one's syncs
+// are over). If a level syncs before it acks, every ack comes after a sync
+// of the files that hold the message, started after the message was sent
+// (acks.go), and the publish p50 is at least the delay; if it does not, no
+// ack waits for such a sync. The verdict rests on that count, which a busy
+// machine does not move: load stretches latencies, it does not add syncs of
+// a file a broker does not sync. The latency is reported beside it.
 //
 // hack/durability-experiment runs it and prints the table of
 // docs/methodology.md; the package's test runs it in make test.
