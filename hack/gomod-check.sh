@@ -62,6 +62,9 @@ built)
 download)
   # Exact versions from the committed go.sum: nothing here resolves.
   mapfile -t mods < <(awk '$2 !~ /\/go\.mod$/ {print $1 "@" $2}' go.sum | sort -u)
+  # The plain download first: it reads the module graph (every go.mod
+  # file tidy walks) and fetches what go.mod requires.
+  GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local go mod download
   [ ${#mods[@]} -eq 0 ] || GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local go mod download "${mods[@]}"
   ;;
 *)
