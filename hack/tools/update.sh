@@ -54,7 +54,10 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 if [ -n "${PROMETHEUS_VERSION:-}" ]; then (
   # Built with -tags remove_all_sd (static and file targets only). -e: tidy
   # walks every tag, and the service-discovery plugins that tag leaves out
-  # import a module version the Go proxy refuses (hashicorp/nomad/api).
+  # import modules the build never needs, at versions the Go proxy may
+  # refuse (it refused hashicorp/nomad/api until November 2026). What the
+  # build does need is checked offline by make verify (hack/gomod-check.sh
+  # built), so run it after this script.
   cd "$here/prometheus"
   rm -f go.mod go.sum
   go mod init streambench.local/tools/prometheus >/dev/null 2>&1
