@@ -171,16 +171,17 @@ func cover(acks []ack, syncs []syncdelay.Sync, data func(string) bool, from, to 
 }
 
 // quiesce waits until no data file has been synced for quiet, reading the
-// trace every 100 ms, for at most limit; it says whether it got there. A
-// cell must not be measured while the syncs queued by the one before are
-// still running (level 1 on Kafka leaves seconds of them): they would slow
-// it down, and a sync of the same files would cover its acks.
-func quiesce(ctx context.Context, trace string, data func(string) bool, quiet, limit time.Duration) (bool, error) {
+// trace every 100 ms, for at most limit; it returns the trace as it last
+// read it and whether it got there. A cell must not be measured while the
+// syncs queued by the one before are still running (level 1 on Kafka
+// leaves seconds of them): they would slow it down, and a sync of the same
+// files would cover its acks.
+func quiesce(ctx context.Context, trace string, data func(string) bool, quiet, limit time.Duration) ([]syncdelay.Sync, bool, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		syncs, err := syncdelay.ReadTrace(trace)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		var last time.Time
 		for _, s := range syncs {
@@ -190,14 +191,14 @@ func quiesce(ctx context.Context, trace string, data func(string) bool, quiet, l
 		}
 		now := time.Now()
 		if now.Sub(last) >= quiet {
-			return true, nil
+			return syncs, true, nil
 		}
 		if now.After(deadline) {
-			return false, nil
+			return syncs, false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return nil, false, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -103,7 +103,8 @@ type Result struct {
 	P50, P99 time.Duration
 	Acked    int64
 	// Syncs counts the delayed calls the brokers made while the cell ran
-	// (all of them, including background ones), by call name.
+	// and until its syncs were over (all of them, including background
+	// ones), by call name.
 	Syncs map[string]int
 	// Coverage is which acks of the measured phase came after a sync of
 	// the cell's data files (acks.go): the verdict.
@@ -371,11 +372,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 		acks, topics := rec.take()
 		data := dataFiles(g.system, topics)
 		// The next cell waits until this one's syncs are over.
-		quiet, err := quiesce(ctx, trace, data, max(time.Second, 10*o.Delay), time.Minute)
-		if err != nil {
-			return out, err
-		}
-		after, err := syncdelay.ReadTrace(trace)
+		after, quiet, err := quiesce(ctx, trace, data, max(time.Second, 10*o.Delay), time.Minute)
 		if err != nil {
 			return out, err
 		}
