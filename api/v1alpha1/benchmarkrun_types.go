@@ -449,6 +449,8 @@ type StatusDisplay struct {
 	// +optional
 	PublishP99Ms string `json:"publishP99Ms,omitempty"`
 	// +optional
+	CorrectedP99Ms string `json:"correctedP99Ms,omitempty"`
+	// +optional
 	EndToEndP99Ms string `json:"endToEndP99Ms,omitempty"`
 	// +optional
 	FsyncP99Ms string `json:"fsyncP99Ms,omitempty"`
@@ -496,6 +498,13 @@ type ResultsSummary struct {
 	ConsumeMBPerSec float64 `json:"consumeMBPerSec"`
 	// PublishLatencyMs is ack - send.
 	PublishLatencyMs LatencySummary `json:"publishLatencyMs"`
+	// CorrectedLatencyMs is ack - intended send time: the publish latency
+	// corrected for coordinated omission, which also counts the time a
+	// message waited to be sent because the load generator or the client
+	// fell behind its schedule. Read it beside PublishLatencyMs: when they
+	// differ, the schedule slipped and PublishLatencyMs understates.
+	// +optional
+	CorrectedLatencyMs *LatencySummary `json:"correctedLatencyMs,omitempty"`
 	// EndToEndLatencyMs is receive - send, from the timestamp in the payload.
 	// +optional
 	EndToEndLatencyMs *LatencySummary `json:"endToEndLatencyMs,omitempty"`
@@ -510,7 +519,20 @@ type ResultsSummary struct {
 	Sent     int64 `json:"sent"`
 	Acked    int64 `json:"acked"`
 	Received int64 `json:"received"`
-	Lost     int64 `json:"lost"`
+	// Lost is acknowledged messages a subscription never received although
+	// its final drain ended: it had caught up with everything else, or
+	// received nothing new for a minute.
+	Lost int64 `json:"lost"`
+	// NotConsumed is acknowledged messages a subscription had not read
+	// when the final drain's deadline ran out while it was still
+	// receiving (the backlog at the end; slow, not lost), or, for partial
+	// results, what was unread when the run stopped.
+	// +optional
+	NotConsumed int64 `json:"notConsumed,omitempty"`
+	// Duplicates is deliveries of an already received message, on one
+	// worker or across workers.
+	// +optional
+	Duplicates int64 `json:"duplicates,omitempty"`
 	// BrokerResources are the brokers' CPU, disk, network and GC over the
 	// measured phase, all brokers together (summary.json has them per
 	// broker); absent when nothing could be read.
@@ -525,7 +547,8 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Durability",type=integer,JSONPath=`.status.durability.achievedLevel`,description="Durability level achieved (1 strongest, 4 weakest)"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Pub MB/s",type=string,JSONPath=`.status.display.publishMBPerSec`,description="Publish throughput, rounded; the full value is status.results.publishMBPerSec"
-// +kubebuilder:printcolumn:name="Pub p99 (ms)",type=string,JSONPath=`.status.display.publishP99Ms`,description="Publish latency p99, rounded; the full value is status.results.publishLatencyMs.p99"
+// +kubebuilder:printcolumn:name="Pub p99 (ms)",type=string,JSONPath=`.status.display.publishP99Ms`,description="Publish latency p99 (ack - send), rounded; the full value is status.results.publishLatencyMs.p99"
+// +kubebuilder:printcolumn:name="Corrected p99 (ms)",type=string,JSONPath=`.status.display.correctedP99Ms`,description="Publish latency p99 from the intended send time (ack - intended send, corrected for coordinated omission), rounded; the full value is status.results.correctedLatencyMs.p99"
 // +kubebuilder:printcolumn:name="E2E p99 (ms)",type=string,JSONPath=`.status.display.endToEndP99Ms`,description="End-to-end latency p99, rounded; the full value is status.results.endToEndLatencyMs.p99"
 // +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=string,priority=1,JSONPath=`.status.display.fsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume, rounded; the full value is status.testbed.slowestFsyncP99Ms"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -10,6 +10,9 @@ func (s *BenchmarkRunStatus) RefreshDisplay() {
 	if r := s.Results; r != nil {
 		d.PublishMBPerSec = figure(r.PublishMBPerSec)
 		d.PublishP99Ms = figure(r.PublishLatencyMs.P99)
+		if r.CorrectedLatencyMs != nil {
+			d.CorrectedP99Ms = figure(r.CorrectedLatencyMs.P99)
+		}
 		if r.EndToEndLatencyMs != nil {
 			d.EndToEndP99Ms = figure(r.EndToEndLatencyMs.P99)
 		}

@@ -7,13 +7,14 @@ func TestRefreshDisplay(t *testing.T) {
 	s := BenchmarkRunStatus{
 		Results: &ResultsSummary{
 			PublishMBPerSec:   4.0957464299870745,
-			PublishLatencyMs:  LatencySummary{P99: 12.345},
-			EndToEndLatencyMs: &LatencySummary{P99: 0.004},
+			PublishLatencyMs:   LatencySummary{P99: 12.345},
+			CorrectedLatencyMs: &LatencySummary{P99: 250.004},
+			EndToEndLatencyMs:  &LatencySummary{P99: 0.004},
 		},
 		Testbed: &Testbed{SlowestFsyncP99Ms: &fsync},
 	}
 	s.RefreshDisplay()
-	want := StatusDisplay{PublishMBPerSec: "4.10", PublishP99Ms: "12.35", EndToEndP99Ms: "0.00", FsyncP99Ms: "3.14"}
+	want := StatusDisplay{PublishMBPerSec: "4.10", PublishP99Ms: "12.35", CorrectedP99Ms: "250.00", EndToEndP99Ms: "0.00", FsyncP99Ms: "3.14"}
 	if s.Display == nil || *s.Display != want {
 		t.Fatalf("display = %+v, want %+v", s.Display, want)
 	}

@@ -1030,6 +1030,11 @@ func (in *ResolvedWorkload) DeepCopy() *ResolvedWorkload {
 func (in *ResultsSummary) DeepCopyInto(out *ResultsSummary) {
 	*out = *in
 	out.PublishLatencyMs = in.PublishLatencyMs
+	if in.CorrectedLatencyMs != nil {
+		in, out := &in.CorrectedLatencyMs, &out.CorrectedLatencyMs
+		*out = new(LatencySummary)
+		**out = **in
+	}
 	if in.EndToEndLatencyMs != nil {
 		in, out := &in.EndToEndLatencyMs, &out.EndToEndLatencyMs
 		*out = new(LatencySummary)

@@ -83,7 +83,7 @@ func TestReportAndCompareDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Publish latency (ms)", "End-to-end latency (ms)", "Throughput", "wrote " + html} {
+	for _, want := range []string{"Publish latency, ack − send (ms)", "Publish latency corrected for coordinated omission, ack − intended send (ms)", "End-to-end latency (ms)", "Throughput", "wrote " + html} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, out)
 		}

@@ -13,11 +13,15 @@ type SubscriptionAccount struct {
 	SubscriptionRef
 	// Expected is the acknowledged messages of the subscription's topic.
 	Expected int64 `json:"expected"`
-	// Unique is the distinct messages received; Lost = acknowledged
-	// messages never received; Duplicates = deliveries beyond the first.
-	Unique     int64 `json:"unique"`
-	Lost       int64 `json:"lost"`
-	Duplicates int64 `json:"duplicates"`
+	// Unique is the distinct messages received; Duplicates = deliveries
+	// beyond the first. What was acknowledged and not received is Lost
+	// when the subscription's final drain ended with it caught up or
+	// stalled, and NotConsumed when the drain ran out of time while it
+	// was still receiving: then it was slow, and nothing says lost.
+	Unique      int64 `json:"unique"`
+	Lost        int64 `json:"lost"`
+	NotConsumed int64 `json:"notConsumed,omitempty"`
+	Duplicates  int64 `json:"duplicates"`
 }
 
 // Accounting is the run's delivery record: every acknowledged message must
@@ -27,8 +31,13 @@ type Accounting struct {
 	Acked  int64 `json:"acked"`
 	Failed int64 `json:"failed"`
 	// Received is the distinct messages received over all subscriptions.
-	Received      int64                 `json:"received"`
-	Lost          int64                 `json:"lost"`
+	Received int64 `json:"received"`
+	Lost     int64 `json:"lost"`
+	// NotConsumed is what subscriptions still receiving when the final
+	// drain's deadline ran out had not read yet: the backlog at the end.
+	NotConsumed int64 `json:"notConsumed,omitempty"`
+	// Duplicates are deliveries beyond the first, on one worker or across
+	// workers (a message of a subscription received on two of them).
 	Duplicates    int64                 `json:"duplicates"`
 	Subscriptions []SubscriptionAccount `json:"subscriptions,omitempty"`
 }
@@ -37,29 +46,36 @@ type Accounting struct {
 // and compares them with what each producer had acknowledged. localDups
 // are the duplicates the workers saw themselves (keyed by topic and
 // subscription); a message received on two workers adds one more.
-func Account(subs []SubscriptionRef, answers []protocol.ReceivedResponse, localDups map[SubscriptionRef]int64) (Accounting, error) {
+// unfinished are the subscriptions whose final drain ran out of time while
+// they were still receiving: what they miss is not consumed, not lost.
+func Account(subs []SubscriptionRef, answers []protocol.ReceivedResponse, localDups map[SubscriptionRef]int64, unfinished map[SubscriptionRef]bool) (Accounting, error) {
 	var acc Accounting
 	type prod struct {
 		topic  string
 		sent   uint64
-		failed map[uint64]bool
+		failed *worker.SeqSet
 	}
 	producers := map[uint32]*prod{}
 	for _, a := range answers {
 		for _, p := range a.Producers {
-			f := map[uint64]bool{}
-			for _, s := range p.Failed {
-				f[s] = true
+			f := &worker.SeqSet{}
+			if len(p.FailedSet) > 0 {
+				if err := f.UnmarshalBinary(p.FailedSet); err != nil {
+					return acc, fmt.Errorf("producer %d's failed sends: %w", p.ID, err)
+				}
+			}
+			if f.Len() != p.Failed {
+				return acc, fmt.Errorf("producer %d counted %d failed sends but listed %d", p.ID, p.Failed, f.Len())
 			}
 			producers[p.ID] = &prod{topic: p.Topic, sent: p.Sent, failed: f}
 			acc.Sent += int64(p.Sent)
-			acc.Failed += int64(len(p.Failed))
+			acc.Failed += f.Len()
 		}
 	}
 	acc.Acked = acc.Sent - acc.Failed
 	ackedByTopic := map[string]int64{}
 	for _, p := range producers {
-		ackedByTopic[p.topic] += int64(p.sent) - int64(len(p.failed))
+		ackedByTopic[p.topic] += int64(p.sent) - p.failed.Len()
 	}
 	key := func(topic, name string) string { return topic + "\x00" + name }
 	sets := map[string]map[uint32]*worker.SeqSet{}
@@ -99,10 +115,15 @@ func Account(subs []SubscriptionRef, answers []protocol.ReceivedResponse, localD
 				set = &worker.SeqSet{}
 			}
 			sa.Unique += set.Len()
-			sa.Lost += set.Missing(p.sent, p.failed)
+			if unfinished[s] {
+				sa.NotConsumed += set.Missing(p.sent, p.failed)
+			} else {
+				sa.Lost += set.Missing(p.sent, p.failed)
+			}
 		}
 		acc.Received += sa.Unique
 		acc.Lost += sa.Lost
+		acc.NotConsumed += sa.NotConsumed
 		acc.Duplicates += sa.Duplicates
 		acc.Subscriptions = append(acc.Subscriptions, sa)
 	}

@@ -103,6 +103,12 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 
 func (c *coordinator) logf(format string, args ...any) { c.o.Logf(format, args...) }
 
+// notef logs a remark and keeps it in the result's notes.
+func (c *coordinator) notef(format string, args ...any) {
+	c.logf(format, args...)
+	c.res.Notes = append(c.res.Notes, fmt.Sprintf(format, args...))
+}
+
 // each calls f for every worker index in idx in parallel and joins the
 // errors.
 func each(idx []int, f func(i int) error) error {

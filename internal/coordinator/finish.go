@@ -21,33 +21,9 @@ func (c *coordinator) finish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stopping the load: %w", err)
 	}
-	if len(c.plan.Subscriptions) > 0 {
-		deadline := time.Now().Add(c.o.CatchUpTimeout)
-		// A consumer that received nothing new for 15 s will not catch up:
-		// what it misses is lost, and the accounting says so.
-		var lastProgress time.Time
-		var lastBehind string
-		for {
-			cs, err := c.counters(ctx)
-			if err != nil {
-				return err
-			}
-			behind := behindSubscriptions(c.plan.Subscriptions, cs)
-			if len(behind) == 0 {
-				break
-			}
-			if b := strings.Join(behind, ", "); b != lastBehind {
-				lastBehind, lastProgress = b, time.Now()
-			}
-			if time.Now().After(deadline) || time.Since(lastProgress) > 15*time.Second {
-				c.logf("after the load stopped, %d subscriptions have not received every acknowledged message: %s (the accounting reports them)",
-					len(behind), lastBehind)
-				break
-			}
-			if err := sleep(ctx, 500*time.Millisecond); err != nil {
-				return err
-			}
-		}
+	unfinished, err := c.finalDrain(ctx)
+	if err != nil {
+		return err
 	}
 	if err := c.collect(ctx, true); err != nil {
 		return fmt.Errorf("reading the final stats: %w", err)
@@ -73,19 +49,92 @@ func (c *coordinator) finish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the received messages: %w", err)
 	}
-	acc, err := Account(c.plan.Subscriptions, answers, localDups)
+	acc, err := Account(c.plan.Subscriptions, answers, localDups, unfinished)
 	c.res.Accounting = acc
 	if err != nil {
 		return err
 	}
-	c.logf("accounting: sent %d, acked %d, failed %d, received %d, lost %d, duplicates %d",
-		acc.Sent, acc.Acked, acc.Failed, acc.Received, acc.Lost, acc.Duplicates)
+	c.res.Accounted = true
+	c.logf("accounting: sent %d, acked %d, failed %d, received %d, lost %d, not consumed %d, duplicates %d",
+		acc.Sent, acc.Acked, acc.Failed, acc.Received, acc.Lost, acc.NotConsumed, acc.Duplicates)
 	return nil
 }
 
-// behindSubscriptions names the subscriptions that have received fewer
-// distinct messages than their topic's producers had acknowledged.
-func behindSubscriptions(subs []SubscriptionRef, cs []protocol.CountersResponse) []string {
+// finalDrain waits, after the load stopped, until every subscription has
+// received every acknowledged message of its topic, or has stalled: it
+// received nothing new for CatchUpStall, and what it misses then is lost.
+// Once CatchUpTimeout has passed it also ends for a subscription that
+// receives more (it is slow, not losing: what it had not read is
+// reported not consumed); one that receives nothing is waited for until it
+// does or stalls, so a loss is never cut short into "not consumed" nor a
+// slow reader into "lost". It returns the subscriptions it ended still
+// receiving.
+func (c *coordinator) finalDrain(ctx context.Context) (map[SubscriptionRef]bool, error) {
+	if len(c.plan.Subscriptions) == 0 {
+		return nil, nil
+	}
+	start := time.Now()
+	deadline := start.Add(c.o.CatchUpTimeout)
+	type progress struct {
+		unique int64
+		at     time.Time
+	}
+	seen := map[SubscriptionRef]progress{}
+	for {
+		cs, err := c.counters(ctx)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		var stalled, waiting, receiving []string
+		unfinished := map[SubscriptionRef]bool{}
+		for _, b := range behindSubscriptions(c.plan.Subscriptions, cs) {
+			p, ok := seen[b.ref]
+			switch {
+			case !ok: // the stall is timed from the load's stop
+				p = progress{b.unique, start}
+			case b.unique > p.unique:
+				p = progress{b.unique, now}
+			}
+			seen[b.ref] = p
+			switch {
+			case now.Sub(p.at) >= c.o.CatchUpStall:
+				stalled = append(stalled, b.String())
+			case now.After(deadline) && p.at.After(deadline):
+				receiving = append(receiving, b.String())
+				unfinished[b.ref] = true
+			default:
+				waiting = append(waiting, b.String())
+			}
+		}
+		if len(waiting) == 0 {
+			if len(stalled) > 0 {
+				c.logf("after the load stopped, %d subscriptions received nothing new for %s with acknowledged messages missing: %s (the accounting reports them lost)",
+					len(stalled), c.o.CatchUpStall, strings.Join(stalled, ", "))
+			}
+			if len(receiving) > 0 {
+				c.notef("the consumers were still receiving when the final drain's %s ran out: %s; what they had not read is reported not consumed (the backlog at the end), not lost",
+					c.o.CatchUpTimeout, strings.Join(receiving, ", "))
+			}
+			return unfinished, nil
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// behind is a subscription that has received fewer distinct messages than
+// its topic's producers had acknowledged.
+type behind struct {
+	ref           SubscriptionRef
+	unique, acked int64
+}
+
+func (b behind) String() string { return fmt.Sprintf("%s (%d of %d)", b.ref.Name, b.unique, b.acked) }
+
+// behindSubscriptions lists the subscriptions that are behind, by name.
+func behindSubscriptions(subs []SubscriptionRef, cs []protocol.CountersResponse) []behind {
 	acked := map[string]int64{}
 	unique := map[SubscriptionRef]int64{}
 	for _, cr := range cs {
@@ -96,13 +145,13 @@ func behindSubscriptions(subs []SubscriptionRef, cs []protocol.CountersResponse)
 			unique[SubscriptionRef{Topic: s.Topic, Name: s.Subscription, CatchUp: s.CatchUp}] += s.Unique
 		}
 	}
-	var out []string
+	var out []behind
 	for _, s := range subs {
 		if unique[s] < acked[s.Topic] {
-			out = append(out, fmt.Sprintf("%s (%d of %d)", s.Name, unique[s], acked[s.Topic]))
+			out = append(out, behind{s, unique[s], acked[s.Topic]})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].ref.Name < out[j].ref.Name })
 	return out
 }
 

@@ -57,8 +57,8 @@ func checkRun(t *testing.T, res *Result, wantConsumers bool) {
 		t.Errorf("%d sends failed", acc.Failed)
 	}
 	if wantConsumers {
-		if acc.Lost != 0 || acc.Duplicates != 0 {
-			t.Errorf("lost %d, duplicates %d; want 0 and 0 (%+v)", acc.Lost, acc.Duplicates, acc.Subscriptions)
+		if acc.Lost != 0 || acc.NotConsumed != 0 || acc.Duplicates != 0 {
+			t.Errorf("lost %d, not consumed %d, duplicates %d; want 0, 0 and 0 (%+v)", acc.Lost, acc.NotConsumed, acc.Duplicates, acc.Subscriptions)
 		}
 		for _, s := range acc.Subscriptions {
 			if s.Unique != s.Expected {

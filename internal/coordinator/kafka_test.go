@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,26 +90,7 @@ func TestKafka(t *testing.T) {
 		// about that.
 		const quota = 1 << 20 // bytes/s
 		const size = 1024
-		entity := kadm.ClientQuotaEntity{{Type: "client-id"}} // default client-id
-		set := func(v *float64) {
-			op := kadm.AlterClientQuotaOp{Key: "producer_byte_rate", Remove: v == nil}
-			if v != nil {
-				op.Value = *v
-			}
-			res, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: []kadm.AlterClientQuotaOp{op}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range res {
-				if r.Err != nil {
-					t.Fatalf("quota: %v", r.Err)
-				}
-			}
-		}
-		q := float64(quota)
-		set(&q)
-		t.Cleanup(func() { set(nil) })
-		time.Sleep(2 * time.Second) // quotas reach the brokers through the metadata log
+		setQuota(t, adm, "producer_byte_rate", quota)
 		wl := shortWorkload("max-rate", 0, 4)
 		wl.PartitionsPerTopic, wl.ProducersPerTopic, wl.MessageSize = 1, 1, size
 		res := runCase(t, urls, cfg, wl, Options{RateSearch: RateSearchOptions{
@@ -131,6 +113,67 @@ func TestKafka(t *testing.T) {
 		}
 		t.Logf("rate search under a quota of %.0f msg/s found %.0f msg/s (%.2f× the quota) in %d steps", want, rs.RateMsgPerSec, rs.RateMsgPerSec/want, len(rs.Steps))
 	})
+	t.Run("slow-consumer-is-not-loss", func(t *testing.T) {
+		// A consumer quota of 100 kB/s per broker lets the subscription
+		// read ~300 of the 2,000 msg/s published: at the load's stop it is
+		// thousands of messages behind and draining slowly (the brokers
+		// throttle its fetches), and the final drain's deadline (5 s) runs
+		// out while it still receives. Nothing was lost: what it had not
+		// read must be reported not consumed.
+		setQuota(t, adm, "consumer_byte_rate", 100_000)
+		runID := fmt.Sprintf("kslow%d", time.Now().UnixNano()%1e9)
+		c := cfg
+		c.RunID = runID
+		rctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+		defer cancel()
+		res, err := Run(rctx, Options{Workers: urls, Driver: c, Workload: shortWorkload("slow-consumer", 2000, 4),
+			SnapshotInterval: 2 * time.Second, CatchUpTimeout: 5 * time.Second, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noTopicsLeft(t, res)
+		acc := res.Accounting
+		if acc.Lost != 0 || acc.NotConsumed == 0 || acc.Failed != 0 {
+			t.Fatalf("lost %d, not consumed %d, failed %d; want 0 lost and the backlog at the end not consumed (%+v)", acc.Lost, acc.NotConsumed, acc.Failed, acc.Subscriptions)
+		}
+		sa := acc.Subscriptions[0]
+		if sa.Unique+sa.NotConsumed != sa.Expected {
+			t.Errorf("received %d + not consumed %d != acknowledged %d", sa.Unique, sa.NotConsumed, sa.Expected)
+		}
+		if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "not consumed") }) {
+			t.Errorf("no note says why messages are not consumed: %q", res.Notes)
+		}
+		t.Logf("acknowledged %d, received %d, not consumed %d", acc.Acked, acc.Received, acc.NotConsumed)
+	})
+}
+
+// setQuota sets a client quota (key, bytes/s) for every client id of the
+// cluster for the rest of the test, and waits for the brokers to have it.
+func setQuota(t *testing.T, adm *kadm.Client, key string, v float64) {
+	t.Helper()
+	entity := kadm.ClientQuotaEntity{{Type: "client-id"}} // default client-id
+	set := func(op kadm.AlterClientQuotaOp) error {
+		res, err := adm.AlterClientQuotas(context.Background(), []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: []kadm.AlterClientQuotaOp{op}}})
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				return r.Err
+			}
+		}
+		return nil
+	}
+	if err := set(kadm.AlterClientQuotaOp{Key: key, Value: v}); err != nil {
+		t.Fatalf("quota %s: %v", key, err)
+	}
+	t.Cleanup(func() {
+		if err := set(kadm.AlterClientQuotaOp{Key: key, Remove: true}); err != nil {
+			t.Errorf("removing quota %s: %v", key, err)
+		}
+		time.Sleep(2 * time.Second)
+	})
+	time.Sleep(2 * time.Second) // quotas reach the brokers through the metadata log
 }
 
 // runTopics lists the topics named after the run, asking the brokers

@@ -33,8 +33,11 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 		})
 	}
 	a := r.Accounting
-	in.Notes = append(in.Notes, fmt.Sprintf("delivery accounting (per producer sequence numbers, every subscription): sent %d, acknowledged %d, failed %d, received %d distinct, lost %d, duplicates %d",
-		a.Sent, a.Acked, a.Failed, a.Received, a.Lost, a.Duplicates))
+	if r.Accounted {
+		in.Delivery = &results.Delivery{Lost: a.Lost, NotConsumed: a.NotConsumed, Duplicates: a.Duplicates}
+		in.Notes = append(in.Notes, fmt.Sprintf("delivery accounting (per producer sequence numbers, every subscription): sent %d, acknowledged %d, failed %d, received %d distinct, lost %d, not consumed %d, duplicates %d",
+			a.Sent, a.Acked, a.Failed, a.Received, a.Lost, a.NotConsumed, a.Duplicates))
+	}
 	if b := r.Backlog; b != nil && b.BuiltBytes > 0 {
 		in.Notes = append(in.Notes, fmt.Sprintf("backlog: %.1f MB built in %.1f s, drained to %.1f MB in %.1f s at %.1f MB/s",
 			float64(b.BuiltBytes)/1e6, b.BuildSeconds, float64(b.RemainingBytes)/1e6, b.DrainSeconds, b.DrainMBPerSec))

@@ -43,10 +43,15 @@ type Options struct {
 	// when the backlog stopped shrinking for this long (default 60 s).
 	DrainTimeout time.Duration
 	DrainPlateau time.Duration
-	// CatchUpTimeout bounds the wait, after the load stopped, until the
-	// consumers received every acknowledged message (default 2 min); a
-	// timeout is not an error, the accounting reports what is missing.
+	// CatchUpTimeout bounds the wait, after the load stopped, for
+	// consumers that are still receiving (default 2 min): what they have
+	// not read then is reported not consumed, not lost. A timeout is not
+	// an error.
 	CatchUpTimeout time.Duration
+	// CatchUpStall: a subscription that received nothing new for this
+	// long, with acknowledged messages missing, has stopped; what it
+	// misses is lost (default DefaultCatchUpStall).
+	CatchUpStall time.Duration
 	// RateSearch tunes the max-rate search (producerRate 0).
 	RateSearch RateSearchOptions
 	// ShutdownWorkers asks every worker process to exit at the end (worker
@@ -120,6 +125,9 @@ type Result struct {
 	// ClockOffsets are per worker (index as Workers).
 	ClockOffsets []protocol.ClockOffset `json:"clockOffsets"`
 	Accounting   Accounting             `json:"accounting"`
+	// Accounted says the accounting was done: the run reached the end of
+	// its final drain (false in a checkpoint or a failed run's result).
+	Accounted bool `json:"accounted,omitempty"`
 	// MeasuredRate is the total producer rate of the measured phase (the
 	// workload's, or what the rate search found).
 	MeasuredRate float64             `json:"measuredRate"`
@@ -167,7 +175,18 @@ func (o *Options) defaults() {
 	if o.CatchUpTimeout <= 0 {
 		o.CatchUpTimeout = 2 * time.Minute
 	}
+	if o.CatchUpStall <= 0 {
+		o.CatchUpStall = DefaultCatchUpStall
+	}
 	if o.Logf == nil {
 		o.Logf = log.Printf
 	}
 }
+
+// DefaultCatchUpStall is how long a subscription may receive nothing new
+// after the load stopped before what it misses counts as lost: a minute,
+// as long as the Pulsar client's longest reconnect back-off (60 s) and
+// well past a Kafka consumer group's session timeout (45 s) and a KRaft
+// broker's (9 s) with the leader election after it, so a consumer that
+// is only waiting out a failover is not reported as losing messages.
+const DefaultCatchUpStall = time.Minute

@@ -115,6 +115,10 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 		fmt.Fprintf(w, "%-18s%10.2f%10.2f%10.2f%10.2f%10.2f%10.2f\n", "  "+name, l.Avg, l.P50, l.P99, l.P999, l.P9999, l.Max)
 	}
 	row("publish", r.PublishLatencyMs)
+	if r.CorrectedLatencyMs != nil {
+		// ack - intended send: a slipped schedule shows here, not above.
+		row("  corrected", *r.CorrectedLatencyMs)
+	}
 	if r.EndToEndLatencyMs != nil {
 		row("end-to-end", *r.EndToEndLatencyMs)
 	}
@@ -129,10 +133,12 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 	switch {
 	case !finished:
 		msgs += "; lost: not counted, the run did not finish"
-	case s.Duplicates > 0:
-		msgs += fmt.Sprintf(", lost %d, duplicates %d", r.Lost, s.Duplicates)
 	default:
 		msgs += fmt.Sprintf(", lost %d", r.Lost)
+		if r.NotConsumed > 0 {
+			msgs += fmt.Sprintf(", not consumed %d (still being read when the final drain ended: slow, not lost)", r.NotConsumed)
+		}
+		msgs += fmt.Sprintf(", duplicates %d", s.Duplicates)
 	}
 	fmt.Fprintf(w, "\nmessages    %s\n", msgs)
 	if d := s.Durability; d != nil {

@@ -180,13 +180,18 @@ func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Su
 		t.Errorf("report %q is not the run's HTML report (%d bytes)", out.Report, len(html))
 	}
 	r := sum.Results
-	if sum.System != system || r.Sent == 0 || r.Acked != r.Sent || r.Received != r.Acked || r.Lost != 0 || sum.Duplicates != 0 {
-		t.Errorf("system %s, sent %d, acked %d, received %d, lost %d, duplicates %d: want every sent message acked and received once",
-			sum.System, r.Sent, r.Acked, r.Received, r.Lost, sum.Duplicates)
+	if sum.System != system || r.Sent == 0 || r.Acked != r.Sent || r.Received != r.Acked || r.Lost != 0 || r.NotConsumed != 0 || sum.Duplicates != 0 {
+		t.Errorf("system %s, sent %d, acked %d, received %d, lost %d, not consumed %d, duplicates %d: want every sent message acked and received once",
+			sum.System, r.Sent, r.Acked, r.Received, r.Lost, r.NotConsumed, sum.Duplicates)
 	}
 	if r.PublishRateMsgPerSec <= 0 || r.PublishMBPerSec <= 0 || r.ConsumeMBPerSec <= 0 || r.PublishLatencyMs.P99 <= 0 ||
 		r.EndToEndLatencyMs == nil || r.EndToEndLatencyMs.P99 <= 0 {
 		t.Errorf("headline %+v: want non-zero rates and latencies", r)
+	}
+	// Counted from the intended send time, the corrected latency is never
+	// below the publish latency by more than the pacer's early send (50 µs).
+	if c := r.CorrectedLatencyMs; c == nil || c.P50 < r.PublishLatencyMs.P50-0.05 || c.P99 < r.PublishLatencyMs.P99-0.05 {
+		t.Errorf("corrected latency %+v beside publish latency %+v: want it in the headline, at or above", c, r.PublishLatencyMs)
 	}
 	if sum.Durability == nil || sum.Durability.AchievedLevel != v1alpha1.Level2 {
 		t.Errorf("durability %+v, want level 2 achieved", sum.Durability)
@@ -196,7 +201,7 @@ func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Su
 		t.Errorf("no progress line of the measured phase on stderr")
 	}
 	so := lr.stdout.String()
-	for _, w := range []string{"throughput", "p99.99", "end-to-end", fmt.Sprintf("lost %d", r.Lost), "durability  level 2", "report.html"} {
+	for _, w := range []string{"throughput", "p99.99", "  corrected", "end-to-end", fmt.Sprintf("lost %d", r.Lost), "durability  level 2", "report.html"} {
 		if !strings.Contains(so, w) {
 			t.Errorf("summary table lacks %q", w)
 		}

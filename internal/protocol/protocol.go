@@ -223,12 +223,15 @@ type SubscriptionSeqs struct {
 }
 
 // ProducerFinal is what a stopped producer sent: sequence numbers 0..Sent-1
-// except Failed were acknowledged.
+// except those in FailedSet were acknowledged.
 type ProducerFinal struct {
-	ID     uint32   `json:"id"`
-	Topic  string   `json:"topic"`
-	Sent   uint64   `json:"sent"`
-	Failed []uint64 `json:"failed,omitempty"`
+	ID    uint32 `json:"id"`
+	Topic string `json:"topic"`
+	Sent  uint64 `json:"sent"`
+	// Failed is how many sends failed; FailedSet is their sequence numbers
+	// (a worker.SeqSet, in its binary form).
+	Failed    int64  `json:"failed,omitempty"`
+	FailedSet []byte `json:"failedSet,omitempty"`
 }
 
 // ReceivedResponse is the final accounting material of a worker, read after

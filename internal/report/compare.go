@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -39,6 +40,9 @@ type Row struct {
 	Workload string
 
 	Publish Latency
+	// Corrected is the publish latency from the intended send time
+	// (corrected for coordinated omission); nil when the summary has none.
+	Corrected *Latency
 	// EndToEnd is nil for a produce-only run.
 	EndToEnd *Latency
 
@@ -46,6 +50,9 @@ type Row struct {
 	PublishMBPerSec  float64
 	ConsumeMBPerSec  float64
 	Lost, Duplicates int64
+	// NotConsumed is what slow subscriptions had not read when the final
+	// drain ended (not lost).
+	NotConsumed int64
 }
 
 // Table is a comparison of runs, one row each, in the order given.
@@ -111,7 +118,7 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 func row(n Named) Row {
 	s := n.Summary
 	r := s.Results
-	pubCurve, _, e2eCurve := measureCurves(s, n.OMB)
+	pubCurve, corrCurve, e2eCurve := measureCurves(s, n.OMB)
 	var ombPub, ombE2E results.QuantileMap
 	if n.OMB != nil {
 		ombPub, ombE2E = n.OMB.AggregatedPublishLatencyQuantiles, n.OMB.AggregatedEndToEndLatencyQuantiles
@@ -124,7 +131,10 @@ func row(n Named) Row {
 			P99: r.PublishLatencyMs.P99, P999: r.PublishLatencyMs.P999,
 		},
 		PublishMsgPerSec: r.PublishRateMsgPerSec, PublishMBPerSec: r.PublishMBPerSec, ConsumeMBPerSec: r.ConsumeMBPerSec,
-		Lost: r.Lost, Duplicates: s.Duplicates,
+		Lost: r.Lost, Duplicates: s.Duplicates, NotConsumed: r.NotConsumed,
+	}
+	if c := correctedOf(s); c != nil {
+		out.Corrected = &Latency{Avg: c.Avg, P50: c.P50, P90: p90(corrCurve, nil), P99: c.P99, P999: c.P999}
 	}
 	if e := r.EndToEndLatencyMs; e != nil {
 		out.EndToEnd = &Latency{Avg: e.Avg, P50: e.P50, P90: p90(e2eCurve, ombE2E), P99: e.P99, P999: e.P999}
@@ -193,6 +203,9 @@ func warnings(runs []Named) []string {
 		if s.Results.Lost > 0 {
 			out = append(out, fmt.Sprintf("%s lost %s acknowledged messages", n.Name, count(s.Results.Lost)))
 		}
+		if s.Results.NotConsumed > 0 {
+			out = append(out, fmt.Sprintf("%s: %s acknowledged messages were not consumed when its final drain ended (its consumers were still reading: slow, not lost); its consume rate and end-to-end latency cover only what was read", n.Name, count(s.Results.NotConsumed)))
+		}
 		if s.Results.Partial {
 			out = append(out, fmt.Sprintf("%s: partial results: the run did not finish, its figures cover only what was measured before it stopped", n.Name))
 		}
@@ -225,7 +238,11 @@ func (t Table) WriteText(w io.Writer) error {
 		return rows
 	}
 	var b strings.Builder
-	writeGrid(&b, "Publish latency (ms)", lat(func(r Row) *Latency { return &r.Publish }))
+	writeGrid(&b, "Publish latency, ack − send (ms)", lat(func(r Row) *Latency { return &r.Publish }))
+	if t.hasCorrected() {
+		b.WriteString("\n")
+		writeGrid(&b, "Publish latency corrected for coordinated omission, ack − intended send (ms)", lat(func(r Row) *Latency { return r.Corrected }))
+	}
 	if t.hasEndToEnd() {
 		b.WriteString("\n")
 		writeGrid(&b, "End-to-end latency (ms)", lat(func(r Row) *Latency { return r.EndToEnd }))
@@ -238,10 +255,10 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "Broker resources (measured phase, all brokers)", append([][]string{append([]string{"", "source"}, brokerResColumns...)}, t.BrokerResources...))
 	}
-	tp := [][]string{{"", "system", "level", "durability", "publish msg/s", "publish MB/s", "consume MB/s", "lost", "duplicates"}}
+	tp := [][]string{{"", "system", "level", "durability", "publish msg/s", "publish MB/s", "consume MB/s", "lost", "not consumed", "duplicates"}}
 	for _, r := range t.Rows {
 		tp = append(tp, []string{r.Name, string(r.System), r.levelText(), nonEmpty(r.Evidence, "–"),
-			count(int64(math.Round(r.PublishMsgPerSec))), mbps(r.PublishMBPerSec), mbps(r.ConsumeMBPerSec), count(r.Lost), count(r.Duplicates)})
+			count(int64(math.Round(r.PublishMsgPerSec))), mbps(r.PublishMBPerSec), mbps(r.ConsumeMBPerSec), count(r.Lost), count(r.NotConsumed), count(r.Duplicates)})
 	}
 	b.WriteString("\n")
 	writeGrid(&b, "Throughput", tp)
@@ -297,12 +314,11 @@ func (t Table) Text() string {
 }
 
 func (t Table) hasEndToEnd() bool {
-	for _, r := range t.Rows {
-		if r.EndToEnd != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.Rows, func(r Row) bool { return r.EndToEnd != nil })
+}
+
+func (t Table) hasCorrected() bool {
+	return slices.ContainsFunc(t.Rows, func(r Row) bool { return r.Corrected != nil })
 }
 
 func (r Row) levelText() string {
@@ -348,10 +364,10 @@ type cell struct {
 
 type compareRow struct {
 	Row
-	Color                         string
-	Level, MsgPerSec, PubMB       string
-	ConsumeMB, LostText, DupsText string
-	Bad                           bool
+	Color                                      string
+	Level, MsgPerSec, PubMB                    string
+	ConsumeMB, LostText, NotConsText, DupsText string
+	Bad                                        bool
 }
 
 // RenderCompare writes the comparison of runs as one HTML page: the
@@ -389,7 +405,10 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		BrokerRes: t.BrokerResources,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }
-	pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return &r.Publish })})
+	pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency, ack − send (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return &r.Publish })})
+	if t.hasCorrected() {
+		pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency corrected for coordinated omission, ack − intended send (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return r.Corrected })})
+	}
 	if t.hasEndToEnd() {
 		pg.Sections = append(pg.Sections, latencySection{Title: "End-to-end latency (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return r.EndToEnd })})
 	}
@@ -397,7 +416,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		pg.Rows = append(pg.Rows, compareRow{
 			Row: r, Color: color(i), Level: r.levelText(),
 			MsgPerSec: count(int64(math.Round(r.PublishMsgPerSec))), PubMB: mbps(r.PublishMBPerSec), ConsumeMB: mbps(r.ConsumeMBPerSec),
-			LostText: count(r.Lost), DupsText: count(r.Duplicates), Bad: r.Lost > 0 || r.Duplicates > 0,
+			LostText: count(r.Lost), NotConsText: count(r.NotConsumed), DupsText: count(r.Duplicates), Bad: r.Lost > 0 || r.Duplicates > 0,
 		})
 	}
 

@@ -85,7 +85,7 @@ func TestCompareStudyTable(t *testing.T) {
 	// The text is the study's table: a header, then one line per run in the
 	// order given, cells right-aligned.
 	lines := strings.Split(tb.Text(), "\n")
-	if strings.TrimSpace(lines[0]) != "Publish latency (ms)" {
+	if strings.TrimSpace(lines[0]) != "Publish latency, ack − send (ms)" {
 		t.Errorf("first line %q", lines[0])
 	}
 	if got := strings.Fields(lines[1]); strings.Join(got, " ") != "Average P50 P90 P99 P999" {
@@ -253,7 +253,8 @@ func TestCompareRealRuns(t *testing.T) {
 	}
 	selfContained(t, buf.Bytes())
 	p := parsePage(t, buf.Bytes())
-	for _, sec := range []string{"Publish latency (ms)", "End-to-end latency (ms)"} {
+	const pubSec, corrSec = "Publish latency, ack − send (ms)", "Publish latency corrected for coordinated omission, ack − intended send (ms)"
+	for _, sec := range []string{pubSec, corrSec, "End-to-end latency (ms)"} {
 		rows := p.tables[sec]
 		if len(rows) != 1+len(runs) {
 			t.Fatalf("%s: %d rows, want header + %d", sec, len(rows), len(runs))
@@ -262,8 +263,19 @@ func TestCompareRealRuns(t *testing.T) {
 			t.Errorf("%s header %q", sec, rows[0])
 		}
 		for i, r := range tb.Rows {
-			l := r.Publish
-			if sec != "Publish latency (ms)" {
+			var l Latency
+			switch sec {
+			case pubSec:
+				l = r.Publish
+			case corrSec:
+				if r.Corrected == nil {
+					t.Fatalf("%s: no corrected latency (the summaries' measured phases have it)", r.Name)
+				}
+				l = *r.Corrected
+				if l.P99 < r.Publish.P99-0.05 {
+					t.Errorf("%s: corrected p99 %v below publish p99 %v: it counts from the intended send time (at most the pacer's 50 µs after it)", r.Name, l.P99, r.Publish.P99)
+				}
+			default:
 				l = *r.EndToEnd
 			}
 			want := []string{r.Name, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999)}

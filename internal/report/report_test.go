@@ -259,6 +259,7 @@ func TestRenderDirFromRealRun(t *testing.T) {
 		"Publish rate":      count(int64(math.Round(r.PublishRateMsgPerSec))) + "msg/s",
 		"Consume rate":      mbps(r.ConsumeMBPerSec) + "MB/s",
 		"Publish p99":       ms(r.PublishLatencyMs.P99) + "ms",
+		"Corrected p99":     ms(measure.CorrectedLatencyMs.P99) + "ms",
 		"End-to-end p99":    ms(r.EndToEndLatencyMs.P99) + "ms",
 		"Lost / duplicates": count(r.Lost) + " / " + count(s.Duplicates),
 	} {

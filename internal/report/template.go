@@ -242,8 +242,8 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 {{range .BrokerRes}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table><p class="sub">All brokers together over each run's measured phase; – where the source has no such figure.</p></section>{{end}}
 <section><h2>Throughput and durability</h2>
-<table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">duplicates</th></tr></thead><tbody>
-{{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
+<table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">not consumed</th><th class="n">duplicates</th></tr></thead><tbody>
+{{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n">{{.NotConsText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
 {{end}}</tbody></table></section>
 {{if .Testbed}}<section><h2>Testbed</h2>
 <table><thead><tr><th></th><th class="n">write+fdatasync p99 (ms)</th><th class="n">write MB/s</th><th>topology</th></tr></thead><tbody>

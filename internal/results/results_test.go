@@ -172,6 +172,12 @@ func TestSummarizeHeadline(t *testing.T) {
 		t.Errorf("measure phase %+v", m)
 	}
 	near(t, "measure corrected p50", m.CorrectedLatencyMs.P50, 2.54)
+	// The headline has the corrected latency beside the publish latency.
+	if r.CorrectedLatencyMs == nil {
+		t.Fatal("no corrected latency in the headline")
+	}
+	near(t, "headline corrected p50", r.CorrectedLatencyMs.P50, m.CorrectedLatencyMs.P50)
+	near(t, "headline corrected p99.99", r.CorrectedLatencyMs.P9999, m.CorrectedLatencyMs.P9999)
 	near(t, "measure send delay p50", m.SendDelayMs.P50, 0.04)
 	if m.Curves == nil || len(m.Curves.PublishLatencyMs) == 0 || s.Phases[0].Curves != nil {
 		t.Errorf("curves must be kept for measure (and drain) only")
@@ -192,6 +198,9 @@ func TestSummarizeHeadline(t *testing.T) {
 	}
 }
 
+// TestSummarizeCountsLostMessages: the headline's lost, not consumed and
+// duplicates are the coordinator's accounting once it is done; before (a
+// partial result), what is unread is not consumed, never lost.
 func TestSummarizeCountsLostMessages(t *testing.T) {
 	snaps := syntheticRun(1, 1, 2, 100, []phasePlan{{phase: stats.PhaseMeasure, intervals: 2, acked: 1000, publishUs: 1000, e2eUs: 2000}})
 	// One subscription misses 7 messages in the last interval.
@@ -204,14 +213,20 @@ func TestSummarizeCountsLostMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Results.Lost != 7 {
-		t.Fatalf("lost = %d, want 7 (2 subscriptions x 2000 acked - 3993 received)", s.Results.Lost)
+	if s.Results.Lost != 0 || s.Results.NotConsumed != 7 {
+		t.Fatalf("without accounting: lost %d, not consumed %d; want 0 and 7 (2 subscriptions x 2000 acked - 3993 received)", s.Results.Lost, s.Results.NotConsumed)
+	}
+	in.Delivery = &Delivery{Lost: 3, NotConsumed: 4, Duplicates: 2}
+	s, _ = Summarize(in)
+	if r := s.Results; r.Lost != 3 || r.NotConsumed != 4 || r.Duplicates != 2 || s.Duplicates != 2 {
+		t.Fatalf("with accounting: lost %d, not consumed %d, duplicates %d (summary %d); want the accounting's 3, 4, 2", r.Lost, r.NotConsumed, r.Duplicates, s.Duplicates)
 	}
 	// Produce-only: nothing is expected to be received.
+	in.Delivery = nil
 	in.Workload.SubscriptionsPerTopic = ptr[int32](0)
 	s, _ = Summarize(in)
-	if s.Results.Lost != 0 {
-		t.Fatalf("produce-only lost = %d, want 0", s.Results.Lost)
+	if s.Results.Lost != 0 || s.Results.NotConsumed != 0 {
+		t.Fatalf("produce-only lost %d, not consumed %d, want 0", s.Results.Lost, s.Results.NotConsumed)
 	}
 }
 

@@ -57,6 +57,23 @@ type Input struct {
 	// Partial marks results of a run that did not finish (a periodic
 	// write while it runs, or what a failed run had): Results.Partial.
 	Partial bool
+	// Delivery is the coordinator's exact delivery accounting, once the
+	// run's final drain is over; nil before (partial results).
+	Delivery *Delivery
+}
+
+// Delivery is what the coordinator's accounting (per producer sequence
+// numbers, every subscription, unioned over the workers) found: the
+// headline's lost, not consumed and duplicated messages.
+type Delivery struct {
+	// Lost: acknowledged, and never received by a subscription whose
+	// final drain ended (caught up or stalled).
+	Lost int64
+	// NotConsumed: acknowledged, and not yet read by a subscription still
+	// receiving when the final drain's deadline ran out.
+	NotConsumed int64
+	// Duplicates: deliveries beyond the first, also across workers.
+	Duplicates int64
 }
 
 // OwnerRef names the BenchmarkRun that owns the results ConfigMap.
@@ -426,6 +443,10 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 	r.PublishMBPerSec = m.Rate(m.Producer.AckedBytes) / bytesPerMB
 	r.ConsumeMBPerSec = m.Rate(total.ReceivedBytes) / bytesPerMB
 	r.PublishLatencyMs = headline(m.Producer.PublishLatency)
+	if m.Producer.CorrectedLatency.Count() > 0 {
+		c := headline(m.Producer.CorrectedLatency)
+		r.CorrectedLatencyMs = &c
+	}
 	if m.Consumer.EndToEnd.Count() > 0 {
 		e := headline(m.Consumer.EndToEnd)
 		r.EndToEndLatencyMs = &e
@@ -447,15 +468,18 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 	}
 	whole := all.Consumer.Total()
 	r.Sent, r.Acked, r.Received = all.Producer.Sent, all.Producer.Acked, whole.Received
-	s.Duplicates = whole.Duplicates
-	r.Lost = whole.Lost
-	if subs := subscriptionsPerTopic(in.Workload); subs > 0 {
-		// Every acknowledged message must reach every subscription of its
-		// topic once; what did not, after the final drain, is lost.
-		if missing := all.Producer.Acked*subs - (whole.Received - whole.Duplicates); missing > r.Lost {
-			r.Lost = missing
+	if d := in.Delivery; d != nil {
+		r.Lost, r.NotConsumed, r.Duplicates = d.Lost, d.NotConsumed, d.Duplicates
+	} else {
+		// No accounting yet (partial results): every acknowledged message
+		// must reach every subscription of its topic once, and what has
+		// not is unread, not known to be lost.
+		r.Lost, r.Duplicates = whole.Lost, whole.Duplicates
+		if subs := subscriptionsPerTopic(in.Workload); subs > 0 {
+			r.NotConsumed = max(0, all.Producer.Acked*subs-(whole.Received-whole.Duplicates)-r.Lost)
 		}
 	}
+	s.Duplicates = r.Duplicates
 
 	if b := in.BrokerResources; b != nil {
 		t := b.Total

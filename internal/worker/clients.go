@@ -14,10 +14,6 @@ import (
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
-// maxFailedSeqs bounds the failed sequence numbers a producer remembers; a
-// broker that rejects everything must not exhaust the worker's memory.
-const maxFailedSeqs = 100000
-
 type producer struct {
 	id       uint32
 	topic    string
@@ -31,7 +27,11 @@ type producer struct {
 	nextSeq             atomic.Uint64
 	sent, acked, failed atomic.Int64
 	failedMu            sync.Mutex
-	failedSeqs          []uint64
+	// failedSeqs are the sequence numbers whose send failed: a bit each,
+	// so a broker that rejects everything costs 125 kB per million
+	// messages, and every failure is remembered (a capped list counted
+	// the failures past its cap as acknowledged and lost).
+	failedSeqs SeqSet
 	inflight            sync.Pool // *inflight
 }
 
@@ -107,9 +107,7 @@ func (i *inflight) acked(err error) {
 		p.failed.Add(1)
 		p.rec.RecordPublishError()
 		p.failedMu.Lock()
-		if len(p.failedSeqs) < maxFailedSeqs {
-			p.failedSeqs = append(p.failedSeqs, i.seq)
-		}
+		p.failedSeqs.Add(i.seq)
 		p.failedMu.Unlock()
 		p.run.fail(fmt.Errorf("producer %d on %s: %w", p.id, p.topic, err))
 	} else {

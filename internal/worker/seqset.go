@@ -62,20 +62,27 @@ func (s *SeqSet) Union(o *SeqSet) (overlap int64) {
 	return overlap
 }
 
-// Missing counts the sequence numbers in [0, n) that are not in the set and
-// not in skip (messages whose send failed, so nobody expects them).
-func (s *SeqSet) Missing(n uint64, skip map[uint64]bool) int64 {
+// Missing counts the sequence numbers in [0, n) that are neither in the set
+// nor in skip (messages whose send failed, so nobody expects them); skip
+// may be nil.
+func (s *SeqSet) Missing(n uint64, skip *SeqSet) int64 {
+	word := func(ws []uint64, i int) uint64 {
+		if i < len(ws) {
+			return ws[i]
+		}
+		return 0
+	}
+	var skipWords []uint64
+	if skip != nil {
+		skipWords = skip.words
+	}
 	var missing int64
-	for seq := uint64(0); seq < n; {
-		w := int(seq >> 6)
-		if seq&63 == 0 && seq+64 <= n && w < len(s.words) && s.words[w] == ^uint64(0) {
-			seq += 64
-			continue
+	for i := 0; uint64(i)<<6 < n; i++ {
+		have := word(s.words, i) | word(skipWords, i)
+		if left := n - uint64(i)<<6; left < 64 {
+			have |= ^uint64(0) << left // past n: not expected
 		}
-		if !s.Has(seq) && !skip[seq] {
-			missing++
-		}
-		seq++
+		missing += int64(bits.OnesCount64(^have))
 	}
 	return missing
 }

@@ -561,9 +561,13 @@ func (w *Worker) Received() (protocol.ReceivedResponse, error) {
 	var out protocol.ReceivedResponse
 	for _, p := range ps {
 		p.failedMu.Lock()
-		failed := append([]uint64(nil), p.failedSeqs...)
+		failed, err := p.failedSeqs.MarshalBinary()
+		nFailed := p.failedSeqs.Len()
 		p.failedMu.Unlock()
-		out.Producers = append(out.Producers, protocol.ProducerFinal{ID: p.id, Topic: p.topic, Sent: p.nextSeq.Load(), Failed: failed})
+		if err != nil {
+			return out, err
+		}
+		out.Producers = append(out.Producers, protocol.ProducerFinal{ID: p.id, Topic: p.topic, Sent: p.nextSeq.Load(), Failed: nFailed, FailedSet: failed})
 	}
 	for _, s := range subs {
 		ss, err := s.seqs()

@@ -149,7 +149,9 @@ func TestSeqSet(t *testing.T) {
 	if a.Len() != 998 {
 		t.Errorf("len %d, want 998", a.Len())
 	}
-	if got := a.Missing(1000, map[uint64]bool{77: true}); got != 1 {
+	var failed77 SeqSet
+	failed77.Add(77)
+	if got := a.Missing(1000, &failed77); got != 1 {
 		t.Errorf("missing %d, want 1 (500; 77 failed at send)", got)
 	}
 	if got := a.Missing(1010, nil); got != 12 {
@@ -172,8 +174,43 @@ func TestSeqSet(t *testing.T) {
 	if ov := b.Union(&c); ov != 1 {
 		t.Errorf("overlap %d, want 1 (seq 10)", ov)
 	}
-	if b.Missing(1000, map[uint64]bool{77: true}) != 0 || b.Len() != 999 {
-		t.Errorf("after union: missing %d len %d", b.Missing(1000, map[uint64]bool{77: true}), b.Len())
+	if b.Missing(1000, &failed77) != 0 || b.Len() != 999 {
+		t.Errorf("after union: missing %d len %d", b.Missing(1000, &failed77), b.Len())
+	}
+}
+
+// TestSeqSetMissingAtEveryEdge compares Missing, which works a word at a
+// time, with a count one sequence number at a time, around the words'
+// edges and with the skip set longer or shorter than the set.
+func TestSeqSetMissingAtEveryEdge(t *testing.T) {
+	var got, skip SeqSet
+	for s := uint64(0); s < 300; s++ {
+		if s%7 != 0 {
+			got.Add(s)
+		}
+		if s%7 == 0 && s%2 == 0 && s < 200 {
+			skip.Add(s)
+		}
+	}
+	for _, n := range []uint64{0, 1, 63, 64, 65, 127, 128, 129, 199, 200, 300, 301, 400, 1000} {
+		var want int64
+		for s := uint64(0); s < n; s++ {
+			if !got.Has(s) && !skip.Has(s) {
+				want++
+			}
+		}
+		if m := got.Missing(n, &skip); m != want {
+			t.Errorf("Missing(%d, skip) = %d, want %d", n, m, want)
+		}
+		var wantNoSkip int64
+		for s := uint64(0); s < n; s++ {
+			if !got.Has(s) {
+				wantNoSkip++
+			}
+		}
+		if m := got.Missing(n, nil); m != wantNoSkip {
+			t.Errorf("Missing(%d, nil) = %d, want %d", n, m, wantNoSkip)
+		}
 	}
 }
 
