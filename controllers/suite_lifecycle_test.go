@@ -151,7 +151,7 @@ var _ = Describe("a BenchmarkSuite on existing clusters", func() {
 		Expect(l1).To(ContainSubstring("matrix-kafka-l1-lat"))
 		Expect(l1).To(ContainSubstring("matrix-pulsar-l1-lat"))
 		Expect(l1).NotTo(ContainSubstring("l2-lat"))
-		Expect(l1).To(ContainSubstring("Publish latency (ms)"))
+		Expect(l1).To(ContainSubstring("Publish latency, ack − send (ms)"))
 		Expect(tables).To(ContainSubstring("workload lat, achieved durability level 2"))
 		Expect(cm.Data[suite.KeySuite]).To(ContainSubstring(`"comparisons"`))
 	})

@@ -144,6 +144,13 @@ type VolumeProbe struct {
 	WriteMBPerSec float64 `json:"writeMBPerSec"`
 	// WriteBytes is how much the sequential test wrote.
 	WriteBytes int64 `json:"writeBytes"`
+	// WriteRoundsMBPerSec are the sequential test's rounds (each an equal
+	// share of the bytes, ended by its own fdatasync), in order: their
+	// spread is the disk's own noise, which a comparison of two runs'
+	// disks must exceed before it calls them different.
+	// +optional
+	// +listType=atomic
+	WriteRoundsMBPerSec []float64 `json:"writeRoundsMBPerSec,omitempty"`
 	// FsyncLatencyMs is the latency of small appends, each a write and an
 	// fdatasync, as a journal writes.
 	FsyncLatencyMs FsyncLatency `json:"fsyncLatencyMs"`
@@ -159,4 +166,9 @@ type FsyncLatency struct {
 	P99         float64 `json:"p99"`
 	P999        float64 `json:"p999"`
 	Max         float64 `json:"max"`
+	// RoundP50s are the medians of the appends' rounds (each an equal
+	// share of them), in order: the disk's own spread.
+	// +optional
+	// +listType=atomic
+	RoundP50s []float64 `json:"roundP50s,omitempty"`
 }

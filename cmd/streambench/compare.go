@@ -77,7 +77,8 @@ flag.`,
 	cf.add(cmd)
 	cmd.Flags().StringVar(&html, "html", "compare.html", `write the HTML comparison to this file ("" to skip)`)
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit non-zero when any pair of runs is flagged as an unfair comparison")
-	cmd.Flags().Float64Var(&fair.TestbedTolerance, "testbed-tolerance", report.DefaultFairness.TestbedTolerance, "how far apart two runs' slowest fsync p99 or write MB/s may be, relative to the lower (0.25 = 25 %)")
+	cmd.Flags().Float64Var(&fair.TestbedTolerance, "testbed-tolerance", report.DefaultFairness.TestbedTolerance, "how far apart two runs' slowest write MB/s may be, relative to the lower (0.25 = 25 %), unless a disk varied more over its own probe")
+	cmd.Flags().Float64Var(&fair.FsyncTolerance, "fsync-tolerance", report.DefaultFairness.FsyncTolerance, "how far apart two runs' slowest fsync p50 may be, relative to the lower (1 = 2x: one disk's median drifts up to 1.8x between probes on a shared VM), unless a disk varied more over its own probe")
 	cmd.Flags().Float64Var(&fair.MaxSendDelayP99Ms, "max-send-delay-ms", report.DefaultFairness.MaxSendDelayP99Ms, "send delay p99 (ms) above which the load generator fell behind")
 	return cmd
 }

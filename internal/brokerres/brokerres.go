@@ -11,6 +11,7 @@
 package brokerres
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -49,6 +50,55 @@ type Host struct {
 	// between the workers and the brokers and between the brokers, but
 	// also any other local traffic.
 	LoopbackMBPerSec *float64 `json:"loopbackMBPerSec,omitempty"`
+	// CPUs is the host's CPU count; CPUBusyCores is how many of them were
+	// busy on average over the window (/proc/stat: everything but idle and
+	// iowait, by any process); ToolCPUCores is the load generator's share
+	// of that (LocalOptions.ToolPids).
+	CPUs         int      `json:"cpus,omitempty"`
+	CPUBusyCores *float64 `json:"cpuBusyCores,omitempty"`
+	ToolCPUCores *float64 `json:"toolCpuCores,omitempty"`
+	// CPUBound says the host's CPUs, not the brokers, set the latency:
+	// CPUBusyCores was at least CPUBoundShare of CPUs. CPUVerdict says so
+	// in a sentence, with whose CPU it was, either way.
+	CPUBound   bool   `json:"cpuBound,omitempty"`
+	CPUVerdict string `json:"cpuVerdict,omitempty"`
+}
+
+// CPUBoundShare is the share of a host's CPUs busy over the measured
+// window at and above which its latencies are the host's: threads that
+// could run wait for a CPU. By Erlang's C formula, with 2 CPUs at 80 %
+// busy a thread that becomes runnable finds both busy 71 % of the time
+// and waits on average 1.8 times its own run; with 8 CPUs, 46 % and 0.3
+// times. A run on two cores that crosses it measures the scheduler as much
+// as the broker.
+const CPUBoundShare = 0.8
+
+// JudgeCPU fills CPUBound and CPUVerdict from the CPU figures; brokers is
+// the brokers' CPU (cores), nil when not known.
+func (h *Host) JudgeCPU(brokers *float64) {
+	if h.CPUBusyCores == nil || h.CPUs == 0 {
+		return
+	}
+	busy, n := *h.CPUBusyCores, float64(h.CPUs)
+	share := busy / n
+	parts := ""
+	if brokers != nil {
+		other := busy - *brokers
+		parts = fmt.Sprintf(": brokers %.2f", *brokers)
+		if h.ToolCPUCores != nil {
+			parts += fmt.Sprintf(", streambench %.2f", *h.ToolCPUCores)
+			other -= *h.ToolCPUCores
+		}
+		parts += fmt.Sprintf(", everything else %.2f", max(0, other))
+	}
+	h.CPUBound = share >= CPUBoundShare
+	if h.CPUBound {
+		h.CPUVerdict = fmt.Sprintf("the host's CPUs were %.0f %% busy over the measured phase (%.2f of %d cores%s), at or above %.0f %%: runnable threads waited for a CPU, so the latencies are the host's as much as the broker's; compare them only with runs on the same host, or give the brokers more cores or less load",
+			share*100, busy, h.CPUs, parts, CPUBoundShare*100)
+	} else {
+		h.CPUVerdict = fmt.Sprintf("the host's CPUs were %.0f %% busy over the measured phase (%.2f of %d cores%s), below %.0f %%: the CPU did not set the latency",
+			share*100, busy, h.CPUs, parts, CPUBoundShare*100)
+	}
 }
 
 // Report is the brokers' resources over the measured window

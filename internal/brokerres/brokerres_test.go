@@ -1,8 +1,11 @@
 package brokerres
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,7 +103,9 @@ func TestWindowInterpolatesAndSums(t *testing.T) {
 		sec := float64(i)
 		s.samples = append(s.samples, sample{at: t0.Add(time.Duration(i) * time.Second),
 			cpu: []float64{0.5 * sec, 0.25 * sec}, written: []int64{int64(1e6 * sec), int64(2e6 * sec)}, ok: []bool{true, true},
-			lo: int64(3e6 * sec), loOK: true})
+			lo: int64(3e6 * sec), loOK: true,
+			// 2 CPUs, 1.8 busy; the tool 0.9 of them.
+			host: hostCPU{busy: 1.8 * sec, all: 2 * sec, cpus: 2}, hostOK: true, tool: 0.9 * sec, toolOK: true})
 	}
 	r, err := s.Window(t0.Add(2500*time.Millisecond), t0.Add(8500*time.Millisecond))
 	if err != nil {
@@ -115,6 +120,10 @@ func TestWindowInterpolatesAndSums(t *testing.T) {
 	}
 	if !near(r.Host.LoopbackMBPerSec, 3) || r.Host.DiskWriteMBPerSec != nil {
 		t.Errorf("host %+v", r.Host)
+	}
+	if h := r.Host; h.CPUs != 2 || !near(h.CPUBusyCores, 1.8) || !near(h.ToolCPUCores, 0.9) || !h.CPUBound ||
+		!strings.Contains(h.CPUVerdict, "90 % busy") || !strings.Contains(h.CPUVerdict, "brokers 0.75, streambench 0.90, everything else 0.15") {
+		t.Errorf("host CPU: %d CPUs, busy %v, tool %v, bound %v: %s", h.CPUs, h.CPUBusyCores, h.ToolCPUCores, h.CPUBound, h.CPUVerdict)
 	}
 	if _, err := s.Window(t0.Add(-time.Second), t0.Add(5*time.Second)); err == nil {
 		t.Errorf("a window before the first sample is not an error")
@@ -155,5 +164,56 @@ func TestLocalSamplerOwnProcess(t *testing.T) {
 	}
 	if r.Host == nil || len(r.Host.Devices) != 1 || r.Host.DiskWriteMBPerSec == nil {
 		t.Errorf("host %+v: want the temp dir's device", r.Host)
+	}
+	// The loop above kept one CPU busy: the host was at least a little
+	// busy, at most all its CPUs.
+	if h := r.Host; h.CPUs != runtime.NumCPU() || h.CPUBusyCores == nil || *h.CPUBusyCores <= 0 || *h.CPUBusyCores > float64(h.CPUs)+0.01 || h.CPUVerdict == "" {
+		t.Errorf("host CPU: %d CPUs (runtime says %d), busy %v: %q", h.CPUs, runtime.NumCPU(), h.CPUBusyCores, h.CPUVerdict)
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	stat := "cpu  100 5 50 800 20 3 2 10 7 0\ncpu0 50 2 25 400 10 1 1 5 3 0\ncpu1 50 3 25 400 10 2 1 5 4 0\nintr 12345\nctxt 99\n"
+	h, err := parseProcStat([]byte(stat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// busy = user+nice+system+irq+softirq+steal = 170 ticks; all adds idle
+	// and iowait (820); guest (7) is already inside user.
+	if h.cpus != 2 || math.Abs(h.busy-1.70) > 1e-9 || math.Abs(h.all-9.90) > 1e-9 {
+		t.Errorf("got %+v, want 2 CPUs, busy 1.70 s, all 9.90 s", h)
+	}
+	for _, bad := range []string{"intr 1\n", "cpu 1 2 3\ncpu0 1 2 3 4 5 6 7 8\n", "cpu 1 2 x 4 5 6 7 8\ncpu0 1\n"} {
+		if _, err := parseProcStat([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// TestJudgeCPU: the verdict's threshold and whose CPU it names.
+func TestJudgeCPU(t *testing.T) {
+	brokers := 1.2
+	tests := []struct {
+		name      string
+		h         Host
+		brokers   *float64
+		bound     bool
+		verdict   string
+		noVerdict bool
+	}{
+		{"quiet", Host{CPUs: 2, CPUBusyCores: f(0.6)}, &brokers, false, "30 % busy", false},
+		{"just under", Host{CPUs: 2, CPUBusyCores: f(1.59)}, &brokers, false, "below 80 %", false},
+		{"at the line", Host{CPUs: 2, CPUBusyCores: f(1.6), ToolCPUCores: f(0.3)}, &brokers, true, "brokers 1.20, streambench 0.30, everything else 0.10", false},
+		{"many cores", Host{CPUs: 16, CPUBusyCores: f(3)}, nil, false, "3.00 of 16 cores)", false},
+		{"no CPU figure", Host{CPUs: 2}, &brokers, false, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := tt.h
+			h.JudgeCPU(tt.brokers)
+			if h.CPUBound != tt.bound || (tt.noVerdict != (h.CPUVerdict == "")) || !strings.Contains(h.CPUVerdict, tt.verdict) {
+				t.Errorf("bound %v, verdict %q; want bound %v and %q", h.CPUBound, h.CPUVerdict, tt.bound, tt.verdict)
+			}
+		})
 	}
 }

@@ -32,6 +32,10 @@ type LocalOptions struct {
 	// Notes are added to the report (e.g. what a Pulsar standalone JVM
 	// holds).
 	Notes []string
+	// ToolPids are the load generator's processes on the same host (local
+	// mode: the streambench process, which runs the workers and the
+	// coordinator), whose CPU the host's verdict sets apart.
+	ToolPids []int
 }
 
 // sample is every counter at one instant; ok[i] is false when process i
@@ -45,6 +49,10 @@ type sample struct {
 	loOK    bool
 	sectors int64
 	diskOK  bool
+	host    hostCPU
+	hostOK  bool
+	tool    float64
+	toolOK  bool
 }
 
 // LocalSampler samples the broker processes' counters until Stop.
@@ -153,6 +161,17 @@ func (s *LocalSampler) take() {
 			}
 		}
 	}
+	if b, err := os.ReadFile(s.o.ProcRoot + "/stat"); err == nil {
+		if h, err := parseProcStat(b); err == nil {
+			sm.host, sm.hostOK = h, true
+		}
+	}
+	sm.toolOK = len(s.o.ToolPids) > 0
+	for _, pid := range s.o.ToolPids {
+		c, err := procCPUSeconds(s.o.ProcRoot, pid)
+		sm.tool += c
+		sm.toolOK = sm.toolOK && err == nil
+	}
 	sm.at = time.Now()
 	s.mu.Lock()
 	s.samples = append(s.samples, sm)
@@ -208,14 +227,28 @@ func (s *LocalSampler) Window(start, end time.Time) (*Report, error) {
 			h.DiskWriteMBPerSec = f((d1 - d0) * sectorBytes / secs / 1e6)
 		}
 	}
+	counter := func(get func(sample) (float64, bool)) (*float64, bool) {
+		v0, ok0 := interp(samples, start, get)
+		v1, ok1 := interp(samples, end, get)
+		if !ok0 || !ok1 {
+			return nil, false
+		}
+		return f((v1 - v0) / secs), true
+	}
+	if busy, ok := counter(func(sm sample) (float64, bool) { return sm.host.busy, sm.hostOK }); ok {
+		h.CPUs = samples[len(samples)-1].host.cpus
+		h.CPUBusyCores = busy
+	}
+	h.ToolCPUCores, _ = counter(func(sm sample) (float64, bool) { return sm.tool, sm.toolOK })
 	r.Host = h
+	r.totals()
+	h.JudgeCPU(r.Total.CPUCores)
 	r.Notes = append(r.Notes, s.errs...)
 	r.Notes = append(r.Notes,
 		"local mode: CPU is utime+stime of each broker JVM (/proc/<pid>/stat); disk write is the bytes each JVM dirtied for storage (/proc/<pid>/io write_bytes - cancelled_write_bytes), so page-cache writes count before they reach the disk, and a page re-dirtied after an fsync counts again",
 		"local mode: network in/out per broker is not measured: brokers and workers talk over the loopback interface, whose counter (host.loopbackMBPerSec) is shared by every process on the machine and cannot be split by process",
 		"local mode: host.diskWriteMBPerSec is /proc/diskstats of the data directories' devices: everything written to them, by any process")
 	r.Notes = append(r.Notes, s.o.Notes...)
-	r.totals()
 	return r, nil
 }
 

@@ -49,6 +49,50 @@ func parseStatCPU(b []byte) (float64, error) {
 	return float64(ut+st) / userHZ, nil
 }
 
+// hostCPU is the machine's CPU time from /proc/stat's "cpu" line, in
+// seconds summed over CPUs: busy (user, nice, system, irq, softirq,
+// steal; guest time is inside user) and all (busy plus idle and iowait);
+// and the number of CPUs (its "cpuN" lines).
+type hostCPU struct {
+	busy, all float64
+	cpus      int
+}
+
+func parseProcStat(b []byte) (hostCPU, error) {
+	var h hostCPU
+	found := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 0 || !strings.HasPrefix(fs[0], "cpu") {
+			continue
+		}
+		if fs[0] != "cpu" {
+			h.cpus++
+			continue
+		}
+		if len(fs) < 9 {
+			return h, fmt.Errorf("/proc/stat cpu line has %d fields, want at least 9 (user .. steal)", len(fs))
+		}
+		var v [8]float64
+		for i := range v {
+			n, err := strconv.ParseUint(fs[1+i], 10, 64)
+			if err != nil {
+				return h, fmt.Errorf("/proc/stat cpu field %d %q: not a number", i+1, fs[1+i])
+			}
+			v[i] = float64(n) / userHZ
+		}
+		user, nice, system, idle, iowait, irq, softirq, steal := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+		h.busy = user + nice + system + irq + softirq + steal
+		h.all = h.busy + idle + iowait
+		found = true
+	}
+	if !found || h.cpus == 0 {
+		return h, fmt.Errorf("/proc/stat has no cpu lines")
+	}
+	return h, nil
+}
+
 // procWriteBytes is what pid caused to be written to storage:
 // write_bytes (counted when a page is dirtied, so page-cache writes count
 // before writeback) less cancelled_write_bytes (dirty pages truncated

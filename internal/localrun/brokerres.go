@@ -2,6 +2,7 @@ package localrun
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/streambench/streambench-operator/internal/brokerres"
@@ -38,7 +39,8 @@ func startBrokerSampler(b *brokers) *brokerres.LocalSampler {
 	if len(ps) == 0 {
 		return nil
 	}
-	return brokerres.StartLocal(brokerres.LocalOptions{Processes: ps, Notes: notes})
+	// The workers and the coordinator run in this process.
+	return brokerres.StartLocal(brokerres.LocalOptions{Processes: ps, Notes: notes, ToolPids: []int{os.Getpid()}})
 }
 
 // brokerResources stops the sampler and reads the brokers' resources over

@@ -145,6 +145,13 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 		fmt.Fprintf(w, "durability  %s\n", DescribeDurability(*d))
 	}
 	printTestbed(w, s.Testbed)
+	if b := s.BrokerResources; b != nil && b.Host != nil && b.Host.CPUVerdict != "" {
+		label := "host cpu"
+		if b.Host.CPUBound {
+			label = "HOST CPU-BOUND"
+		}
+		fmt.Fprintf(w, "%-12s%s\n", label, b.Host.CPUVerdict)
+	}
 	for _, n := range s.Notes {
 		if strings.HasPrefix(n, "delivery accounting") {
 			continue // the messages line says it

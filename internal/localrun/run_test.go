@@ -188,6 +188,11 @@ func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Su
 		r.EndToEndLatencyMs == nil || r.EndToEndLatencyMs.P99 <= 0 {
 		t.Errorf("headline %+v: want non-zero rates and latencies", r)
 	}
+	// The host's CPU is judged, and the verdict printed.
+	if b := sum.BrokerResources; b == nil || b.Host == nil || b.Host.CPUs == 0 || b.Host.CPUBusyCores == nil || b.Host.ToolCPUCores == nil ||
+		!strings.Contains(b.Host.CPUVerdict, "busy over the measured phase") || !strings.Contains(lr.stdout.String(), b.Host.CPUVerdict) {
+		t.Errorf("broker resources %+v: want the host's CPU figures and verdict, printed", b)
+	}
 	// Counted from the intended send time, the corrected latency is never
 	// below the publish latency by more than the pacer's early send (50 µs).
 	if c := r.CorrectedLatencyMs; c == nil || c.P50 < r.PublishLatencyMs.P50-0.05 || c.P99 < r.PublishLatencyMs.P99-0.05 {

@@ -210,6 +210,9 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 	if r.Lost > 0 {
 		pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s acknowledged messages were lost (never delivered to every subscription).", count(r.Lost)))
 	}
+	if h := hostOf(s); h != nil && h.CPUBound {
+		pg.Warnings = append(pg.Warnings, "Host CPU-bound: "+h.CPUVerdict+".")
+	}
 	if r.NotConsumed > 0 {
 		pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s acknowledged messages were not consumed when the final drain ended: the consumers were still reading (slow, not lost), so the consume rate and end-to-end latency cover only what they read.", count(r.NotConsumed)))
 	}

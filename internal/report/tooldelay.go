@@ -13,6 +13,11 @@ import (
 // client's), or partly the tool's.
 type ToolDelay struct {
 	SendDelayP99Ms, PublishP99Ms float64
+	// HostCPUBound and HostCPU: the host's CPUs set the latency
+	// (brokerres.Host's verdict); a send delay cannot show that, since a
+	// starved broker delays the ack, not the send.
+	HostCPUBound bool
+	HostCPU      string
 }
 
 // toolDelayShare: a send delay p99 up to this share of the publish p99 is
@@ -32,7 +37,11 @@ func ToolDelayOf(s *results.Summary) (ToolDelay, bool) {
 	if m.PublishLatencyMs != nil {
 		pub = m.PublishLatencyMs.P99
 	}
-	return ToolDelay{SendDelayP99Ms: m.SendDelayMs.P99, PublishP99Ms: pub}, true
+	d := ToolDelay{SendDelayP99Ms: m.SendDelayMs.P99, PublishP99Ms: pub}
+	if h := hostOf(s); h != nil {
+		d.HostCPUBound, d.HostCPU = h.CPUBound, h.CPUVerdict
+	}
+	return d, true
 }
 
 // Share is the send delay p99 as a fraction of the publish p99.
@@ -46,6 +55,8 @@ func (d ToolDelay) Share() float64 {
 // Whose says whose latency it is, given the fairness tolerances.
 func (d ToolDelay) Whose(f Fairness) string {
 	switch {
+	case d.HostCPUBound:
+		return "the host's: its CPUs were saturated"
 	case d.SendDelayP99Ms > f.MaxSendDelayP99Ms:
 		return "partly the tool's: it fell behind its schedule"
 	case d.Share() > toolDelayShare:
@@ -57,8 +68,12 @@ func (d ToolDelay) Whose(f Fairness) string {
 
 // Sentence is the statement under a run's latency table.
 func (d ToolDelay) Sentence(f Fairness) string {
-	return fmt.Sprintf("Send delay p99 %s ms against publish p99 %s ms (%s): the latency is %s. Send delay is how late the load generator sent against its schedule; it is in the corrected latency, not in the publish latency.",
+	s := fmt.Sprintf("Send delay p99 %s ms against publish p99 %s ms (%s): the latency is %s. Send delay is how late the load generator sent against its schedule; it is in the corrected latency, not in the publish latency.",
 		ms(d.SendDelayP99Ms), ms(d.PublishP99Ms), percent(d.Share()), d.Whose(f))
+	if d.HostCPU != "" {
+		s += " It cannot tell a broker's latency from a starved host's, the host's CPU can: " + d.HostCPU + "."
+	}
+	return s
 }
 
 // toolDelayRows are a comparison's rows for its load generator table, in

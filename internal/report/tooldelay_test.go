@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
@@ -84,3 +85,53 @@ func TestReportStatesSendDelay(t *testing.T) {
 		t.Error("a run without a send delay states one")
 	}
 }
+
+// TestHostCPUBoundIsNamed: a run whose host's CPUs were saturated is the
+// host's latency in its report (a warning and the sentence under the
+// latency table), in compare's load generator table and in a flag; a run
+// below the line says the CPU did not set it, with no flag.
+func TestHostCPUBoundIsNamed(t *testing.T) {
+	runs := fairTwins()
+	bound := &brokerres.Host{CPUs: 2}
+	bound.CPUBusyCores, bound.ToolCPUCores = ptrF(1.9), ptrF(0.4)
+	brokers := 1.4
+	bound.JudgeCPU(&brokers)
+	quiet := &brokerres.Host{CPUs: 2}
+	quiet.CPUBusyCores = ptrF(0.5)
+	quiet.JudgeCPU(&brokers)
+	runs[0].Summary.BrokerResources = &brokerres.Report{Host: bound}
+	runs[1].Summary.BrokerResources = &brokerres.Report{Host: quiet}
+
+	flags := Flags(runs, DefaultFairness)
+	if len(flags) != 1 || flags[0].Kind != FlagHostCPU || flags[0].Runs[0] != "kafka" || !strings.Contains(flags[0].Message, "95 % busy") {
+		t.Fatalf("flags %v: want one host CPU flag on kafka", flags)
+	}
+	tb, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.LoadGenerator[0][4]; got != "the host's: its CPUs were saturated" {
+		t.Errorf("kafka's load generator row says %q", got)
+	}
+	if got := tb.LoadGenerator[1][4]; got != "the broker's" {
+		t.Errorf("pulsar's load generator row says %q", got)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, runs[0].Summary, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Host CPU-bound: the host&#39;s CPUs were 95 % busy", "the latency is the host&#39;s: its CPUs were saturated", "brokers 1.40, streambench 0.40, everything else 0.10"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	buf.Reset()
+	if err := Render(&buf, runs[1].Summary, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := buf.String(); strings.Contains(s, "Host CPU-bound") || !strings.Contains(s, "the CPU did not set the latency") {
+		t.Error("the quiet run's report must not warn, and must say the CPU did not set the latency")
+	}
+}
+
+func ptrF(v float64) *float64 { return &v }

@@ -64,7 +64,7 @@ func TestBuildConfigMapTablesAndReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Suite m", "lat at achieved durability level 2", "m-kafka-l1-lat", "Publish latency (ms)", "<svg"} {
+	for _, want := range []string{"Suite m", "lat at achieved durability level 2", "m-kafka-l1-lat", "Publish latency, ack − send (ms)", "Publish latency corrected for coordinated omission", "<svg"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("report.html lacks %q", want)
 		}

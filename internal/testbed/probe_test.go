@@ -122,6 +122,10 @@ func TestProbeBounds(t *testing.T) {
 	if v.FsyncLatencyMs.Count != 25 || v.FsyncLatencyMs.AppendBytes != 512 {
 		t.Errorf("appends = %d of %d B, want 25 of 512 B", v.FsyncLatencyMs.Count, v.FsyncLatencyMs.AppendBytes)
 	}
+	// In 4 rounds each: their own figures, for the disk's spread.
+	if len(v.WriteRoundsMBPerSec) != 4 || len(v.FsyncLatencyMs.RoundP50s) != 4 || Spread(v.FsyncLatencyMs.RoundP50s) < 1 {
+		t.Errorf("rounds: write %v, fsync p50s %v; want 4 of each", v.WriteRoundsMBPerSec, v.FsyncLatencyMs.RoundP50s)
+	}
 	if v.FsyncLatencyMs.Max < v.FsyncLatencyMs.P50 {
 		t.Errorf("max %v < p50 %v", v.FsyncLatencyMs.Max, v.FsyncLatencyMs.P50)
 	}
@@ -131,5 +135,23 @@ func TestProbeBounds(t *testing.T) {
 	}
 	if _, err := Probe(dir+"/missing", "data", Options{}); err == nil {
 		t.Error("Probe of a missing directory succeeded")
+	}
+}
+
+func TestSpreadAndShare(t *testing.T) {
+	for _, tc := range []struct {
+		vs   []float64
+		want float64
+	}{{nil, 1}, {[]float64{0.2}, 1}, {[]float64{0.2, 0.75, 0.25}, 3.75}, {[]float64{0, 0.5, 0.25}, 2}} {
+		if got := Spread(tc.vs); got != tc.want {
+			t.Errorf("Spread(%v) = %v, want %v", tc.vs, got, tc.want)
+		}
+	}
+	var sum int64
+	for r := range 4 {
+		sum += share(3<<20+514, 4, r)
+	}
+	if sum != 3<<20+514 || share(25, 4, 0) != 7 || share(25, 4, 3) != 6 {
+		t.Errorf("shares add up to %d, want %d; share(25,4,0) %d, share(25,4,3) %d", sum, 3<<20+514, share(25, 4, 0), share(25, 4, 3))
 	}
 }
