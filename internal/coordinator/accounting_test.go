@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -121,5 +122,36 @@ func TestAccountSaysLostOnlyWhenTheDrainEnded(t *testing.T) {
 				t.Errorf("acked %d, expected %d; want %d", acc.Acked, acc.Subscriptions[0].Expected, want)
 			}
 		})
+	}
+}
+
+// TestSameClockAppliesNoOffset: workers of the coordinator's own process
+// (local mode) get no clock offset; a measured one would be the loopback
+// round trips' noise, added to every end-to-end latency.
+func TestSameClockAppliesNoOffset(t *testing.T) {
+	b := newMemBroker()
+	urls := startWorkers(t, 2, map[v1alpha1.System]worker.DriverFactory{v1alpha1.SystemKafka: b.factory})
+	wl := shortWorkload("sameclock", 500, 1)
+	wl.WarmupDurationMinutes = f64(0)
+	for _, same := range []bool{true, false} {
+		res, err := Run(context.Background(), Options{
+			Workers: urls, Driver: driver.Config{System: v1alpha1.SystemKafka, RunID: fmt.Sprintf("memclock%v", same)},
+			Workload: wl, SnapshotInterval: time.Second, Logf: t.Logf, CatchUpTimeout: 5 * time.Second, SameClock: same,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uncertainty int64
+		for _, off := range res.ClockOffsets {
+			if same && off != (protocol.ClockOffset{}) {
+				t.Errorf("SameClock: offset %+v, want none", off)
+			}
+			uncertainty += off.UncertaintyMicros
+		}
+		// Measured, an offset over HTTP always has a round trip's
+		// uncertainty: the test sees the measurement happen.
+		if !same && uncertainty == 0 {
+			t.Errorf("without SameClock the offsets %+v were not measured", res.ClockOffsets)
+		}
 	}
 }

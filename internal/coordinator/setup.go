@@ -58,16 +58,20 @@ func (c *coordinator) createClients(ctx context.Context) error {
 
 func (c *coordinator) clockOffsets(ctx context.Context) error {
 	c.res.ClockOffsets = make([]protocol.ClockOffset, len(c.clients))
-	err := each(c.all(), func(i int) error {
-		off, err := c.clients[i].clockOffset(ctx, c.o.ClockSamples)
-		c.res.ClockOffsets[i] = off
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for i, off := range c.res.ClockOffsets {
-		c.logf("worker %d clock offset %+d µs ± %d µs", i, off.OffsetMicros, off.UncertaintyMicros)
+	if c.o.SameClock {
+		c.logf("the workers share the coordinator's clock: no clock offset measured or applied")
+	} else {
+		err := each(c.all(), func(i int) error {
+			off, err := c.clients[i].clockOffset(ctx, c.o.ClockSamples)
+			c.res.ClockOffsets[i] = off
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for i, off := range c.res.ClockOffsets {
+			c.logf("worker %d clock offset %+d µs ± %d µs", i, off.OffsetMicros, off.UncertaintyMicros)
+		}
 	}
 	prod := map[uint32]int64{}
 	for id, wk := range c.plan.ProducerWorker {

@@ -36,6 +36,11 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// ClockSamples is the number of round trips per clock offset (default 8).
 	ClockSamples int
+	// SameClock says the workers read the coordinator's own clock (local
+	// mode: one process), so their offset is 0 by construction; measuring
+	// it over loopback HTTP would only apply the round trips' noise to
+	// every end-to-end latency.
+	SameClock bool
 	// BacklogBuildTimeout bounds building the backlog (default: twice the
 	// time the producer rate needs, plus 2 min).
 	BacklogBuildTimeout time.Duration

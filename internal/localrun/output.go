@@ -146,11 +146,11 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 	}
 	printTestbed(w, s.Testbed)
 	if b := s.BrokerResources; b != nil && b.Host != nil && b.Host.CPUVerdict != "" {
-		label := "host cpu"
+		verdict := b.Host.CPUVerdict
 		if b.Host.CPUBound {
-			label = "HOST CPU-BOUND"
+			verdict = "CPU-BOUND: " + verdict
 		}
-		fmt.Fprintf(w, "%-12s%s\n", label, b.Host.CPUVerdict)
+		fmt.Fprintf(w, "%-12s%s\n", "host cpu", verdict)
 	}
 	for _, n := range s.Notes {
 		if strings.HasPrefix(n, "delivery accounting") {

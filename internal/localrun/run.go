@@ -180,6 +180,8 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		},
 		Workload: run.Spec.Workload, PayloadData: payload,
 		SnapshotInterval: o.SnapshotInterval,
+		// The workers are goroutines of this process: one clock.
+		SameClock: true,
 		// Brokers this run did not start are read, not assumed.
 		ReadDurability: run.Spec.Cluster.Existing != nil,
 		Logf:           logger.Printf,

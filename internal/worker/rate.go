@@ -42,8 +42,13 @@ type pacer struct {
 	changed <-chan struct{}
 	base    time.Time
 	n       int64
-	timer   *time.Timer // reused for coarse waits
-	woke    time.Time   // end of the last precise sleep
+	// phase is this producer's place in the worker's interval, in [0, 1):
+	// its n-th send is due at base + (n + phase)/rate, so the worker's N
+	// producers take turns evenly, as under OMB's one rate limiter per
+	// worker, instead of sending N messages at the same instant.
+	phase float64
+	timer *time.Timer // reused for coarse waits
+	woke  time.Time   // end of the last precise sleep
 	// holdP: the producer may keep its P while it waits (sleepHoldingP),
 	// because the worker has more Ps than producers, so the clients'
 	// goroutines always have one. Without it every wait is a Go timer.
@@ -69,14 +74,18 @@ const (
 	minWake = 400 * time.Microsecond
 )
 
-func newPacer(s *schedule, start time.Time) *pacer {
+// newPacer paces producer i of a worker's n from start.
+func newPacer(s *schedule, start time.Time, i, n int) *pacer {
 	p := &pacer{sched: s, base: start}
+	if n > 0 {
+		p.phase = float64(i) / float64(n)
+	}
 	p.rate, p.changed = s.get()
 	return p
 }
 
 func (p *pacer) intended() time.Time {
-	return p.base.Add(time.Duration(float64(p.n) * float64(time.Second) / p.rate))
+	return p.base.Add(time.Duration((float64(p.n) + p.phase) * float64(time.Second) / p.rate))
 }
 
 // next waits until the next intended time and returns it; false when ctx
@@ -86,14 +95,17 @@ func (p *pacer) next(ctx context.Context) (time.Time, bool) {
 		select {
 		case <-p.changed:
 			// Rebase on the old grid's next point, so the change neither
-			// skips nor repeats sends.
+			// skips nor repeats sends: the new grid's first point is it.
+			next := time.Now()
 			if p.rate > 0 {
-				p.base = p.intended()
-			} else {
-				p.base = time.Now()
+				next = p.intended()
 			}
 			p.n = 0
 			p.rate, p.changed = p.sched.get()
+			if p.rate > 0 {
+				next = next.Add(-time.Duration(p.phase * float64(time.Second) / p.rate))
+			}
+			p.base = next
 			continue
 		default:
 		}

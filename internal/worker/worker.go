@@ -347,11 +347,11 @@ func (w *Worker) StartLoad(req protocol.StartLoadRequest) error {
 	// Producers may keep their P while they wait only if one is left for
 	// the clients' goroutines.
 	holdP := len(r.producers) < runtime.GOMAXPROCS(0)
-	for _, p := range r.producers {
+	for i, p := range r.producers {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			pc := newPacer(r.sched, start)
+			pc := newPacer(r.sched, start, i, len(r.producers))
 			pc.holdP = holdP
 			p.loop(ctx, pc)
 		}()

@@ -220,7 +220,7 @@ func TestPacerKeepsIntendedTimes(t *testing.T) {
 	s := newSchedule()
 	s.set(1000) // 1 ms apart
 	start := time.Now()
-	p := newPacer(s, start)
+	p := newPacer(s, start, 0, 1)
 	ctx := context.Background()
 	var got []time.Time
 	for i := 0; i < 5; i++ {
@@ -255,6 +255,49 @@ func TestPacerKeepsIntendedTimes(t *testing.T) {
 	}
 }
 
+// TestPacersTakeTurns: a worker's producers are spread evenly over one
+// producer's interval (as under OMB's one rate limiter per worker), also
+// after a rate change, so N producers never send N messages at once.
+func TestPacersTakeTurns(t *testing.T) {
+	s := newSchedule()
+	s.set(250) // each of 4 producers 4 ms apart: the worker 1 ms apart
+	start := time.Now()
+	ps := make([]*pacer, 4)
+	for i := range ps {
+		ps[i] = newPacer(s, start, i, len(ps))
+	}
+	ctx := context.Background()
+	for round := 0; round < 2; round++ {
+		for i, p := range ps {
+			it, ok := p.next(ctx)
+			if !ok {
+				t.Fatal("pacer stopped")
+			}
+			if want := start.Add(time.Duration(4*round+i) * time.Millisecond); !it.Equal(want) {
+				t.Errorf("producer %d, send %d: +%v, want +%v", i, round, it.Sub(start), want.Sub(start))
+			}
+		}
+	}
+	// Twice the rate: each producer's next point of the old grid comes
+	// first, then 2 ms apart, the producers still 1/4 of that apart from
+	// one another after them.
+	s.set(500)
+	var firsts, seconds []time.Duration
+	for _, p := range ps {
+		a, _ := p.next(ctx)
+		b, _ := p.next(ctx)
+		firsts, seconds = append(firsts, a.Sub(start)), append(seconds, b.Sub(a))
+	}
+	for i := range ps {
+		if want := time.Duration(8+i) * time.Millisecond; firsts[i] != want {
+			t.Errorf("producer %d first after the change +%v, want +%v", i, firsts[i], want)
+		}
+		if seconds[i] != 2*time.Millisecond {
+			t.Errorf("producer %d: %v between sends after the change, want 2ms", i, seconds[i])
+		}
+	}
+}
+
 // TestPacerHoldingP: a pacer that sleeps holding its P (nanosleep for the
 // last stretch, a Go timer before it) keeps the same grid, never hands out a
 // time more than earlySend ahead of the clock, wakes at most once per
@@ -264,7 +307,7 @@ func TestPacerHoldingP(t *testing.T) {
 		s := newSchedule()
 		s.set(rate)
 		start := time.Now().Add(time.Millisecond)
-		p := newPacer(s, start)
+		p := newPacer(s, start, 0, 1)
 		p.holdP = true
 		n := int(rate / 20) // 50 ms of sends
 		var wakes int
@@ -292,7 +335,7 @@ func TestPacerHoldingP(t *testing.T) {
 	}
 	s := newSchedule()
 	s.set(1) // one a second: the next wait is long
-	p := newPacer(s, time.Now())
+	p := newPacer(s, time.Now(), 0, 1)
 	p.holdP = true
 	ctx, cancel := context.WithCancel(context.Background())
 	if _, ok := p.next(ctx); !ok {
