@@ -529,8 +529,9 @@ func strided(points []stats.Snapshot, stride int) []stats.Snapshot {
 	for i := 0; i < len(points); i += stride {
 		j := min(i+stride, len(points))
 		m := stats.Merge(points[i:j]...)
-		// Merge of one phase's consecutive points: Elapsed is the mean over
-		// workers of each worker's sum, i.e. the span of the merged points.
+		// Merge of one phase's consecutive points (each already merged over
+		// workers): Elapsed is the sum of their lengths, the span of the
+		// merged points.
 		m.Index = points[i].Index
 		out = append(out, m)
 	}

@@ -122,8 +122,9 @@ type Snapshot struct {
 	End   time.Time `json:"end"`
 	// Elapsed is the interval's length on the worker's monotonic clock;
 	// rates divide by it (wall clocks of different pods may disagree).
-	// In a merge: per worker the sum of its intervals, then the mean over
-	// workers — the length of time the merged counts were collected in.
+	// In a merge: per worker the sum of its intervals, then the longest of
+	// those over workers — the length of time the merged counts were
+	// collected in (see Merge for why not the mean).
 	Elapsed time.Duration `json:"elapsedNanos"`
 
 	Producer Producer `json:"producer"`

@@ -94,6 +94,9 @@ type run struct {
 	tickStop  chan struct{}
 	tickReset chan struct{}
 	tickDone  chan struct{}
+	// phaseCutAt is when the last phase change closed an interval (the
+	// monotonic clock); a tick handled soon after it is dropped (onTick).
+	phaseCutAt time.Time
 
 	sched   *schedule
 	offsets atomic.Pointer[protocol.ClockOffsetsRequest]
@@ -332,14 +335,14 @@ func (w *Worker) StartLoad(req protocol.StartLoadRequest) error {
 	if r.load != nil {
 		return errors.New("load already started: call stop-load first")
 	}
-	start := time.UnixMicro(req.StartAtMicros)
+	start := onMonotonic(time.UnixMicro(req.StartAtMicros))
 	phase := stats.Phase(req.Phase)
 	if phase == "" {
 		phase = stats.PhaseWarmup
 	}
 	// Whatever was recorded before the start (probes are not recorded,
 	// but a restarted load may be) goes into its own snapshot.
-	r.appendSnap(r.rec.CutPhase(time.Now(), phase))
+	r.cutPhaseLocked(time.Now(), phase)
 	r.startTicker()
 	r.setRateLocked(req.RatePerSec)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -394,7 +397,7 @@ func (w *Worker) SetPhase(req protocol.PhaseRequest) (protocol.PhaseResponse, er
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seq := r.appendSnap(r.rec.CutPhase(time.Now(), stats.Phase(req.Phase)))
+	seq := r.cutPhaseLocked(time.Now(), stats.Phase(req.Phase))
 	r.startTicker() // consumer-only workers start their intervals here
 	if r.tickReset != nil {
 		select {
@@ -403,6 +406,38 @@ func (w *Worker) SetPhase(req protocol.PhaseRequest) (protocol.PhaseResponse, er
 		}
 	}
 	return protocol.PhaseResponse{Seq: seq}, nil
+}
+
+// onMonotonic is the wall-clock instant wall as a time with a monotonic
+// reading: the pacers' grids are built from it, so their waits and the
+// send delays are measured on the monotonic clock, and a step of the wall
+// clock mid-run (NTP) does not read as the tool sending late or early.
+func onMonotonic(wall time.Time) time.Time {
+	now := time.Now()
+	return now.Add(wall.Sub(now.Round(0)))
+}
+
+// cutPhaseLocked closes the interval at now and starts phase next at its
+// interval 0. r.mu is held.
+func (r *run) cutPhaseLocked(now time.Time, next stats.Phase) uint64 {
+	r.phaseCutAt = now
+	return r.appendSnap(r.rec.CutPhase(now, next))
+}
+
+// onTick closes the interval at now, on the interval ticker. A tick that
+// fired before a phase change, or before the change's reset reached the
+// ticker, is handled just after the change: cut, it would make a sliver
+// of the new phase's interval 0 and number this worker's intervals one
+// ahead of the others', and the phase (per index the longest, summed)
+// one interval too long, every rate of it low. So a tick within half an
+// interval of a phase change is dropped; the reset's tick follows.
+func (r *run) onTick(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.phaseCutAt) < r.interval/2 {
+		return
+	}
+	r.appendSnap(r.rec.Cut(now))
 }
 
 // appendSnap keeps a snapshot; an empty first interval of a phase is kept
@@ -433,9 +468,7 @@ func (r *run) startTicker() {
 			case <-reset:
 				t.Reset(r.interval)
 			case <-t.C:
-				r.mu.Lock()
-				r.appendSnap(r.rec.Cut(time.Now()))
-				r.mu.Unlock()
+				r.onTick(time.Now())
 			}
 		}
 	}()

@@ -5,10 +5,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/metrics"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -348,5 +351,58 @@ func TestPacerHoldingP(t *testing.T) {
 	}
 	if waited := time.Since(begin); waited > 500*time.Millisecond {
 		t.Errorf("the wait ended %v after it began; the cancel came after 20 ms", waited)
+	}
+}
+
+// TestTickAfterPhaseChangeCutsNoSliver reproduces the phase-boundary
+// race: the ticker fired just before the coordinator's phase change, and
+// its tick is handled just after it. Cut, it made a sliver of the new
+// phase's interval 0, so this worker's intervals ran one index ahead of
+// the others' and the phase came out one interval long.
+func TestTickAfterPhaseChangeCutsNoSliver(t *testing.T) {
+	t0 := time.Now()
+	r := &run{rec: stats.NewRecorder("w", stats.PhaseWarmup, t0), store: stats.NewStore(), interval: 10 * time.Second, metrics: metrics.New()}
+	r.mu.Lock()
+	r.cutPhaseLocked(t0.Add(25*time.Second), stats.PhaseMeasure) // the change
+	r.mu.Unlock()
+	r.onTick(t0.Add(25*time.Second + time.Millisecond)) // the tick that fired before it
+	r.onTick(t0.Add(35 * time.Second))                  // the reset's tick
+	r.onTick(t0.Add(45 * time.Second))
+	var measure []stats.Snapshot
+	for _, s := range r.store.After(0) {
+		if s.Phase == stats.PhaseMeasure {
+			measure = append(measure, s)
+		}
+	}
+	if len(measure) != 2 {
+		t.Fatalf("%d measure intervals, want 2 (the late tick cut nothing): %+v", len(measure), measure)
+	}
+	for i, s := range measure {
+		if s.Index != i || s.Elapsed != 10*time.Second {
+			t.Errorf("measure interval %d: index %d, %v long; want index %d, 10s", i, s.Index, s.Elapsed, i)
+		}
+	}
+}
+
+// TestStartOnTheMonotonicClock: the load's start, a wall-clock instant
+// from the coordinator, becomes a time with a monotonic reading, and the
+// pacer's intended times keep it.
+func TestStartOnTheMonotonicClock(t *testing.T) {
+	wall := time.UnixMicro(time.Now().Add(50 * time.Millisecond).UnixMicro())
+	if strings.Contains(wall.String(), "m=") {
+		t.Fatal("time.UnixMicro has a monotonic reading; the test assumes it has none")
+	}
+	start := onMonotonic(wall)
+	if !strings.Contains(start.String(), "m=") {
+		t.Errorf("start %v has no monotonic reading", start)
+	}
+	if d := start.Sub(wall); d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("start is %v from the wall-clock instant, want the same instant", d)
+	}
+	s := newSchedule()
+	s.set(1000)
+	it, ok := newPacer(s, start, 0, 1).next(context.Background())
+	if !ok || !strings.Contains(it.String(), "m=") {
+		t.Errorf("intended time %v: want a monotonic reading", it)
 	}
 }
