@@ -44,9 +44,10 @@ type producerSettings struct {
 }
 
 // defaultProducerSettings are OMB's Kafka driver settings (driver-kafka/
-// kafka-throughput.yaml: linger.ms=1, batch.size=1048576) over the Java
-// client's defaults where kgo's differ, so a run measures what an OMB run
-// measures. Acks come from the durability only.
+// kafka-throughput.yaml: linger.ms=1, batch.size=1048576,
+// request.timeout.ms=1200000) over the Java client's defaults where kgo's
+// differ, so a run measures what an OMB run measures. Acks come from the
+// durability only.
 func defaultProducerSettings() producerSettings {
 	return producerSettings{
 		Linger:        1 * time.Millisecond,
@@ -60,11 +61,21 @@ func defaultProducerSettings() producerSettings {
 		MaxInFlight: 5,
 		// Java's buffer.memory: Send blocks when 32 MiB are queued
 		// (OMB's blockIfQueueFull), not after kgo's 50,000 records.
-		BufferMemory:    33554432,
-		DeliveryTimeout: 120 * time.Second,
-		RequestTimeout:  30 * time.Second,
-		Retries:         -1,
+		BufferMemory: 33554432,
+		// OMB waits 20 minutes for a produce request: a stalled broker
+		// shows as a long latency tail, not as errors that cut it. The
+		// delivery timeout is then the Java client's when it is not set:
+		// at least linger.ms + request.timeout.ms (deliveryTimeout).
+		RequestTimeout: 1200 * time.Second,
+		Retries:        -1,
 	}
+}
+
+// javaDeliveryTimeout is the Java producer's delivery.timeout.ms when it is
+// not set: its 120 s default, raised to linger.ms + request.timeout.ms,
+// which it must not be below.
+func javaDeliveryTimeout(s producerSettings) time.Duration {
+	return max(120*time.Second, s.Linger+s.RequestTimeout)
 }
 
 type setter[S any] func(s *S, v string) error
@@ -167,6 +178,11 @@ func buildProducerSettings(durability, overrides map[string]string) (producerSet
 	if s.Idempotent && s.Acks != kgo.AllISRAcks() {
 		return s, fmt.Errorf("effective durability sets enable.idempotence=true with acks=%s; Kafka clients require acks=all for idempotent writes", durability["acks"])
 	}
+	if _, set := overrides["delivery.timeout.ms"]; !set {
+		s.DeliveryTimeout = javaDeliveryTimeout(s)
+	} else if s.DeliveryTimeout < s.Linger+s.RequestTimeout {
+		return s, fmt.Errorf("spec.driver.kafka.producer[\"delivery.timeout.ms\"] (%d) is below linger.ms + request.timeout.ms (%d + %d), which the Java client refuses too; raise it or remove it", s.DeliveryTimeout.Milliseconds(), s.Linger.Milliseconds(), s.RequestTimeout.Milliseconds())
+	}
 	// kgo pins idempotent producers to 5 requests in flight per broker and
 	// refuses the option, so any other value would be silently untrue.
 	if _, set := overrides["max.in.flight.requests.per.connection"]; set && s.Idempotent && s.MaxInFlight != 5 {
@@ -188,6 +204,11 @@ func (s producerSettings) opts() []kgo.Opt {
 		kgo.MaxBufferedRecords(math.MaxInt32),
 		kgo.RecordDeliveryTimeout(s.DeliveryTimeout),
 		kgo.ProduceRequestTimeout(s.RequestTimeout),
+		// The Java client's built-in partitioner (KIP-794) moves a keyless
+		// producer to another partition after batch.size bytes; kgo's
+		// default does so after 64 KiB, which with OMB's 1 MiB batches
+		// makes 16 times as many, smaller, batches.
+		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(int(s.BatchMaxBytes), true, true, nil)),
 	}
 	if !s.Idempotent {
 		// kgo refuses acks other than all with idempotent writes on.

@@ -53,6 +53,23 @@ func TestProducerSettings(t *testing.T) {
 				eq(t, "batch.size", s.BatchMaxBytes, int32(1048576))
 				eq(t, "compression", cl.OptValue(kgo.ProducerBatchCompression), []kgo.CompressionCodec{kgo.NoCompression()})
 				eq(t, "buffer.memory", cl.OptValue(kgo.MaxBufferedBytes), int64(33554432))
+				// OMB's 20 min request timeout, and Java's delivery
+				// timeout for it: linger + request timeout.
+				eq(t, "request.timeout", cl.OptValue(kgo.ProduceRequestTimeout), 1200*time.Second)
+				eq(t, "delivery.timeout", cl.OptValue(kgo.RecordDeliveryTimeout), 1200*time.Second+time.Millisecond)
+			},
+		},
+		{
+			name:      "a delivery timeout below linger + request timeout is refused, as Java does",
+			level:     v1alpha1.Level2,
+			overrides: map[string]string{"delivery.timeout.ms": "60000"},
+			wantErr:   `spec.driver.kafka.producer["delivery.timeout.ms"] (60000) is below linger.ms + request.timeout.ms (1 + 1200000)`,
+		},
+		{
+			name:      "a shorter request timeout brings Java's 120 s delivery timeout back",
+			level:     v1alpha1.Level2,
+			overrides: map[string]string{"request.timeout.ms": "30000"},
+			check: func(t *testing.T, s producerSettings, cl *kgo.Client) {
 				eq(t, "delivery.timeout", cl.OptValue(kgo.RecordDeliveryTimeout), 120*time.Second)
 			},
 		},

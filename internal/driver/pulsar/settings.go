@@ -2,6 +2,7 @@ package pulsar
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,12 +18,18 @@ import (
 // an OMB driver file's values can be copied as they are.
 const (
 	defaultConnectionsPerBroker = 8
-	defaultOperationTimeout     = 30 * time.Second
-	defaultConnectionTimeout    = 10 * time.Second
+	// Not OMB's: OMB's driver waits 10 minutes for a lookup or a producer;
+	// streambench gives up after 30 s, so an unreachable or misconfigured
+	// broker fails the run's setup in seconds. Messages are not bound by
+	// it (sendTimeout is).
+	defaultOperationTimeout  = 30 * time.Second
+	defaultConnectionTimeout = 10 * time.Second
 
 	defaultBatchingMaxPublishDelay = time.Millisecond
 	defaultBatchingMaxBytes        = 131072
-	defaultBatchingMaxMessages     = 1000
+	// OMB's driver sets batchingMaxMessages(Integer.MAX_VALUE): batches
+	// close on bytes or delay only.
+	defaultBatchingMaxMessages = math.MaxInt32
 	// OMB sets maxPendingMessages 0, "unbounded, bounded by the client's
 	// memory limit". The Go client cannot be unbounded (0 means its default
 	// of 1000) and allocates the queue per partition up front, so a large
@@ -237,6 +244,10 @@ func defaultProducerSettings() producerSettings {
 		MaxPendingMessages:      defaultMaxPendingMessages,
 		Compression:             pulsar.NoCompression,
 		HashingScheme:           pulsar.JavaStringHash,
+		// OMB's driver sets sendTimeout(0): no timeout, so a stalled
+		// broker shows as a long latency tail, not as errors that cut it.
+		// The Go client's 0 would mean its 30 s default.
+		SendTimeout: -1,
 	}
 }
 

@@ -1,6 +1,7 @@
 package pulsar
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,10 @@ func TestTranslateDefaultsAreOMBs(t *testing.T) {
 	po := s.Producer.options("t")
 	if po.DisableBatching || po.BatchingMaxPublishDelay != time.Millisecond || po.BatchingMaxSize != 131072 {
 		t.Errorf("producer batching = disabled %v, delay %v, size %d; want OMB's enabled, 1ms, 131072", po.DisableBatching, po.BatchingMaxPublishDelay, po.BatchingMaxSize)
+	}
+	// OMB's batchingMaxMessages(Integer.MAX_VALUE) and sendTimeout(0).
+	if po.BatchingMaxMessages != math.MaxInt32 || po.SendTimeout >= 0 {
+		t.Errorf("producer batching max messages %d, send timeout %v; want OMB's unbounded and none (negative)", po.BatchingMaxMessages, po.SendTimeout)
 	}
 	if po.DisableBlockIfQueueFull || po.MaxPendingMessages != defaultMaxPendingMessages {
 		t.Errorf("producer queue = disableBlock %v, maxPending %d; want blocking with %d", po.DisableBlockIfQueueFull, po.MaxPendingMessages, defaultMaxPendingMessages)
