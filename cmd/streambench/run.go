@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,8 +14,9 @@ func init() { rootCmd.AddCommand(newRunCmd()) }
 
 func newRunCmd() *cobra.Command {
 	var (
-		o     localrun.Options
-		local bool
+		o         localrun.Options
+		local     bool
+		brokerJVM string
 	)
 	cmd := &cobra.Command{
 		Use:   "run -f FILE --local",
@@ -41,6 +43,9 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 			if !local {
 				return fmt.Errorf("only --local is supported by run; on a cluster use kubectl apply -f %s", o.RunFile)
 			}
+			if brokerJVM != "" {
+				o.BrokerJVM = strings.Fields(brokerJVM)
+			}
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			_, err := localrun.Run(cmd.Context(), o)
 			return err
@@ -53,5 +58,6 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 	fl.StringVar(&o.DriverFile, "driver", "", "OMB driver YAML file (driver-kafka/kafka*.yaml, driver-pulsar/pulsar*.yaml) mapped onto spec.driver; its durability keys must match spec.durability")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here (default: a temporary directory, removed at the end)")
+	fl.StringVar(&brokerJVM, "broker-jvm", "", "the local brokers' heap, collector and compiler options, replacing streambench's small defaults (e.g. \"-Xms1g -Xmx1g -XX:+UseG1GC\"); the results state them either way")
 	return cmd
 }

@@ -60,6 +60,9 @@ type KafkaOptions struct {
 	// NodeJVMArgs, if set, returns extra JVM options for node id (e.g. a
 	// JMX exporter agent on a port of its own).
 	NodeJVMArgs func(id int) []string
+	// JVM replaces DefaultJVMArgs: the heap, collector and compiler
+	// options of every node (e.g. Kafka's own -Xmx1g -XX:+UseG1GC ...).
+	JVM []string
 }
 
 // KafkaNode is one started Kafka node.
@@ -75,6 +78,9 @@ type Kafka struct {
 	ControllerPort int
 	Dir            string
 	Version        string
+
+	// Setup is how the nodes run, for the results.
+	Setup Setup
 
 	removeDir bool
 	stopped   stopper
@@ -163,7 +169,12 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	if err != nil {
 		return nil, err
 	}
-	jvmArgs := append(append([]string{}, DefaultJVMArgs...), "-Dlog4j2.configurationFile="+log4j)
+	jvm := DefaultJVMArgs
+	if o.JVM != nil {
+		jvm = o.JVM
+	}
+	k.Setup = Setup{JVM: append([]string(nil), jvm...), Config: kafkaSettings(o.Brokers, o.BrokerConfig)}
+	jvmArgs := append(append([]string{}, jvm...), "-Dlog4j2.configurationFile="+log4j)
 
 	// Format every node's storage; the runs are independent, so in
 	// parallel (each is a JVM start of a few seconds).
@@ -244,13 +255,35 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 // KafkaNodeProperties is the server.properties of node id (1-based) of an
 // n-node local cluster. Pure, for the table test.
 func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra map[string]string) string {
-	p := map[string]string{
+	p := kafkaSettings(n, extra)
+	for k, v := range map[string]string{
 		"node.id":                             strconv.Itoa(id),
 		"controller.quorum.bootstrap.servers": "127.0.0.1:" + strconv.Itoa(controllerPort),
 		"controller.listener.names":           "CONTROLLER",
 		"inter.broker.listener.name":          "PLAINTEXT",
 		"listener.security.protocol.map":      "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"log.dirs":                            dataDir,
+	} {
+		p[k] = v
+	}
+	if id == 1 {
+		p["process.roles"] = "broker,controller"
+		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
+		p["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
+	} else {
+		p["process.roles"] = "broker"
+		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
+		p["advertised.listeners"] = p["listeners"]
+	}
+	return properties("", p)
+}
+
+// kafkaSettings are the settings every node of an n-node local cluster
+// gets beyond Kafka's defaults, without the node's identity, listeners
+// and paths: extra (the caller's, e.g. the durability's) over streambench's
+// own.
+func kafkaSettings(n int, extra map[string]string) map[string]string {
+	p := map[string]string{
 		// Internal topics must fit the cluster, or consumer groups never
 		// get a coordinator on a 1-node cluster.
 		"offsets.topic.replication.factor":                 strconv.Itoa(min(3, n)),
@@ -267,21 +300,12 @@ func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra 
 		"num.network.threads":              "2",
 		"num.io.threads":                   "4",
 	}
-	if id == 1 {
-		p["process.roles"] = "broker,controller"
-		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
-		p["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
-	} else {
-		p["process.roles"] = "broker"
-		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
-		p["advertised.listeners"] = p["listeners"]
-	}
 	for key, v := range extra {
 		if !kafkaOwnedKeys[key] {
 			p[key] = v
 		}
 	}
-	return properties("", p)
+	return p
 }
 
 // Bootstrap is the comma-separated broker list for clients.

@@ -39,6 +39,14 @@ type JVM struct {
 	GCLog string
 }
 
+// Setup is how local brokers run, as the results state it: the JVM's heap,
+// collector and compiler options, and the broker settings streambench sets
+// beyond the broker's own defaults (not the listeners, ports and paths).
+type Setup struct {
+	JVM    []string          `json:"jvm"`
+	Config map[string]string `json:"config"`
+}
+
 // DefaultJVMArgs keeps heaps small: the test machines have 2 cores and run
 // several JVMs at once, and the brokers only need to be correct, not fast.
 var DefaultJVMArgs = []string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"}

@@ -57,6 +57,9 @@ type PulsarOptions struct {
 	// Env is added to the standalone JVM's environment, e.g. syncdelay.Env
 	// for the durability experiment.
 	Env []string
+	// JVM replaces PulsarJVM: the heap, collector and compiler options
+	// (the module openings Pulsar needs are always added).
+	JVM []string
 }
 
 // Pulsar is a running local Pulsar standalone: one JVM with ZooKeeper, the
@@ -70,6 +73,8 @@ type Pulsar struct {
 	BookieHTTPPort int
 	Dir            string
 	Version        string
+	// Setup is how the standalone runs, for the results.
+	Setup Setup
 
 	removeDir bool
 	stopped   stopper
@@ -134,11 +139,13 @@ func pulsarBaseConfig() map[string]string {
 	}
 }
 
+// PulsarJVM is the standalone's heap, collector and compiler: small, as
+// the broker and three bookies share one JVM on a 2-core machine.
+var PulsarJVM = []string{"-Xms256m", "-Xmx1g", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+
 // pulsarJVMArgs are the module openings Pulsar 4 needs on Java 17 (the same
-// list its bin/pulsar script passes), and a small heap: the broker and three
-// bookies only need to be correct here, not fast.
+// list its bin/pulsar script passes).
 var pulsarJVMArgs = []string{
-	"-Xms256m", "-Xmx1g", "-XX:MaxDirectMemorySize=512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 	"-Djava.net.preferIPv4Stack=true", "-Djava.awt.headless=true",
 	"--add-opens", "java.base/sun.net=ALL-UNNAMED",
 	"--add-opens", "java.base/java.lang=ALL-UNNAMED",
@@ -198,6 +205,23 @@ func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
 		}
 	}
 	return properties("# Written by streambench's localbrokers.StartPulsar.\n", all), nil
+}
+
+// pulsarSettings are the standalone's settings beyond Pulsar's defaults,
+// without the keys StartPulsar owns (ports, addresses, directories).
+func pulsarSettings(broker, bookie map[string]string) map[string]string {
+	all := pulsarBaseConfig()
+	for _, m := range []map[string]string{broker, bookie} {
+		for k, v := range m {
+			all[k] = v
+		}
+	}
+	for k := range all {
+		if pulsarOwnedKeys[k] {
+			delete(all, k)
+		}
+	}
+	return all
 }
 
 // StartPulsar starts Pulsar standalone with real BookKeeper: ZooKeeper,
@@ -268,6 +292,11 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
+	jvm := PulsarJVM
+	if o.JVM != nil {
+		jvm = o.JVM
+	}
+	p.Setup = Setup{JVM: append([]string(nil), jvm...), Config: pulsarSettings(o.BrokerConfig, o.BookieConfig)}
 	logConf := filepath.Join(p.Dir, "log4j2.xml")
 	if err := os.WriteFile(logConf, []byte(pulsarLog4j), 0o644); err != nil {
 		return nil, err
@@ -277,7 +306,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		Name:      "pulsar-standalone",
 		Classpath: cp,
 		Main:      "org.apache.pulsar.PulsarStandaloneStarter",
-		JVMArgs:   append(append([]string{}, pulsarJVMArgs...), "-Dlog4j.configurationFile="+logConf),
+		JVMArgs:   append(append(append([]string{}, jvm...), pulsarJVMArgs...), "-Dlog4j.configurationFile="+logConf),
 		GCLog:     filepath.Join(p.Dir, "gc.log"),
 		Args: []string{
 			"--config", confPath,

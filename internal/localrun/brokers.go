@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // KafkaOptions are the local brokers a managed Kafka run asks for: the
@@ -97,6 +99,9 @@ type brokers struct {
 	endpoints v1alpha1.BrokerEndpoints
 	kafka     *localbrokers.Kafka
 	pulsar    *localbrokers.Pulsar
+	// setup is how the brokers this run started run; nil for existing
+	// brokers.
+	setup *results.BrokerSetup
 
 	mu   sync.Mutex
 	pids []int
@@ -110,7 +115,7 @@ func existingBrokers(e *v1alpha1.ExistingCluster) *brokers {
 
 // startBrokers starts what a managed run asks for; nothing for an existing
 // cluster.
-func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string, logf func(string, ...any)) (*brokers, error) {
+func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string, jvm []string, logf func(string, ...any)) (*brokers, error) {
 	if e := run.Spec.Cluster.Existing; e != nil {
 		return existingBrokers(e), nil
 	}
@@ -118,22 +123,24 @@ func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.
 	switch run.Spec.System {
 	case v1alpha1.SystemKafka:
 		o := KafkaOptions(run, eff, dataDir)
-		o.Log = logf
+		o.Log, o.JVM = logf, jvm
 		k, err := localbrokers.StartKafka(ctx, o)
 		if err != nil {
 			return nil, fmt.Errorf("starting Kafka: %w", err)
 		}
 		b.kafka = k
+		b.setup = &results.BrokerSetup{Where: "local JVMs, " + strconv.Itoa(len(k.Nodes)) + " Kafka nodes", JVM: k.Setup.JVM, Config: k.Setup.Config}
 		b.endpoints.BootstrapServers = k.Bootstrap()
 		b.setPids(k.Pids())
 	case v1alpha1.SystemPulsar:
 		o := PulsarOptions(run, eff, dataDir)
-		o.Log = logf
+		o.Log, o.JVM = logf, jvm
 		p, err := localbrokers.StartPulsar(ctx, o)
 		if err != nil {
 			return nil, fmt.Errorf("starting Pulsar: %w", err)
 		}
 		b.pulsar = p
+		b.setup = &results.BrokerSetup{Where: "local JVM, one Pulsar standalone (broker, " + strconv.Itoa(o.Bookies) + " bookies, ZooKeeper)", JVM: p.Setup.JVM, Config: p.Setup.Config}
 		b.endpoints.ServiceURL, b.endpoints.AdminURL = p.ServiceURL(), p.AdminURL()
 		b.setPids(p.Pids())
 	default:

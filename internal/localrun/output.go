@@ -144,6 +144,9 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 	if d := s.Durability; d != nil {
 		fmt.Fprintf(w, "durability  %s\n", DescribeDurability(*d))
 	}
+	if b := s.Brokers; b != nil {
+		fmt.Fprintf(w, "%-12s%s; JVM %s\n", "brokers", b.Where, strings.Join(b.JVM, " "))
+	}
 	printTestbed(w, s.Testbed)
 	if b := s.BrokerResources; b != nil && b.Host != nil && b.Host.CPUVerdict != "" {
 		verdict := b.Host.CPUVerdict

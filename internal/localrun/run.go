@@ -45,6 +45,9 @@ type Options struct {
 	// Run, when set, is run instead of RunFile's: a suite's cell, built
 	// by internal/suite and defaulted and validated as a file would be.
 	Run *v1alpha1.BenchmarkRun
+	// BrokerJVM, if set, replaces the local brokers' heap, collector and
+	// compiler options (localbrokers.DefaultJVMArgs, PulsarJVM).
+	BrokerJVM []string
 	// WorkloadFile, if set, is an OMB workload file that replaces
 	// spec.workload.
 	WorkloadFile string
@@ -116,7 +119,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		say("note: %s", n)
 	}
 
-	bs, err := startSystem(ctx, run, eff, o.DataDir, say)
+	bs, err := startSystem(ctx, run, eff, o.DataDir, o.BrokerJVM, say)
 	if err != nil {
 		return out, err
 	}
@@ -211,7 +214,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		notes = append(notes, brNote)
 	}
 	notes = append(notes, resultNotes(o, runErr)...)
-	return out, errors.Join(runErr, writeResults(o, out, res, eff, tb, br, notes, runErr == nil))
+	return out, errors.Join(runErr, writeResults(o, out, res, eff, tb, br, bs.setup, notes, runErr == nil))
 }
 
 // defaults fills the options' defaults.
@@ -329,7 +332,7 @@ func (s *signals) brokersStarted(b *brokers) {
 
 // startSystem starts the brokers the run asks for (or reaches the
 // existing ones), with their data under dataDir when given.
-func startSystem(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string, say func(string, ...any)) (*brokers, error) {
+func startSystem(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string, jvm []string, say func(string, ...any)) (*brokers, error) {
 	if dataDir != "" {
 		var err error
 		if dataDir, err = filepath.Abs(dataDir); err != nil {
@@ -340,7 +343,7 @@ func startSystem(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.E
 	if run.Spec.Cluster.Managed != nil {
 		say("starting %s (jars are fetched with Maven into %s on first use)", brokerWhat(run), localbrokers.CacheDir())
 	}
-	bs, err := startBrokers(ctx, run, eff, dataDir, say)
+	bs, err := startBrokers(ctx, run, eff, dataDir, jvm, say)
 	if err != nil {
 		return nil, interrupted(ctx, err)
 	}
@@ -422,8 +425,9 @@ func resultNotes(o Options, runErr error) []string {
 
 // writeResults writes what a cluster run's results ConfigMap holds into
 // out.Dir, and the HTML report beside it, and prints the summary.
-func writeResults(o Options, out *Outcome, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, notes []string, finished bool) error {
+func writeResults(o Options, out *Outcome, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, notes []string, finished bool) error {
 	in := res.ResultsInput(out.Run.Name, "", &eff)
+	in.Brokers = setup
 	tb.PageCacheDrops = append(tb.PageCacheDrops, res.PageCacheDrops...)
 	in.Testbed = tb
 	in.BrokerResources = br

@@ -188,6 +188,10 @@ func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Su
 		r.EndToEndLatencyMs == nil || r.EndToEndLatencyMs.P99 <= 0 {
 		t.Errorf("headline %+v: want non-zero rates and latencies", r)
 	}
+	// How the brokers ran is stated, and printed.
+	if b := sum.Brokers; b == nil || len(b.JVM) == 0 || len(b.Config) == 0 || !strings.Contains(lr.stdout.String(), strings.Join(b.JVM, " ")) {
+		t.Errorf("broker setup %+v: want the JVM options and settings, printed", b)
+	}
 	// The host's CPU is judged, and the verdict printed.
 	if b := sum.BrokerResources; b == nil || b.Host == nil || b.Host.CPUs == 0 || b.Host.CPUBusyCores == nil || b.Host.ToolCPUCores == nil ||
 		!strings.Contains(b.Host.CPUVerdict, "busy over the measured phase") || !strings.Contains(lr.stdout.String(), b.Host.CPUVerdict) {

@@ -196,7 +196,7 @@ func startHost(ctx context.Context, s *v1alpha1.BenchmarkSuite, cl *v1alpha1.Sui
 	}
 	started := time.Now()
 	say("starting cluster %s: %s (broker settings %v)", cl.Name, brokerWhat(host), cl.BrokerSettings)
-	bs, err := startBrokers(ctx, host, eff, dataDir, say)
+	bs, err := startBrokers(ctx, host, eff, dataDir, nil, say)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,9 @@ type Table struct {
 	// LoadGenerator is each run's send delay p99 beside its publish p99
 	// (toolDelayRows), in Rows' order: whose latency the figures are.
 	LoadGenerator [][]string
+	// BrokerJVM is how each run's brokers ran (where, JVM options), in
+	// Rows' order; empty when no run says.
+	BrokerJVM [][]string
 }
 
 // Compare tabulates runs as the durability study's Tables 2-2 to 2-5:
@@ -112,6 +115,15 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 	}
 	t.BrokerResources = brokerResRows(runs)
 	t.LoadGenerator = toolDelayRows(runs, f)
+	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Brokers != nil }) {
+		for _, n := range runs {
+			if b := n.Summary.Brokers; b != nil {
+				t.BrokerJVM = append(t.BrokerJVM, []string{n.Name, b.Where, strings.Join(b.JVM, " ")})
+			} else {
+				t.BrokerJVM = append(t.BrokerJVM, []string{n.Name, "–", "–"})
+			}
+		}
+	}
 	return t, nil
 }
 
@@ -251,6 +263,10 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "Load generator (measured phase)", append([][]string{loadGeneratorColumns}, t.LoadGenerator...))
 	}
+	if len(t.BrokerJVM) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "How the brokers ran", append([][]string{{"", "where", "JVM"}}, t.BrokerJVM...))
+	}
 	if len(t.BrokerResources) > 0 {
 		b.WriteString("\n")
 		writeGrid(&b, "Broker resources (measured phase, all brokers)", append([][]string{append([]string{"", "source"}, brokerResColumns...)}, t.BrokerResources...))
@@ -341,6 +357,7 @@ type comparePage struct {
 	Testbed   [][]string
 	BrokerRes [][]string
 	LoadGen   [][]string
+	BrokerJVM [][]string
 	Sections  []latencySection
 	Rows      []compareRow
 	Charts    []*chart
@@ -402,6 +419,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		Flags:     t.Flags,
 		Testbed:   t.Testbed,
 		LoadGen:   t.LoadGenerator,
+		BrokerJVM: t.BrokerJVM,
 		BrokerRes: t.BrokerResources,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }

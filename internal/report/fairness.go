@@ -2,7 +2,10 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
@@ -25,6 +28,9 @@ const (
 	// FlagHostCPU: the host's CPUs were busy enough that the latency
 	// measured is the host's as much as the broker's.
 	FlagHostCPU FlagKind = "host CPU"
+	// FlagBrokerJVM: the brokers' JVMs ran with a different heap,
+	// collector or compiler.
+	FlagBrokerJVM FlagKind = "broker JVM"
 )
 
 // Flag marks a pair of runs (or one run, for the load generator) whose
@@ -116,6 +122,12 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 
 	if workloadKey(sa.Workload) != workloadKey(sb.Workload) {
 		add(FlagWorkload, "different workloads (%s vs %s)", describeWorkload(sa.Workload), describeWorkload(sb.Workload))
+	}
+
+	if ja, jb := sa.Brokers, sb.Brokers; ja != nil && jb != nil {
+		if d := jvmDiff(ja.JVM, jb.JVM); d != "" {
+			add(FlagBrokerJVM, "the brokers' JVMs differ (%s): a heap, collector or compiler changes latency and CPU as much as the broker does", d)
+		}
 	}
 
 	ta, tb := sa.Testbed, sb.Testbed
@@ -253,4 +265,55 @@ func topologyText(sys v1alpha1.System, t *v1alpha1.Topology) string {
 		s += ", " + t.Version
 	}
 	return s
+}
+
+// jvmShape is what of a JVM's options shapes a broker's performance: heap,
+// direct memory, collector and compiler ("C2" unless the tiers stop
+// earlier).
+func jvmShape(opts []string) map[string]string {
+	m := map[string]string{"collector": "default", "compiler": "C2"}
+	for _, o := range opts {
+		switch {
+		case strings.HasPrefix(o, "-Xmx"):
+			m["max heap"] = strings.TrimPrefix(o, "-Xmx")
+		case strings.HasPrefix(o, "-Xms"):
+			m["initial heap"] = strings.TrimPrefix(o, "-Xms")
+		case strings.HasPrefix(o, "-XX:MaxDirectMemorySize="):
+			m["direct memory"] = strings.TrimPrefix(o, "-XX:MaxDirectMemorySize=")
+		case strings.HasPrefix(o, "-XX:+Use") && strings.HasSuffix(o, "GC"):
+			m["collector"] = strings.TrimSuffix(strings.TrimPrefix(o, "-XX:+Use"), "GC")
+		case strings.HasPrefix(o, "-XX:TieredStopAtLevel="):
+			if lvl := strings.TrimPrefix(o, "-XX:TieredStopAtLevel="); lvl != "4" {
+				m["compiler"] = "C1 (tier " + lvl + ")"
+			}
+		}
+	}
+	return m
+}
+
+// jvmDiff says how two JVMs' shapes differ ("max heap 512m vs 1g, ..."),
+// empty when they do not.
+func jvmDiff(a, b []string) string {
+	sa, sb := jvmShape(a), jvmShape(b)
+	keys := map[string]bool{}
+	for k := range sa {
+		keys[k] = true
+	}
+	for k := range sb {
+		keys[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		va, vb := sa[k], sb[k]
+		if va == "" {
+			va = "unset"
+		}
+		if vb == "" {
+			vb = "unset"
+		}
+		if va != vb {
+			out = append(out, fmt.Sprintf("%s %s vs %s", k, va, vb))
+		}
+	}
+	return strings.Join(out, ", ")
 }

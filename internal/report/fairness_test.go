@@ -201,3 +201,42 @@ func TestReportTestbedSection(t *testing.T) {
 		t.Error("a run without a testbed has a Testbed section")
 	}
 }
+
+// TestFlagsBrokerJVM: runs whose brokers' JVMs had another heap, collector
+// or compiler are flagged, naming each difference; the same shape in
+// another order, or other options, is not.
+func TestFlagsBrokerJVM(t *testing.T) {
+	small := []string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"}
+	tests := []struct {
+		name string
+		b    []string
+		want string
+	}{
+		{"the same JVM", small, ""},
+		{"the same shape, other order and other options", []string{"-Djava.net.preferIPv4Stack=true", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m", "-Xms128m"}, ""},
+		{"Kafka's production flags", []string{"-Xms1g", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"},
+			"collector Serial vs G1, compiler C1 (tier 1) vs C2, initial heap 128m vs 1g, max heap 512m vs 1g"},
+		{"tier 4 is C2", []string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=4"}, "compiler C1 (tier 1) vs C2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := fairTwins()
+			runs[0].Summary.Brokers = &results.BrokerSetup{Where: "local", JVM: small}
+			runs[1].Summary.Brokers = &results.BrokerSetup{Where: "local", JVM: tt.b}
+			f := Flags(runs, DefaultFairness)
+			switch {
+			case tt.want == "" && len(f) != 0:
+				t.Errorf("flagged: %v", f)
+			case tt.want != "" && (len(f) != 1 || f[0].Kind != FlagBrokerJVM || !strings.Contains(f[0].Message, tt.want)):
+				t.Errorf("flags %v, want one broker JVM flag with %q", f, tt.want)
+			}
+			tb, err := Compare(runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := tb.Text(); !strings.Contains(text, "How the brokers ran") || !strings.Contains(text, strings.Join(tt.b, " ")) {
+				t.Errorf("compare's text does not state the JVMs:\n%s", text)
+			}
+		})
+	}
+}

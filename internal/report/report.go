@@ -131,6 +131,7 @@ type reportPage struct {
 	Clocks     []results.ClockOffset
 	Testbed    *v1alpha1.Testbed
 	BrokerRes  *brokerResView
+	Brokers    *results.BrokerSetup
 	RateSearch *results.RateSearch
 	Subs       *results.Subscriptions
 	Truncation *results.Truncation
@@ -220,6 +221,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		pg.Warnings = append(pg.Warnings, "The results were thinned to fit the ConfigMap; see Truncation at the end.")
 	}
 
+	pg.Brokers = s.Brokers
 	pg.Cards = headlineCards(s)
 	if err := addCharts(pg, s, omb); err != nil {
 		return nil, err

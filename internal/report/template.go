@@ -161,6 +161,14 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{if .Settings}}<table><tbody>{{range .Settings}}<tr><td class="code">{{.Key}}</td><td class="code n">{{.Value}}</td></tr>{{end}}</tbody></table>{{else}}<p class="muted">no settings applied</p>{{end}}</div>{{end}}</div>
 </section>{{end}}
 
+{{with .Brokers}}<section id="brokers"><h2>How the brokers ran</h2>
+<table class="facts"><tbody>
+<tr><td>where</td><td>{{.Where}}</td></tr>
+<tr><td>JVM (heap, collector, compiler)</td><td class="code">{{range .JVM}}{{.}} {{end}}</td></tr>
+</tbody></table>
+{{if .Config}}<table><thead><tr><th>broker setting (beyond the broker's defaults)</th><th class="n">value</th></tr></thead><tbody>{{range $k, $v := .Config}}<tr><td class="code">{{$k}}</td><td class="code n">{{$v}}</td></tr>{{end}}</tbody></table>{{end}}
+</section>{{end}}
+
 {{with .Testbed}}<section id="testbed"><h2>Testbed</h2>
 <p class="muted" style="margin-top:0;font-size:13px">Measured before the load: sequential writes of 1 MiB blocks ended by an fdatasync, and small appends each followed by an fdatasync, as a journal writes ({{.Scope}}).</p>
 {{if .Note}}<div class="warn"><p>⚠ {{.Note}}</p></div>{{end}}
@@ -237,6 +245,10 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 <table><thead><tr><th></th><th class="n">send delay p99 (ms)</th><th class="n">publish p99 (ms)</th><th class="n">share</th><th>the latency is</th></tr></thead><tbody>
 {{range .LoadGen}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td><td>{{index . 4}}</td></tr>
 {{end}}</tbody></table><p class="sub">Send delay is how late the load generator sent against its intended-time schedule (measured phase); where it is a visible share of the publish p99, part of the tail is the tool's.</p></section>{{end}}
+{{if .BrokerJVM}}<section><h2>How the brokers ran</h2>
+<table><thead><tr><th></th><th>where</th><th>JVM</th></tr></thead><tbody>
+{{range .BrokerJVM}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td class="code">{{index . 2}}</td></tr>
+{{end}}</tbody></table></section>{{end}}
 {{if .BrokerRes}}<section><h2>Broker resources</h2>
 <table><thead><tr><th></th><th>source</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
 {{range .BrokerRes}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>

@@ -125,9 +125,18 @@ func TestHostCPUBoundIsNamed(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	if strings.Contains(buf.String(), "How the brokers ran") {
+		t.Error("a run without a broker setup has a section for it")
+	}
 	buf.Reset()
+	runs[1].Summary.Brokers = &results.BrokerSetup{Where: "local JVMs, 3 Kafka nodes", JVM: []string{"-Xmx512m", "-XX:+UseSerialGC"}, Config: map[string]string{"num.io.threads": "4"}}
 	if err := Render(&buf, runs[1].Summary, nil); err != nil {
 		t.Fatal(err)
+	}
+	for _, want := range []string{"How the brokers ran", "local JVMs, 3 Kafka nodes", "-Xmx512m -XX:&#43;UseSerialGC", "num.io.threads"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 	if s := buf.String(); strings.Contains(s, "Host CPU-bound") || !strings.Contains(s, "the CPU did not set the latency") {
 		t.Error("the quiet run's report must not warn, and must say the CPU did not set the latency")

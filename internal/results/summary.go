@@ -60,6 +60,19 @@ type Input struct {
 	// Delivery is the coordinator's exact delivery accounting, once the
 	// run's final drain is over; nil before (partial results).
 	Delivery *Delivery
+	// Brokers is how the brokers ran (local mode); nil when not known.
+	Brokers *BrokerSetup
+}
+
+// BrokerSetup is how the brokers of a run ran: where, the JVM's heap,
+// collector and compiler options, and the broker settings streambench set
+// beyond the broker's own defaults. These shape a result as much as the
+// hardware: the report and compare state them, and compare flags runs
+// whose JVMs differ.
+type BrokerSetup struct {
+	Where  string            `json:"where"`
+	JVM    []string          `json:"jvm,omitempty"`
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // Delivery is what the coordinator's accounting (per producer sequence
@@ -290,6 +303,8 @@ type Summary struct {
 	// BrokerResources are the brokers' resources over the measured phase,
 	// per broker and in total (the total is also results.brokerResources).
 	BrokerResources *brokerres.Report `json:"brokerResources,omitempty"`
+	// Brokers is how the brokers ran (Input.Brokers).
+	Brokers *BrokerSetup `json:"brokers,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed
@@ -419,7 +434,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		Durability: in.Durability, Start: all.Start, End: all.End,
 		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
 		Notes:   append([]string(nil), in.Notes...),
-		Testbed: in.Testbed, BrokerResources: in.BrokerResources,
+		Testbed: in.Testbed, BrokerResources: in.BrokerResources, Brokers: in.Brokers,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {
