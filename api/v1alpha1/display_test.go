@@ -6,7 +6,7 @@ func TestRefreshDisplay(t *testing.T) {
 	fsync := 3.14159
 	s := BenchmarkRunStatus{
 		Results: &ResultsSummary{
-			PublishMBPerSec:   4.0957464299870745,
+			PublishMBPerSec:    4.0957464299870745,
 			PublishLatencyMs:   LatencySummary{P99: 12.345},
 			CorrectedLatencyMs: &LatencySummary{P99: 250.004},
 			EndToEndLatencyMs:  &LatencySummary{P99: 0.004},

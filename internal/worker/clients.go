@@ -32,7 +32,7 @@ type producer struct {
 	// messages, and every failure is remembered (a capped list counted
 	// the failures past its cap as acknowledged and lost).
 	failedSeqs SeqSet
-	inflight            sync.Pool // *inflight
+	inflight   sync.Pool // *inflight
 }
 
 // inflight is one message between Send and its acknowledgement: its
