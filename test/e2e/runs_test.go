@@ -127,20 +127,21 @@ func expectResults(ctx context.Context, run *v1alpha1.BenchmarkRun, system v1alp
 	out := kubectl(nil, "-n", testNS, "get", "benchmarkruns", run.Name)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	Expect(lines).To(HaveLen(2), out)
-	for _, col := range []string{"NAME", "SYSTEM", "DURABILITY", "PHASE", "PUB MB/S", "PUB P99 (MS)", "E2E P99 (MS)", "AGE"} {
+	for _, col := range []string{"NAME", "SYSTEM", "DURABILITY", "PHASE", "PUB MB/S", "PUB P99 (MS)", "CORRECTED P99 (MS)", "E2E P99 (MS)", "AGE"} {
 		Expect(lines[0]).To(ContainSubstring(col), out)
 	}
 	Expect(lines[1]).NotTo(ContainSubstring("<none>"), out)
 	fields := strings.Fields(lines[1])
-	Expect(fields).To(HaveLen(8), out)
+	Expect(fields).To(HaveLen(9), out)
 	Expect(fields[0]).To(Equal(run.Name))
 	Expect(fields[1]).To(Equal(string(system)))
 	Expect(fields[2]).To(Equal(strconv.Itoa(int(run.Status.Durability.AchievedLevel))))
 	Expect(fields[3]).To(Equal(string(v1alpha1.PhaseSucceeded)))
 	// The figures are rounded to two decimals (status.display); the full
 	// values stay in status.results.
-	full := []float64{r.PublishMBPerSec, r.PublishLatencyMs.P99, r.EndToEndLatencyMs.P99}
-	for i, f := range fields[4:7] {
+	Expect(r.CorrectedLatencyMs).NotTo(BeNil(), "status.results.correctedLatencyMs")
+	full := []float64{r.PublishMBPerSec, r.PublishLatencyMs.P99, r.CorrectedLatencyMs.P99, r.EndToEndLatencyMs.P99}
+	for i, f := range fields[4:8] {
 		Expect(f).To(MatchRegexp(`^\d+\.\d\d$`), "column value %q in\n%s", f, out)
 		Expect(f).To(Equal(strconv.FormatFloat(full[i], 'f', 2, 64)), out)
 	}
