@@ -95,14 +95,18 @@ func (p *pacer) next(ctx context.Context) (time.Time, bool) {
 		select {
 		case <-p.changed:
 			// Rebase on the old grid's next point, so the change neither
-			// skips nor repeats sends: the new grid's first point is it.
+			// skips nor repeats sends: the new grid's first point is it,
+			// and the producers keep their turns. After a pause (rate 0,
+			// as the rate search makes) the grid starts now, each
+			// producer at its turn.
+			running := p.rate > 0
 			next := time.Now()
-			if p.rate > 0 {
+			if running {
 				next = p.intended()
 			}
 			p.n = 0
 			p.rate, p.changed = p.sched.get()
-			if p.rate > 0 {
+			if running && p.rate > 0 {
 				next = next.Add(-time.Duration(p.phase * float64(time.Second) / p.rate))
 			}
 			p.base = next

@@ -299,6 +299,25 @@ func TestPacersTakeTurns(t *testing.T) {
 			t.Errorf("producer %d: %v between sends after the change, want 2ms", i, seconds[i])
 		}
 	}
+	// After a pause (rate 0, as the rate search makes) a producer's grid
+	// starts when the rate comes back, at its turn: the second of two
+	// producers half an interval (2 ms at 250 msg/s) after that.
+	s.set(0)
+	second := ps[1]
+	second.phase = 0.5
+	resumed := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		resumed <- time.Now()
+		s.set(250)
+	}()
+	it, ok := second.next(ctx)
+	if !ok {
+		t.Fatal("pacer stopped")
+	}
+	if at := <-resumed; it.Sub(at) < 2*time.Millisecond {
+		t.Errorf("after the pause the producer at half an interval sent %v after the rate came back, want at least 2ms", it.Sub(at))
+	}
 }
 
 // TestPacerHoldingP: a pacer that sleeps holding its P (nanosleep for the
