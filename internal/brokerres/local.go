@@ -217,29 +217,29 @@ func (s *LocalSampler) Window(start, end time.Time) (*Report, error) {
 		r.Brokers = append(r.Brokers, b)
 	}
 	h := &Host{Devices: s.devName}
-	if l0, ok := interp(samples, start, func(sm sample) (float64, bool) { return float64(sm.lo), sm.loOK }); ok {
-		if l1, ok := interp(samples, end, func(sm sample) (float64, bool) { return float64(sm.lo), sm.loOK }); ok {
-			h.LoopbackMBPerSec = f((l1 - l0) / secs / 1e6)
-		}
-	}
-	if d0, ok := interp(samples, start, func(sm sample) (float64, bool) { return float64(sm.sectors), sm.diskOK }); ok {
-		if d1, ok := interp(samples, end, func(sm sample) (float64, bool) { return float64(sm.sectors), sm.diskOK }); ok {
-			h.DiskWriteMBPerSec = f((d1 - d0) * sectorBytes / secs / 1e6)
-		}
-	}
-	counter := func(get func(sample) (float64, bool)) (*float64, bool) {
+	// rate is a counter's growth per second over the window; nil when a
+	// sample at either end lacks it.
+	rate := func(get func(sample) (float64, bool)) *float64 {
 		v0, ok0 := interp(samples, start, get)
 		v1, ok1 := interp(samples, end, get)
 		if !ok0 || !ok1 {
-			return nil, false
+			return nil
 		}
-		return f((v1 - v0) / secs), true
+		return f((v1 - v0) / secs)
 	}
-	if busy, ok := counter(func(sm sample) (float64, bool) { return sm.host.busy, sm.hostOK }); ok {
+	scaled := func(v *float64, by float64) *float64 {
+		if v == nil {
+			return nil
+		}
+		return f(*v * by)
+	}
+	h.LoopbackMBPerSec = scaled(rate(func(sm sample) (float64, bool) { return float64(sm.lo), sm.loOK }), 1/1e6)
+	h.DiskWriteMBPerSec = scaled(rate(func(sm sample) (float64, bool) { return float64(sm.sectors), sm.diskOK }), sectorBytes/1e6)
+	if busy := rate(func(sm sample) (float64, bool) { return sm.host.busy, sm.hostOK }); busy != nil {
 		h.CPUs = samples[len(samples)-1].host.cpus
 		h.CPUBusyCores = busy
 	}
-	h.ToolCPUCores, _ = counter(func(sm sample) (float64, bool) { return sm.tool, sm.toolOK })
+	h.ToolCPUCores = rate(func(sm sample) (float64, bool) { return sm.tool, sm.toolOK })
 	r.Host = h
 	r.totals()
 	h.JudgeCPU(r.Total.CPUCores)

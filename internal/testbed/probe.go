@@ -287,17 +287,8 @@ func SlowestWrite(nodes []v1alpha1.NodeProbe) (v v1alpha1.VolumeProbe, ok bool) 
 // SlowestWriteMBPerSec is the lowest sequential write rate over every
 // measured volume.
 func SlowestWriteMBPerSec(nodes []v1alpha1.NodeProbe) (mbps float64, ok bool) {
-	for _, n := range nodes {
-		for _, v := range n.Volumes {
-			if v.WriteBytes == 0 {
-				continue
-			}
-			if !ok || v.WriteMBPerSec < mbps {
-				mbps, ok = v.WriteMBPerSec, true
-			}
-		}
-	}
-	return mbps, ok
+	v, ok := SlowestWrite(nodes)
+	return v.WriteMBPerSec, ok
 }
 
 func round(v float64, digits int) float64 {
