@@ -20,6 +20,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.consumerBacklogSizeGB) && self.consumerBacklogSizeGB > 0.0 && self.producerRate == 0)",message="spec.workload.consumerBacklogSizeGB needs a fixed producerRate (> 0): a backlog cannot be built while the maximum rate is searched; set producerRate"
 // +kubebuilder:validation:XValidation:rule="!has(self.useRandomizedPayloads) || !self.useRandomizedPayloads || !has(self.randomizedPayloadPoolSize) || self.randomizedPayloadPoolSize * self.messageSize <= 268435456",message="spec.workload.randomizedPayloadPoolSize x messageSize must be at most 256 MiB: every worker holds the pool in memory; lower randomizedPayloadPoolSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.mixed) || (has(self.consumerBacklogSizeGB) && self.consumerBacklogSizeGB > 0.0)",message="spec.workload.mixed needs consumerBacklogSizeGB > 0: the catch-up subscriptions drain that backlog; set consumerBacklogSizeGB"
+// +kubebuilder:validation:XValidation:rule="!has(self.rateSearch) || self.producerRate == 0",message="spec.workload.rateSearch tunes the maximum-rate search, which runs only with producerRate 0; set producerRate to 0 or remove rateSearch"
 type WorkloadSpec struct {
 	// Name is a label copied into the results.
 	// +optional
@@ -137,6 +138,43 @@ type WorkloadSpec struct {
 	// latency during the drain is reported on its own.
 	// +optional
 	Mixed *MixedWorkload `json:"mixed,omitempty"`
+
+	// RateSearch (a streambench extension) sets what the maximum-rate
+	// search (producerRate 0) calls sustainable. Unset fields take the
+	// defaults described on each.
+	// +optional
+	RateSearch *RateSearchSpec `json:"rateSearch,omitempty"`
+}
+
+// RateSearchSpec sets the maximum-rate search's judgment. The search
+// brackets the rate in short periods, then accepts a rate only after it
+// held, judged as one window, for HoldSeconds with its corrected p99 publish
+// latency within MaxP99LatencyMs; a rate that fails the hold is lowered and
+// held again.
+type RateSearchSpec struct {
+	// HoldSeconds is how long the rate found must hold before it counts as
+	// sustainable. Short periods miss what the brokers defer: Linux writes
+	// dirty pages back once they are 30 s old (vm.dirty_expire_centisecs)
+	// on a flusher that wakes every 5 s, and BookKeeper flushes its ledger
+	// storage every 60 s (Pulsar's bookkeeper.conf). The default is the
+	// longest of those the system has: 35 s for Kafka, 60 s for Pulsar.
+	// Set it when the brokers' hosts or settings defer longer (a
+	// durability flushIntervalMs above 30 s, a raised dirty_expire).
+	// +kubebuilder:validation:Minimum=3
+	// +kubebuilder:validation:Maximum=600
+	// +optional
+	HoldSeconds *int32 `json:"holdSeconds,omitempty"`
+
+	// MaxP99LatencyMs bounds the p99 publish latency corrected for
+	// coordinated omission (acknowledgement minus intended send time) over
+	// the hold: a rate whose latency exceeds it is not sustainable, so the
+	// search finds the highest rate that meets it. Default 1000: a system
+	// that keeps its queues short keeps it far below that, one that falls
+	// behind passes it within seconds.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +optional
+	MaxP99LatencyMs *float64 `json:"maxP99LatencyMs,omitempty"`
 }
 
 // MixedWorkload describes the catch-up side of the mixed workload.

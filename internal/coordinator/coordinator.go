@@ -58,6 +58,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		c.res.End = time.Now()
 		cerr := c.cleanup(topicsMade, err != nil)
 		c.res.Snapshots = c.snaps
+		c.judgeMeasuredRate()
 		err = errors.Join(err, cerr)
 		res = c.res
 	}()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,17 +92,43 @@ func TestKafka(t *testing.T) {
 		const quota = 1 << 20 // bytes/s
 		const size = 1024
 		setQuota(t, adm, "producer_byte_rate", quota)
-		wl := shortWorkload("max-rate", 0, 4)
+		wl := shortWorkload("max-rate", 0, 6)
 		wl.PartitionsPerTopic, wl.ProducersPerTopic, wl.MessageSize = 1, 1, size
+		// When the measured phase starts, the quota is halved for 4 of its
+		// 6 s: the rate found cannot hold, and the result must say so.
+		// (It is restored before the load stops, so the producers' queue
+		// flushes at the old rate.)
+		var cut sync.Once
 		res := runCase(t, urls, cfg, wl, Options{RateSearch: RateSearchOptions{
 			Period: 3 * time.Second,
-			Config: MaxRateConfig{Initial: 400, Tolerance: 0.1, ConfirmPeriods: 2, MaxPeriods: 40},
+			Config: MaxRateConfig{Initial: 400, Tolerance: 0.1, ConfirmPeriods: 2, MaxPeriods: 40, Hold: 6 * time.Second},
+		}, OnSnapshot: func(s stats.Snapshot) {
+			if s.Phase == stats.PhaseMeasure {
+				cut.Do(func() {
+					go func() {
+						if err := alterQuota(adm, "producer_byte_rate", quota/2, false); err != nil {
+							t.Errorf("cutting the quota: %v", err)
+						}
+						time.Sleep(4 * time.Second)
+						if err := alterQuota(adm, "producer_byte_rate", quota, false); err != nil {
+							t.Errorf("restoring the quota: %v", err)
+						}
+					}()
+				})
+			}
 		}})
 		want := float64(quota) / size
 		rs := res.RateSearch
 		if rs == nil {
 			t.Fatal("no rate search in the result")
 		}
+		if n := len(rs.Holds); n == 0 || rs.Holds[n-1].Seconds < 6 || rs.Holds[n-1].CorrectedP99Ms <= 0 || rs.HoldSeconds != 6 || rs.MaxP99LatencyMs != 1000 {
+			t.Errorf("holds %+v (hold %v s, bound %v ms): want a last hold of at least 6 s with its corrected p99 measured, under the default bound of 1000 ms", rs.Holds, rs.HoldSeconds, rs.MaxP99LatencyMs)
+		}
+		if m := rs.Measured; m == nil || m.Held || !strings.Contains(m.Reason, "published") {
+			t.Errorf("measured phase %+v: the quota was halved as it began, want it reported not held, publishing short", m)
+		}
+		t.Logf("measured phase: %+v", rs.Measured)
 		// What the quota guarantees whatever the machine's load: no rate
 		// well above it is held for long, so the search never reports one,
 		// and it reports a rate it did hold. How close below the quota it ends
@@ -151,29 +178,32 @@ func TestKafka(t *testing.T) {
 // cluster for the rest of the test, and waits for the brokers to have it.
 func setQuota(t *testing.T, adm *kadm.Client, key string, v float64) {
 	t.Helper()
-	entity := kadm.ClientQuotaEntity{{Type: "client-id"}} // default client-id
-	set := func(op kadm.AlterClientQuotaOp) error {
-		res, err := adm.AlterClientQuotas(context.Background(), []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: []kadm.AlterClientQuotaOp{op}}})
-		if err != nil {
-			return err
-		}
-		for _, r := range res {
-			if r.Err != nil {
-				return r.Err
-			}
-		}
-		return nil
-	}
-	if err := set(kadm.AlterClientQuotaOp{Key: key, Value: v}); err != nil {
+	if err := alterQuota(adm, key, v, false); err != nil {
 		t.Fatalf("quota %s: %v", key, err)
 	}
 	t.Cleanup(func() {
-		if err := set(kadm.AlterClientQuotaOp{Key: key, Remove: true}); err != nil {
+		if err := alterQuota(adm, key, 0, true); err != nil {
 			t.Errorf("removing quota %s: %v", key, err)
 		}
 		time.Sleep(2 * time.Second)
 	})
 	time.Sleep(2 * time.Second) // quotas reach the brokers through the metadata log
+}
+
+// alterQuota sets (or removes) a default client-id quota.
+func alterQuota(adm *kadm.Client, key string, v float64, remove bool) error {
+	entity := kadm.ClientQuotaEntity{{Type: "client-id"}} // default client-id
+	op := kadm.AlterClientQuotaOp{Key: key, Value: v, Remove: remove}
+	res, err := adm.AlterClientQuotas(context.Background(), []kadm.AlterClientQuotaEntry{{Entity: entity, Ops: []kadm.AlterClientQuotaOp{op}}})
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	return nil
 }
 
 // runTopics lists the topics named after the run, asking the brokers

@@ -58,7 +58,7 @@ func TestPulsar(t *testing.T) {
 		wl := shortWorkload("max-rate", 0, 4)
 		res := runCase(t, urls, cfg, wl, Options{RateSearch: RateSearchOptions{
 			Period: 2 * time.Second,
-			Config: MaxRateConfig{Initial: 750, MaxRate: 3000, Tolerance: 0.1, ConfirmPeriods: 2, MaxPeriods: 30},
+			Config: MaxRateConfig{Initial: 750, MaxRate: 3000, Tolerance: 0.1, ConfirmPeriods: 2, MaxPeriods: 30, Hold: 4 * time.Second},
 		}})
 		rs := res.RateSearch
 		if rs == nil || rs.RateMsgPerSec <= 0 || rs.LowMsgPerSec <= 0 || rs.RateMsgPerSec > 3000 {

@@ -3,9 +3,11 @@ package coordinator
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -23,8 +25,14 @@ import (
 // behind, then bisects between the highest rate held and the lowest rate
 // that fell behind, judging each rate only after a settling period and
 // against thresholds relative to the rate, and it never goes below MinRate.
-// When the bracket is within Tolerance it confirms the rate it found over a
-// few more periods; a confirmation failure reopens the bracket below.
+// When the bracket is within Tolerance it holds the rate it found for a
+// window of Hold (the brokers' write-back: periods of a few seconds judge
+// the page cache and a bookie's write cache, not the disks under them) and
+// judges the window as a whole: the rate published, the queues no longer
+// at its end than at its start, and the corrected p99 latency within
+// MaxLatency. A period in the window that falls clearly behind reopens the
+// bracket below; a window that fails as a whole lowers the rate by
+// StepDown (or to what the window achieved) and holds again.
 
 // RateVerdict is how the search judged one evaluation period.
 type RateVerdict string
@@ -64,8 +72,19 @@ type MaxRateConfig struct {
 	// settling period (default 1).
 	HoldPeriods int
 	// ConfirmPeriods is how many periods the found rate must pass at the
-	// end (default 3).
+	// end, at least (default 3).
 	ConfirmPeriods int
+	// Hold is how long the found rate must hold, judged as one window
+	// after its settling period (default: ConfirmPeriods periods). The
+	// coordinator derives it from the brokers' write-back
+	// (workload.RateHold).
+	Hold time.Duration
+	// MaxLatency bounds the corrected p99 publish latency over the hold
+	// window (0: no bound).
+	MaxLatency time.Duration
+	// StepDown is the fraction a rate that failed its hold is lowered by
+	// before it is held again (default twice Tolerance).
+	StepDown float64
 	// RetryPeriods is how many failed periods in a row a rate may have and
 	// still pass (default 1): a single GC pause or consumer rebalance must
 	// not mark a rate unsustainable, or the bracket closes far below the
@@ -91,6 +110,9 @@ func (c MaxRateConfig) withDefaults() MaxRateConfig {
 	}
 	if c.ConfirmPeriods <= 0 {
 		c.ConfirmPeriods = 3
+	}
+	if c.StepDown <= 0 {
+		c.StepDown = 2 * c.Tolerance
 	}
 	if c.MaxPeriods <= 0 {
 		c.MaxPeriods = workload.RateSearchMaxPeriods
@@ -122,6 +144,10 @@ type RateObservation struct {
 	Pending int64
 	// PublishErrors is failed publishes in the period.
 	PublishErrors int64
+	// Latency is the corrected publish latency (ack - intended send) of
+	// the period's acknowledgements, when the period was part of a hold
+	// (Holding); nil otherwise.
+	Latency *stats.Histogram
 }
 
 type searchMode int
@@ -130,7 +156,7 @@ const (
 	modeRamp    searchMode = iota // doubling until behind
 	modeDescend                   // halving until sustainable (no rate held yet)
 	modeBisect                    // between lo (held) and hi (behind)
-	modeConfirm                   // holding lo to confirm it
+	modeConfirm                   // holding the rate found for Hold
 	modeDone
 )
 
@@ -146,14 +172,23 @@ type MaxRateSearch struct {
 	// the judged ones that were sustainable, failed the failures in a row.
 	atRate, passed, failed int
 	prev                   *RateObservation
-	// Sums over the judged confirmation periods: the result is what the
-	// system achieved there, not the target (a target up to Slack above
-	// capacity still passes, and the achieved rate is the truth).
-	confirmPub, confirmCon float64
-	confirmN               int
-	consumers              bool
-	steps                  []results.RateStep
-	converged              bool
+	// win sums the current hold window: the result is what the system
+	// achieved there, not the target (a target up to Slack above capacity
+	// still passes, and the achieved rate is the truth).
+	win       holdWindow
+	consumers bool
+	steps     []results.RateStep
+	holds     []results.RateHold
+	converged bool
+}
+
+// holdWindow is what the periods of one hold showed, summed.
+type holdWindow struct {
+	elapsed                    time.Duration
+	acked, consumed            float64
+	startPending, startBacklog int64
+	endPending, endBacklog     int64
+	latency                    *stats.Histogram
 }
 
 // NewMaxRateSearch starts a search at cfg.Initial.
@@ -222,23 +257,22 @@ func (s *MaxRateSearch) Observe(o RateObservation) (next float64, done bool) {
 		s.consumers = true
 	}
 	s.atRate++
+	if s.mode == modeConfirm {
+		s.addToWindow(v, o)
+	}
 
 	switch v {
 	case RateSettling:
 	case RateSustainable:
 		s.failed = 0
 		s.passed++
-		if s.mode == modeConfirm {
-			s.confirmPub += o.PublishRate
-			s.confirmCon += o.ConsumeRate
-			s.confirmN++
-		}
-		need := s.cfg.HoldPeriods
-		if s.mode == modeConfirm {
-			need = s.cfg.ConfirmPeriods
-		}
-		if s.passed >= need {
-			s.held()
+		switch {
+		case s.mode != modeConfirm:
+			if s.passed >= s.cfg.HoldPeriods {
+				s.held()
+			}
+		case s.passed >= s.cfg.ConfirmPeriods && s.win.elapsed >= s.cfg.Hold:
+			s.judgeHold()
 		}
 	default:
 		s.failed++
@@ -247,18 +281,97 @@ func (s *MaxRateSearch) Observe(o RateObservation) (next float64, done bool) {
 		}
 	}
 	if s.mode != modeDone && len(s.steps) >= s.cfg.MaxPeriods {
-		s.finish(false)
+		s.finishUnconverged()
 	}
 	return s.rate, s.mode == modeDone
+}
+
+// Holding reports whether the next period is part of a hold window (its
+// Latency is then wanted).
+func (s *MaxRateSearch) Holding() bool {
+	return s.mode == modeConfirm && s.atRate >= 1
+}
+
+// addToWindow adds a period at the rate being held to its window; the
+// settling period only marks where the queues stood at the start.
+func (s *MaxRateSearch) addToWindow(v RateVerdict, o RateObservation) {
+	w := &s.win
+	if v == RateSettling {
+		*w = holdWindow{startPending: o.Pending, startBacklog: o.Backlog, endPending: o.Pending, endBacklog: o.Backlog}
+		return
+	}
+	w.elapsed += o.Elapsed
+	w.acked += o.PublishRate * o.Elapsed.Seconds()
+	w.consumed += o.ConsumeRate * o.Elapsed.Seconds()
+	w.endPending, w.endBacklog = o.Pending, o.Backlog
+	if o.Latency != nil {
+		if w.latency == nil {
+			w.latency = stats.NewHistogram()
+		}
+		w.latency.Merge(o.Latency)
+	}
+}
+
+// judgeHold judges the hold window as a whole: a dip inside it that the
+// system made up for passes, a rate it kept only by letting its queues or
+// its latency grow does not.
+func (s *MaxRateSearch) judgeHold() {
+	w, r := s.win, s.rate
+	sec := w.elapsed.Seconds()
+	h := results.RateHold{
+		TargetMsgPerSec: r, Seconds: sec,
+		PublishMsgPerSec: w.acked / sec, ConsumeMsgPerSec: w.consumed / sec,
+		PendingGrowth: w.endPending - w.startPending, BacklogGrowth: w.endBacklog - w.startBacklog,
+	}
+	if w.latency != nil && w.latency.Count() > 0 {
+		h.CorrectedP99Ms = float64(w.latency.ValueAtPercentile(99)) / 1000
+	}
+	allowed := s.cfg.Slack * r * sec
+	var why []string
+	if h.PublishMsgPerSec < (1-s.cfg.Slack)*r {
+		why = append(why, fmt.Sprintf("published %.0f of %.0f msg/s", h.PublishMsgPerSec, r))
+	}
+	if float64(h.PendingGrowth) > allowed {
+		why = append(why, fmt.Sprintf("the producers' pending messages grew by %d", h.PendingGrowth))
+	}
+	if s.consumers && float64(h.BacklogGrowth) > allowed && h.ConsumeMsgPerSec < (1-s.cfg.Slack)*math.Min(r, h.PublishMsgPerSec) {
+		why = append(why, fmt.Sprintf("the consumers' backlog grew by %d", h.BacklogGrowth))
+	}
+	if b := s.cfg.MaxLatency; b > 0 && h.CorrectedP99Ms > float64(b.Microseconds())/1000 {
+		why = append(why, fmt.Sprintf("corrected p99 %.1f ms above the bound of %.1f ms", h.CorrectedP99Ms, float64(b.Microseconds())/1000))
+	}
+	if len(why) == 0 {
+		h.Verdict = "held"
+		s.holds = append(s.holds, h)
+		achieved := h.PublishMsgPerSec
+		if s.consumers {
+			achieved = math.Min(achieved, h.ConsumeMsgPerSec)
+		}
+		s.lo = r
+		s.mode = modeDone
+		s.converged = true
+		s.rate = clampRate(math.Min(r, achieved), s.cfg)
+		return
+	}
+	h.Verdict, h.Reason = "failed", strings.Join(why, "; ")
+	s.holds = append(s.holds, h)
+	// The bracket's low end was judged on short periods, which this hold
+	// has just overruled: nothing below is known to hold.
+	s.hi, s.lo = r, 0
+	next := math.Min(r*(1-s.cfg.StepDown), h.PublishMsgPerSec)
+	if s.consumers {
+		next = math.Min(next, h.ConsumeMsgPerSec)
+	}
+	if next < s.cfg.MinRate {
+		s.finishUnconverged()
+		return
+	}
+	s.setRate(next)
 }
 
 // held: the current rate passed its periods.
 func (s *MaxRateSearch) held() {
 	r := s.rate
-	if s.mode == modeConfirm {
-		s.finish(true)
-		return
-	}
 	s.lo = math.Max(s.lo, r)
 	switch {
 	case s.hi == 0 && r >= s.cfg.MaxRate:
@@ -287,7 +400,7 @@ func (s *MaxRateSearch) fellBehind() {
 		if r <= s.cfg.MinRate {
 			// Even the floor falls behind: report it, unconverged, rather
 			// than searching towards 0.
-			s.finish(false)
+			s.finishUnconverged()
 			return
 		}
 		s.mode = modeDescend
@@ -314,22 +427,17 @@ func (s *MaxRateSearch) bisect() {
 func (s *MaxRateSearch) setRate(r float64) {
 	s.rate = clampRate(r, s.cfg)
 	s.atRate, s.passed, s.failed = 0, 0, 0
-	s.confirmPub, s.confirmCon, s.confirmN = 0, 0, 0
+	s.win = holdWindow{}
 }
 
-func (s *MaxRateSearch) finish(converged bool) {
+// finishUnconverged ends the search at the highest rate seen sustainable,
+// or MinRate. (A hold that passed ends it, converged, in judgeHold.)
+func (s *MaxRateSearch) finishUnconverged() {
 	s.mode = modeDone
-	s.converged = converged
+	s.converged = false
 	s.rate = s.cfg.MinRate
 	if s.lo > 0 {
 		s.rate = s.lo
-	}
-	if converged && s.confirmN > 0 {
-		achieved := s.confirmPub / float64(s.confirmN)
-		if s.consumers {
-			achieved = math.Min(achieved, s.confirmCon/float64(s.confirmN))
-		}
-		s.rate = clampRate(math.Min(s.rate, achieved), s.cfg)
 	}
 }
 
@@ -338,10 +446,48 @@ func (s *MaxRateSearch) Result() results.RateSearch {
 	r := results.RateSearch{
 		RateMsgPerSec: s.rate, Converged: s.converged,
 		LowMsgPerSec: s.lo, HighMsgPerSec: s.hi,
+		HoldSeconds: s.cfg.Hold.Seconds(), MaxP99LatencyMs: float64(s.cfg.MaxLatency.Microseconds()) / 1000,
 		Steps: append([]results.RateStep(nil), s.steps...),
+		Holds: append([]results.RateHold(nil), s.holds...),
 	}
 	if s.mode != modeDone {
 		r.RateMsgPerSec = s.lo
 	}
 	return r
+}
+
+// measuredHold judges the measured phase of a max-rate run at rate as the
+// search judged its holds: the producers published the rate, the
+// consumers (subsPerTopic subscriptions per topic, 0 for none) read what
+// was published, nothing failed, and the corrected p99 stayed within
+// maxP99Ms (0: no bound). Slack is the search's. Nil without a measured
+// phase.
+func measuredHold(rate float64, snaps []stats.Snapshot, subsPerTopic, slack, maxP99Ms float64) *results.RateHeld {
+	ms := stats.OfPhase(snaps, stats.PhaseMeasure)
+	if len(ms) == 0 || !(rate > 0) {
+		return nil
+	}
+	m := stats.Merge(ms...)
+	h := &results.RateHeld{TargetMsgPerSec: rate, PublishMsgPerSec: m.Rate(m.Producer.Acked)}
+	if subsPerTopic > 0 {
+		h.ConsumeMsgPerSec = m.Rate(m.Consumer.Total().Received) / subsPerTopic
+	}
+	if m.Producer.CorrectedLatency.Count() > 0 {
+		h.CorrectedP99Ms = float64(m.Producer.CorrectedLatency.ValueAtPercentile(99)) / 1000
+	}
+	var why []string
+	if h.PublishMsgPerSec < (1-slack)*rate {
+		why = append(why, fmt.Sprintf("published %.0f of %.0f msg/s", h.PublishMsgPerSec, rate))
+	}
+	if n := m.Producer.PublishErrors; n > 0 {
+		why = append(why, fmt.Sprintf("%d publishes failed", n))
+	}
+	if subsPerTopic > 0 && h.ConsumeMsgPerSec < (1-slack)*h.PublishMsgPerSec {
+		why = append(why, fmt.Sprintf("consumers read %.0f of the %.0f msg/s published", h.ConsumeMsgPerSec, h.PublishMsgPerSec))
+	}
+	if maxP99Ms > 0 && h.CorrectedP99Ms > maxP99Ms {
+		why = append(why, fmt.Sprintf("corrected p99 %.1f ms above the bound of %.1f ms", h.CorrectedP99Ms, maxP99Ms))
+	}
+	h.Held, h.Reason = len(why) == 0, strings.Join(why, "; ")
+	return h
 }

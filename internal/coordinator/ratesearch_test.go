@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // These tests drive the max-rate search against a simulated system: a queue
@@ -218,5 +222,150 @@ func TestMaxRateConfigErrors(t *testing.T) {
 		if _, err := NewMaxRateSearch(cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
+	}
+}
+
+// writeBackSystem is a broker on a page cache (a fake of the broker, as
+// queueSystem): it accepts up to burstCap msg/s while its dirty pages fit
+// in dirtyCap, and its disk writes them back at diskCap. A rate between
+// diskCap and burstCap is accepted in full until the dirty pages fill up,
+// which takes far longer than a period of a few seconds.
+type writeBackSystem struct {
+	burstCap, diskCap, dirtyCap float64
+	pending, dirty              float64
+}
+
+func (w *writeBackSystem) run(target float64, d time.Duration) RateObservation {
+	sec := d.Seconds()
+	offered := w.pending + target*sec
+	acked := math.Min(offered, math.Min(w.burstCap*sec, w.dirtyCap-w.dirty+w.diskCap*sec))
+	w.pending = offered - acked
+	w.dirty = math.Max(0, w.dirty+acked-w.diskCap*sec)
+	return RateObservation{Elapsed: d, PublishRate: acked / sec, Pending: int64(w.pending)}
+}
+
+// TestMaxRateSearchHoldsThroughWriteBack: a rate the page cache absorbs
+// for a minute is not what the disk sustains. Judged on a few short
+// periods (Hold 0, as before holds) the search reports several times the
+// disk's rate; holding each rate it found for a window as long as the
+// write-back, it reports at most the disk's rate.
+func TestMaxRateSearchHoldsThroughWriteBack(t *testing.T) {
+	const disk = 20000
+	run := func(hold time.Duration) results.RateSearch {
+		// 5 M messages of 1 KiB: Linux's dirty_ratio (20 %) of a 24 GiB host.
+		sys := &writeBackSystem{burstCap: 60000, diskCap: disk, dirtyCap: 5e6}
+		s, err := NewMaxRateSearch(MaxRateConfig{Hold: hold, MaxPeriods: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 1000 && !s.Done(); i++ {
+			s.Observe(sys.run(s.Rate(), 5*time.Second))
+		}
+		return s.Result()
+	}
+	short := run(0)
+	if short.RateMsgPerSec < 1.5*disk {
+		t.Fatalf("without a hold the search found %.0f msg/s; the model should fool it (above %d): the test no longer shows the need", short.RateMsgPerSec, int(1.5*disk))
+	}
+	r := run(60 * time.Second)
+	if !r.Converged || r.RateMsgPerSec > disk || r.RateMsgPerSec < 0.8*disk {
+		t.Fatalf("holding for 60 s the search found %.0f msg/s (converged %v), the disk sustains %d; holds: %+v", r.RateMsgPerSec, r.Converged, disk, r.Holds)
+	}
+	last := r.Holds[len(r.Holds)-1]
+	if last.Verdict != "held" || last.Seconds < 60 {
+		t.Fatalf("last hold %+v: want a hold of at least 60 s that held", last)
+	}
+	t.Logf("short periods: %.0f msg/s; held for 60 s: %.0f msg/s in %d periods, %d holds", short.RateMsgPerSec, r.RateMsgPerSec, len(r.Steps), len(r.Holds))
+}
+
+// latencySystem has a capacity it never falls behind below, and a
+// corrected p99 latency that grows as the rate nears it, as a queue's
+// does: base / (1 - rate/capacity).
+type latencySystem struct {
+	queueSystem
+	base time.Duration
+}
+
+func (l *latencySystem) run(target float64, d time.Duration) RateObservation {
+	o := l.queueSystem.run(target, d)
+	p99 := time.Duration(float64(l.base) / math.Max(1-target/l.capacity(), 0.001))
+	h := stats.NewHistogram()
+	for i := 0; i < 99; i++ {
+		h.Record(l.base)
+	}
+	h.Record(p99)
+	h.Record(p99)
+	o.Latency = h
+	return o
+}
+
+// TestMaxRateSearchLatencyBound: the search finds the highest rate whose
+// corrected p99 is within the bound, not the rate where the queues grow.
+func TestMaxRateSearchLatencyBound(t *testing.T) {
+	const capacity = 50000
+	sys := &latencySystem{queueSystem: queueSystem{pubCap: capacity, conCap: capacity}, base: 5 * time.Millisecond}
+	s, err := NewMaxRateSearch(MaxRateConfig{Hold: 30 * time.Second, MaxLatency: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000 && !s.Done(); i++ {
+		s.Observe(sys.run(s.Rate(), 5*time.Second))
+	}
+	r := s.Result()
+	// p99 = 5 ms / (1 - rate/50k) <= 50 ms below 45k msg/s.
+	if !r.Converged || r.RateMsgPerSec > 45000 || r.RateMsgPerSec < 0.75*45000 {
+		t.Fatalf("found %.0f msg/s (converged %v); the bound allows at most 45000; holds: %+v", r.RateMsgPerSec, r.Converged, r.Holds)
+	}
+	last := r.Holds[len(r.Holds)-1]
+	if last.CorrectedP99Ms > 50 || last.Verdict != "held" {
+		t.Fatalf("last hold %+v: want it held within 50 ms", last)
+	}
+	if len(r.Holds) < 2 || r.Holds[0].Verdict != "failed" || !strings.Contains(r.Holds[0].Reason, "above the bound of 50.0 ms") {
+		t.Fatalf("holds %+v: the rate the queues allow must fail its hold on latency first", r.Holds)
+	}
+	if r.MaxP99LatencyMs != 50 || r.HoldSeconds != 30 {
+		t.Fatalf("result states hold %v s and bound %v ms; want 30 and 50", r.HoldSeconds, r.MaxP99LatencyMs)
+	}
+}
+
+func TestMeasuredHold(t *testing.T) {
+	snap := func(phase stats.Phase, acked, received, failed int64, p99 time.Duration) stats.Snapshot {
+		h := stats.NewHistogram()
+		for i := 0; i < 100; i++ {
+			h.Record(p99)
+		}
+		return stats.Snapshot{
+			Workers: 1, Phase: phase, Elapsed: 10 * time.Second,
+			Producer: stats.Producer{Acked: acked, PublishErrors: failed, CorrectedLatency: h},
+			Consumer: stats.Consumer{Subscriptions: map[string]stats.Subscription{"s": {Received: received}}},
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		snaps []stats.Snapshot
+		subs  float64
+		held  bool
+		why   string
+	}{
+		{"held", []stats.Snapshot{snap(stats.PhaseMeasure, 10000, 10000, 0, 20*time.Millisecond)}, 1, true, ""},
+		{"rate search ignored", []stats.Snapshot{
+			snap(stats.PhaseRateSearch, 1, 1, 5, time.Second),
+			snap(stats.PhaseMeasure, 9800, 9800, 0, 20*time.Millisecond)}, 1, true, ""},
+		{"published short", []stats.Snapshot{snap(stats.PhaseMeasure, 9000, 9000, 0, 20*time.Millisecond)}, 1, false, "published 900 of 1000 msg/s"},
+		{"consumers behind", []stats.Snapshot{snap(stats.PhaseMeasure, 10000, 9000, 0, 20*time.Millisecond)}, 1, false, "consumers read 900 of the 1000 msg/s published"},
+		{"two subscriptions keep up", []stats.Snapshot{snap(stats.PhaseMeasure, 10000, 20000, 0, 20*time.Millisecond)}, 2, true, ""},
+		{"produce-only", []stats.Snapshot{snap(stats.PhaseMeasure, 10000, 0, 0, 20*time.Millisecond)}, 0, true, ""},
+		{"failures", []stats.Snapshot{snap(stats.PhaseMeasure, 10000, 10000, 3, 20*time.Millisecond)}, 1, false, "3 publishes failed"},
+		{"latency", []stats.Snapshot{snap(stats.PhaseMeasure, 10000, 10000, 0, 80*time.Millisecond)}, 1, false, "above the bound of 50.0 ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := measuredHold(1000, tc.snaps, tc.subs, 0.05, 50)
+			if h == nil || h.Held != tc.held || !strings.Contains(h.Reason, tc.why) {
+				t.Fatalf("%+v, want held %v with %q", h, tc.held, tc.why)
+			}
+		})
+	}
+	if h := measuredHold(1000, []stats.Snapshot{snap(stats.PhaseRateSearch, 1, 1, 0, 0)}, 1, 0.05, 50); h != nil {
+		t.Fatalf("no measured phase: %+v, want nil", h)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -67,6 +68,15 @@ func (c *coordinator) rateTotals(cs []protocol.CountersResponse) rateTotals {
 func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64, *results.RateSearch, error) {
 	cfg := c.o.RateSearch.Config
 	cfg.Initial = initial
+	if cfg.Hold <= 0 {
+		cfg.Hold = workload.RateHold(c.wl, c.o.Driver.System)
+	}
+	if cfg.MaxLatency <= 0 {
+		cfg.MaxLatency = workload.RateMaxP99Latency(c.wl)
+	}
+	if cfg.MaxPeriods <= 0 {
+		cfg.MaxPeriods = workload.RateSearchPeriods(cfg.Hold)
+	}
 	period := c.o.RateSearch.Period
 	if period <= 0 {
 		period = workload.RateSearchPeriod
@@ -80,19 +90,27 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 			return 0, nil, err
 		}
 	}
-	subsPerTopic := 0.0
-	if n := len(c.plan.Subscriptions); n > 0 {
-		subsPerTopic = float64(n) / float64(c.wl.Topics)
-	}
+	subsPerTopic := c.subsPerTopic()
 	cs, err := c.counters(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
 	prev := c.rateTotals(cs)
+	// While the search holds a rate, every period ends with a cut of the
+	// workers' intervals, so the snapshots collected since the last cut
+	// are exactly the period's, and their latency is its latency.
+	holding, mark, heldLogged := false, 0, 0
 	for {
 		if err := sleep(ctx, period); err != nil {
 			r := s.Result()
 			return 0, &r, err
+		}
+		var latency *stats.Histogram
+		if holding {
+			if latency, mark, err = c.cutLatency(ctx, mark); err != nil {
+				r := s.Result()
+				return 0, &r, err
+			}
 		}
 		cs, err := c.counters(ctx)
 		if err != nil {
@@ -107,6 +125,7 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 			Backlog:       cur.backlog,
 			Pending:       cur.sent - cur.acked - cur.failed,
 			PublishErrors: cur.failed - prev.failed,
+			Latency:       latency,
 		}
 		if subsPerTopic > 0 {
 			obs.ConsumeRate = float64(cur.received-prev.received) / el.Seconds() / subsPerTopic
@@ -116,6 +135,11 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 		next, done := s.Observe(obs)
 		c.logf("rate search: target %.0f msg/s, published %.0f msg/s, pending %d, backlog %d -> %.0f msg/s",
 			before, obs.PublishRate, obs.Pending, obs.Backlog, next)
+		for _, h := range s.holds[heldLogged:] {
+			c.logf("rate search: held %.0f msg/s for %.0f s: published %.0f msg/s, corrected p99 %.1f ms: %s %s",
+				h.TargetMsgPerSec, h.Seconds, h.PublishMsgPerSec, h.CorrectedP99Ms, h.Verdict, h.Reason)
+			heldLogged++
+		}
 		if done {
 			r := s.Result()
 			if !r.Converged {
@@ -146,7 +170,33 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 				return 0, &r, err
 			}
 		}
+		if s.Holding() && !holding {
+			// The hold's first period starts now: cut here.
+			if _, mark, err = c.cutLatency(ctx, 0); err != nil {
+				r := s.Result()
+				return 0, &r, err
+			}
+		}
+		holding = s.Holding()
 	}
+}
+
+// cutLatency closes every worker's interval and returns the corrected
+// publish latency of the rate-search snapshots collected after the first
+// mark ones, and the new mark.
+func (c *coordinator) cutLatency(ctx context.Context, mark int) (*stats.Histogram, int, error) {
+	if err := c.collect(ctx, true); err != nil {
+		return nil, mark, fmt.Errorf("reading the hold's latency: %w", err)
+	}
+	c.collMu.Lock()
+	defer c.collMu.Unlock()
+	h := stats.NewHistogram()
+	for _, sn := range c.snaps[min(mark, len(c.snaps)):] {
+		if sn.Phase == stats.PhaseRateSearch {
+			h.Merge(sn.Producer.CorrectedLatency)
+		}
+	}
+	return h, len(c.snaps), nil
 }
 
 // drainPending stops publishing until every message in flight is
@@ -175,4 +225,28 @@ func (c *coordinator) drainPending(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// judgeMeasuredRate records whether the rate the search found held
+// through the measured phase, with a note when it did not.
+func (c *coordinator) judgeMeasuredRate() {
+	rs := c.res.RateSearch
+	if rs == nil {
+		return
+	}
+	subsPerTopic := c.subsPerTopic()
+	rs.Measured = measuredHold(c.res.MeasuredRate, c.snaps, subsPerTopic, c.o.RateSearch.Config.withDefaults().Slack, rs.MaxP99LatencyMs)
+	if m := rs.Measured; m != nil && !m.Held {
+		c.res.Notes = append(c.res.Notes, fmt.Sprintf("the rate the search found (%.0f msg/s) did not hold through the measured phase: %s", m.TargetMsgPerSec, m.Reason))
+	}
+}
+
+// subsPerTopic is how many subscriptions read each topic (0 for none):
+// what the consumers read is divided by it to compare with what the
+// producers published.
+func (c *coordinator) subsPerTopic() float64 {
+	if n := len(c.plan.Subscriptions); n > 0 {
+		return float64(n) / float64(c.wl.Topics)
+	}
+	return 0
 }

@@ -147,6 +147,9 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 	if b := s.Brokers; b != nil {
 		fmt.Fprintf(w, "%-12s%s; JVM %s\n", "brokers", b.Where, strings.Join(b.JVM, " "))
 	}
+	if rs := s.RateSearch; rs != nil {
+		fmt.Fprintf(w, "%-12s%s\n", "max rate", describeRateSearch(*rs))
+	}
 	printTestbed(w, s.Testbed)
 	if b := s.BrokerResources; b != nil && b.Host != nil && b.Host.CPUVerdict != "" {
 		verdict := b.Host.CPUVerdict
@@ -165,4 +168,27 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 	if reportPath != "" {
 		fmt.Fprintf(w, "report      %s\n", reportPath)
 	}
+}
+
+// describeRateSearch is the max-rate search's outcome in one line: the rate,
+// what it had to hold to count, and whether the measured phase kept it.
+func describeRateSearch(rs results.RateSearch) string {
+	out := fmt.Sprintf("%.0f msg/s", rs.RateMsgPerSec)
+	if !rs.Converged {
+		out += " (the search did not converge)"
+	}
+	if rs.HoldSeconds > 0 {
+		out += fmt.Sprintf(", held %.0f s", rs.HoldSeconds)
+		if rs.MaxP99LatencyMs > 0 {
+			out += fmt.Sprintf(" with corrected p99 within %.0f ms", rs.MaxP99LatencyMs)
+		}
+	}
+	switch m := rs.Measured; {
+	case m == nil:
+	case m.Held:
+		out += "; the measured phase kept it"
+	default:
+		out += "; NOT KEPT in the measured phase: " + m.Reason
+	}
+	return out
 }

@@ -431,7 +431,10 @@ func TestRenderHeadlineOnly(t *testing.T) {
 		RateSearch: &results.RateSearch{RateMsgPerSec: 15000, LowMsgPerSec: 15000, HighMsgPerSec: 20000, Converged: true, Steps: []results.RateStep{
 			{TargetMsgPerSec: 10000, PublishMsgPerSec: 9990, ConsumeMsgPerSec: 9980, Verdict: "sustainable"},
 			{TargetMsgPerSec: 20000, PublishMsgPerSec: 17000, ConsumeMsgPerSec: 16000, Backlog: 30000, Pending: 1200, Verdict: "behind"},
-		}},
+		}, HoldSeconds: 35, MaxP99LatencyMs: 1000, Holds: []results.RateHold{
+			{TargetMsgPerSec: 16000, Seconds: 36, PublishMsgPerSec: 15100, ConsumeMsgPerSec: 15000, PendingGrowth: 40000, CorrectedP99Ms: 2500, Verdict: "failed", Reason: "published 15100 of 16000 msg/s"},
+			{TargetMsgPerSec: 15000, Seconds: 36, PublishMsgPerSec: 15000, ConsumeMsgPerSec: 15000, CorrectedP99Ms: 40, Verdict: "held"},
+		}, Measured: &results.RateHeld{TargetMsgPerSec: 15000, PublishMsgPerSec: 12000, Reason: "published 12000 of 15000 msg/s"}},
 		Truncation: &results.Truncation{SeriesStride: 2, SubscriptionsListed: 100},
 	}
 	var buf bytes.Buffer
@@ -457,6 +460,15 @@ func TestRenderHeadlineOnly(t *testing.T) {
 	}
 	if !strings.Contains(p.text, "Measured at 15,000 msg/s") || !strings.Contains(p.text, "lowest that fell behind 20,000 msg/s") {
 		t.Errorf("rate search outcome missing")
+	}
+	if !strings.Contains(p.text, "held for 35 s as one window with its corrected p99 within 1000 ms") {
+		t.Errorf("the hold and the latency bound are not stated")
+	}
+	if got := strings.Join(p.row(t, "Maximum-rate search", "16,000"), "|"); got != "16,000|36|15,100|15,000|40,000|0|2500|failed: published 15100 of 16000 msg/s" {
+		t.Errorf("hold row %q", got)
+	}
+	if !strings.Contains(p.text, "The rate did not hold through the measured phase: published 12000 of 15000 msg/s.") {
+		t.Errorf("the measured phase's failure to hold the rate is not reported")
 	}
 	if !strings.Contains(p.text, "each time-series point merges 2 intervals") || !strings.Contains(p.text, "were thinned") {
 		t.Errorf("truncation not reported")

@@ -190,9 +190,13 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </section>{{end}}
 
 {{with .RateSearch}}<section><h2>Maximum-rate search</h2>
-<p>Measured at <b>{{rate .RateMsgPerSec}} msg/s</b>{{if not .Converged}} <span class="bad">(search did not converge)</span>{{end}}; highest rate held {{rate .LowMsgPerSec}} msg/s{{if gt .HighMsgPerSec 0.0}}, lowest that fell behind {{rate .HighMsgPerSec}} msg/s{{end}}.</p>
+<p>Measured at <b>{{rate .RateMsgPerSec}} msg/s</b>{{if not .Converged}} <span class="bad">(search did not converge)</span>{{end}}; highest rate held {{rate .LowMsgPerSec}} msg/s{{if gt .HighMsgPerSec 0.0}}, lowest that fell behind {{rate .HighMsgPerSec}} msg/s{{end}}.{{if gt .HoldSeconds 0.0}} A rate counted as sustainable once it held for {{printf "%.0f" .HoldSeconds}} s as one window{{if gt .MaxP99LatencyMs 0.0}} with its corrected p99 within {{ms .MaxP99LatencyMs}} ms{{end}}.{{end}}</p>
+{{with .Measured}}<p>{{if .Held}}The rate held through the measured phase: published {{rate .PublishMsgPerSec}} msg/s, corrected p99 {{ms .CorrectedP99Ms}} ms.{{else}}<span class="bad">The rate did not hold through the measured phase: {{.Reason}}.</span> Its latencies are those of a system past its maximum.{{end}}</p>{{end}}
 {{if .Steps}}<table><thead><tr><th class="n">#</th><th class="n">target msg/s</th><th class="n">publish msg/s</th><th class="n">consume msg/s</th><th class="n">backlog</th><th class="n">pending</th><th class="n">errors</th><th>verdict</th></tr></thead><tbody>
 {{range $i, $s := .Steps}}<tr><td class="n">{{$i}}</td><td class="n">{{rate $s.TargetMsgPerSec}}</td><td class="n">{{rate $s.PublishMsgPerSec}}</td><td class="n">{{rate $s.ConsumeMsgPerSec}}</td><td class="n">{{count $s.Backlog}}</td><td class="n">{{count $s.Pending}}</td><td class="n">{{count $s.PublishErrors}}</td><td>{{$s.Verdict}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{if .Holds}}<p>Hold windows: each rate the search settled on, held and judged as a whole.</p><table><thead><tr><th class="n">target msg/s</th><th class="n">seconds</th><th class="n">publish msg/s</th><th class="n">consume msg/s</th><th class="n">pending growth</th><th class="n">backlog growth</th><th class="n">corrected p99 (ms)</th><th>verdict</th></tr></thead><tbody>
+{{range $h := .Holds}}<tr><td class="n">{{rate $h.TargetMsgPerSec}}</td><td class="n">{{printf "%.0f" $h.Seconds}}</td><td class="n">{{rate $h.PublishMsgPerSec}}</td><td class="n">{{rate $h.ConsumeMsgPerSec}}</td><td class="n">{{count $h.PendingGrowth}}</td><td class="n">{{count $h.BacklogGrowth}}</td><td class="n">{{ms $h.CorrectedP99Ms}}</td><td>{{$h.Verdict}}{{with $h.Reason}}: {{.}}{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
 </section>{{end}}
 

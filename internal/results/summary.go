@@ -123,8 +123,54 @@ type RateSearch struct {
 	// held sustainably and the lowest that fell behind (0 if none did).
 	LowMsgPerSec  float64 `json:"lowMsgPerSec"`
 	HighMsgPerSec float64 `json:"highMsgPerSec"`
+	// HoldSeconds is how long the rate found had to hold, judged as one
+	// window (spec.workload.rateSearch.holdSeconds or the brokers'
+	// write-back window); MaxP99LatencyMs the bound on its corrected p99
+	// publish latency (0: none).
+	HoldSeconds     float64 `json:"holdSeconds,omitempty"`
+	MaxP99LatencyMs float64 `json:"maxP99LatencyMs,omitempty"`
 	// Steps are the evaluation periods, in order.
 	Steps []RateStep `json:"steps,omitempty"`
+	// Holds are the hold windows, in order: the last one held when the
+	// search converged.
+	Holds []RateHold `json:"holds,omitempty"`
+	// Measured says whether the rate found held through the measured
+	// phase.
+	Measured *RateHeld `json:"measured,omitempty"`
+}
+
+// RateHold is one hold window of the rate search: a rate held for
+// HoldSeconds after its settling period and judged as a whole.
+type RateHold struct {
+	TargetMsgPerSec  float64 `json:"targetMsgPerSec"`
+	Seconds          float64 `json:"seconds"`
+	PublishMsgPerSec float64 `json:"publishMsgPerSec"`
+	// ConsumeMsgPerSec is per subscription.
+	ConsumeMsgPerSec float64 `json:"consumeMsgPerSec"`
+	// PendingGrowth and BacklogGrowth are how much the producers' pending
+	// messages and the consumers' backlog (per subscription) grew over
+	// the window.
+	PendingGrowth int64 `json:"pendingGrowth"`
+	BacklogGrowth int64 `json:"backlogGrowth"`
+	// CorrectedP99Ms is the window's p99 publish latency corrected for
+	// coordinated omission.
+	CorrectedP99Ms float64 `json:"correctedP99Ms"`
+	// Verdict is "held" or "failed"; Reason says why a window failed.
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// RateHeld is the measured phase of a max-rate run judged as the search
+// judged its holds: did the system keep the rate found throughout?
+type RateHeld struct {
+	Held             bool    `json:"held"`
+	TargetMsgPerSec  float64 `json:"targetMsgPerSec"`
+	PublishMsgPerSec float64 `json:"publishMsgPerSec"`
+	// ConsumeMsgPerSec is per subscription (0 without consumers).
+	ConsumeMsgPerSec float64 `json:"consumeMsgPerSec,omitempty"`
+	CorrectedP99Ms   float64 `json:"correctedP99Ms"`
+	// Reason says why it did not hold.
+	Reason string `json:"reason,omitempty"`
 }
 
 // RateStep is one evaluation period of the rate search.

@@ -399,13 +399,27 @@ func (w *Worker) SetPhase(req protocol.PhaseRequest) (protocol.PhaseResponse, er
 	defer r.mu.Unlock()
 	seq := r.cutPhaseLocked(time.Now(), stats.Phase(req.Phase))
 	r.startTicker() // consumer-only workers start their intervals here
+	r.resetTickerLocked()
+	return protocol.PhaseResponse{Seq: seq}, nil
+}
+
+// cutLocked closes the interval at now, on the coordinator's request, and
+// restarts the ticker. r.mu is held.
+func (r *run) cutLocked(now time.Time) {
+	r.appendSnap(r.rec.Cut(now))
+	r.phaseCutAt = now
+	r.resetTickerLocked()
+}
+
+// resetTickerLocked restarts the interval ticker after a cut, so the next
+// interval is a whole one on every worker. r.mu is held.
+func (r *run) resetTickerLocked() {
 	if r.tickReset != nil {
 		select {
 		case r.tickReset <- struct{}{}:
 		default:
 		}
 	}
-	return protocol.PhaseResponse{Seq: seq}, nil
 }
 
 // onMonotonic is the wall-clock instant wall as a time with a monotonic
@@ -540,8 +554,13 @@ func (w *Worker) Stats(after uint64, cut bool) (protocol.StatsResponse, error) {
 		return protocol.StatsResponse{}, err
 	}
 	if cut {
+		// A cut is a boundary the coordinator chose (a hold window of the
+		// rate search, the final read): like a phase change, it restarts
+		// the ticker, and a tick that fired just before it is dropped, so
+		// no sliver of an interval follows it and the workers' intervals
+		// keep lining up by Index.
 		r.mu.Lock()
-		r.appendSnap(r.rec.Cut(time.Now()))
+		r.cutLocked(time.Now())
 		r.mu.Unlock()
 	}
 	r.store.Ack(after)

@@ -403,6 +403,23 @@ func TestTickAfterPhaseChangeCutsNoSliver(t *testing.T) {
 	}
 }
 
+// TestTickAfterCutCutsNoSliver: a cut the coordinator asks for (a hold
+// window of the rate search) is a boundary like a phase change: the tick
+// that fired just before it cuts nothing, and the next interval is whole.
+func TestTickAfterCutCutsNoSliver(t *testing.T) {
+	t0 := time.Now()
+	r := &run{rec: stats.NewRecorder("w", stats.PhaseRateSearch, t0), store: stats.NewStore(), interval: 10 * time.Second, metrics: metrics.New()}
+	r.mu.Lock()
+	r.cutLocked(t0.Add(25 * time.Second))
+	r.mu.Unlock()
+	r.onTick(t0.Add(25*time.Second + time.Millisecond)) // fired before the cut
+	r.onTick(t0.Add(35 * time.Second))                  // the reset's tick
+	snaps := r.store.After(0)
+	if len(snaps) != 2 || snaps[1].Index != 1 || snaps[1].Elapsed != 10*time.Second {
+		t.Fatalf("snapshots %+v: want the cut's (index 0) and one whole interval (index 1, 10 s)", snaps)
+	}
+}
+
 // TestStartOnTheMonotonicClock: the load's start, a wall-clock instant
 // from the coordinator, becomes a time with a monotonic reading, and the
 // pacer's intended times keep it.

@@ -252,13 +252,20 @@ func agreementCases(t *testing.T, s apiextensionsv1.JSONSchemaProps) []string {
 		"consumerBacklogSizeGB": "1",
 		"mixed":                 "{}",
 	}
+	// rateSearch needs producerRate 0, which a backlog cannot have: its
+	// fields are tried on a max-rate base, so their bounds are reached.
+	maxRateBase := map[string]string{"messageSize": "1024", "producerRate": "0"}
 	withField := func(path []string, value string) string {
 		var b strings.Builder
-		for _, k := range sortedKeys(base) {
+		on := base
+		if path[0] == "rateSearch" {
+			on = maxRateBase
+		}
+		for _, k := range sortedKeys(on) {
 			if k == path[0] {
 				continue
 			}
-			fmt.Fprintf(&b, "%s: %s\n", k, base[k])
+			fmt.Fprintf(&b, "%s: %s\n", k, on[k])
 		}
 		if len(path) == 1 {
 			fmt.Fprintf(&b, "%s: %s\n", path[0], value)
@@ -314,6 +321,11 @@ func agreementCases(t *testing.T, s apiextensionsv1.JSONSchemaProps) []string {
 					}
 				}
 			}
+		}
+	}
+	for _, rate := range []string{"", "producerRate: 0\n", "producerRate: 1000\n"} {
+		for _, rs := range []string{"rateSearch: {}\n", "rateSearch: null\n", "rateSearch: {holdSeconds: 3}\n", "rateSearch: {maxP99LatencyMs: 50}\n"} {
+			docs = append(docs, "messageSize: 1\n"+rate+rs)
 		}
 	}
 	return docs

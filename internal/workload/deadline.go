@@ -46,12 +46,14 @@ func DrainTimeout(w v1alpha1.WorkloadSpec) time.Duration {
 	return max(DefaultDrainTimeout, BacklogBuildTime(w))
 }
 
-// RateSearchTime bounds the max-rate search (0 for a fixed producerRate).
+// RateSearchTime bounds the max-rate search (0 for a fixed producerRate):
+// its budget of periods (RateSearchPeriods) for the longest hold w may
+// have.
 func RateSearchTime(w v1alpha1.WorkloadSpec) time.Duration {
 	if !IsMaxRate(w) {
 		return 0
 	}
-	return RateSearchMaxPeriods * RateSearchPeriod
+	return time.Duration(RateSearchPeriods(maxRateHold(w))) * RateSearchPeriod
 }
 
 // Estimate is the longest a healthy run of w takes: warm-up, the rate

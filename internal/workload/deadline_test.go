@@ -10,6 +10,7 @@ import (
 )
 
 func f(v float64) *float64 { return &v }
+func i32(v int32) *int32   { return &v }
 
 func TestEstimate(t *testing.T) {
 	// OMB's 1-topic-100-partitions-1kb-4p-4c-200k-backlog: 512 GiB at
@@ -30,9 +31,12 @@ func TestEstimate(t *testing.T) {
 		{"defaults: 1 + 5 minutes",
 			v1alpha1.WorkloadSpec{MessageSize: 100, ProducerRate: 500},
 			margin(16 * time.Minute)},
-		{"max-rate search: 200 periods of 3 s",
+		{"max-rate search: 200 periods of 3 s and 4 holds of Pulsar's 60 s, each after a settling period",
 			v1alpha1.WorkloadSpec{MessageSize: 100, WarmupDurationMinutes: f(1), TestDurationMinutes: f(5)},
-			margin(16*time.Minute + 10*time.Minute)},
+			margin(16*time.Minute + 10*time.Minute + 4*(60*time.Second+3*time.Second))},
+		{"max-rate search with a named hold: 4 holds of 10 s, rounded up to periods",
+			v1alpha1.WorkloadSpec{MessageSize: 100, WarmupDurationMinutes: f(1), TestDurationMinutes: f(5), RateSearch: &v1alpha1.RateSearchSpec{HoldSeconds: i32(10)}},
+			margin(16*time.Minute + 10*time.Minute + 4*(12*time.Second+3*time.Second))},
 		{"short backlog: build twice + 2 min, 30 min drain",
 			v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 1024, ConsumerBacklogSizeGB: f(1.0 / 1024), WarmupDurationMinutes: f(0), TestDurationMinutes: f(1)},
 			margin(11*time.Minute + 2*time.Minute + 2*time.Second + 30*time.Minute)},

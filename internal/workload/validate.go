@@ -129,6 +129,21 @@ func Validate(w v1alpha1.WorkloadSpec, fldPath *field.Path) field.ErrorList {
 				"must be at least 1: catch-up subscriptions per topic; set it to 1 or more, or remove it for the default (1)"))
 		}
 	}
+	if rs := w.RateSearch; rs != nil {
+		p := fldPath.Child("rateSearch")
+		if w.ProducerRate != 0 {
+			errs = append(errs, field.Invalid(p, "set",
+				"tunes the maximum-rate search, which runs only with producerRate 0; set producerRate to 0 or remove rateSearch"))
+		}
+		if h := rs.HoldSeconds; h != nil && (*h < 3 || *h > 600) {
+			errs = append(errs, field.Invalid(p.Child("holdSeconds"), *h,
+				"must be 3..600: seconds the rate found must hold, e.g. 35; remove it for the default (the brokers' write-back window)"))
+		}
+		if l := rs.MaxP99LatencyMs; l != nil && (!(*l > 0) || math.IsInf(*l, 0)) {
+			errs = append(errs, field.Invalid(p.Child("maxP99LatencyMs"), *l,
+				"must be more than 0: the bound, in ms, on the corrected p99 publish latency of a sustainable rate, e.g. 100; remove it for the default (1000)"))
+		}
+	}
 	return errs
 }
 

@@ -126,6 +126,20 @@ func TestValidate(t *testing.T) {
 			"spec.workload.consumerBacklogSizeGB", field.ErrorTypeRequired, "mixed needs consumerBacklogSizeGB > 0"},
 		{"mixed catch-up 0", func(w *v1alpha1.WorkloadSpec) { w.Mixed.CatchUpSubscriptionsPerTopic = 0 },
 			"spec.workload.mixed.catchUpSubscriptionsPerTopic", field.ErrorTypeInvalid, "must be at least 1"},
+		{"rateSearch on a max-rate run", func(w *v1alpha1.WorkloadSpec) {
+			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, nil, nil
+			w.RateSearch = &v1alpha1.RateSearchSpec{HoldSeconds: ptr[int32](3), MaxP99LatencyMs: ptr(50.0)}
+		}, "", "", ""},
+		{"rateSearch with a fixed rate", func(w *v1alpha1.WorkloadSpec) { w.RateSearch = &v1alpha1.RateSearchSpec{} },
+			"spec.workload.rateSearch", field.ErrorTypeInvalid, "set producerRate to 0 or remove rateSearch"},
+		{"rateSearch hold too short", func(w *v1alpha1.WorkloadSpec) {
+			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, nil, nil
+			w.RateSearch = &v1alpha1.RateSearchSpec{HoldSeconds: ptr[int32](2)}
+		}, "spec.workload.rateSearch.holdSeconds", field.ErrorTypeInvalid, "must be 3..600"},
+		{"rateSearch latency bound 0", func(w *v1alpha1.WorkloadSpec) {
+			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, nil, nil
+			w.RateSearch = &v1alpha1.RateSearchSpec{MaxP99LatencyMs: ptr(0.0)}
+		}, "spec.workload.rateSearch.maxP99LatencyMs", field.ErrorTypeInvalid, "must be more than 0"},
 		// OMB: randomized payloads win and payloadFile is not read.
 		{"payloadFile with randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data"; w.UseRandomizedPayloads = true }, "", "", ""},
 		{"payloadFile without randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data" }, "", "", ""},
