@@ -54,6 +54,11 @@ type Host struct {
 	// busy on average over the window (/proc/stat: everything but idle and
 	// iowait, by any process); ToolCPUCores is the load generator's share
 	// of that (LocalOptions.ToolPids).
+	//
+	// In a cluster (Node set) these are the busiest of the brokers' nodes,
+	// from the kubelets' cAdvisor through Prometheus; ToolCPUCores is then
+	// not known (the load generator runs on other nodes).
+	Node         string   `json:"node,omitempty"`
 	CPUs         int      `json:"cpus,omitempty"`
 	CPUBusyCores *float64 `json:"cpuBusyCores,omitempty"`
 	ToolCPUCores *float64 `json:"toolCpuCores,omitempty"`
@@ -91,13 +96,17 @@ func (h *Host) JudgeCPU(brokers *float64) {
 		}
 		parts += fmt.Sprintf(", everything else %.2f", max(0, other))
 	}
+	whose := "the host's CPUs"
+	if h.Node != "" {
+		whose = fmt.Sprintf("the CPUs of node %s (the busiest of the brokers' nodes)", h.Node)
+	}
 	h.CPUBound = share >= CPUBoundShare
 	if h.CPUBound {
-		h.CPUVerdict = fmt.Sprintf("the host's CPUs were %.0f %% busy over the measured phase (%.2f of %d cores%s), at or above %.0f %%: runnable threads waited for a CPU, so the latencies are the host's as much as the broker's; compare them only with runs on the same host, or give the brokers more cores or less load",
-			share*100, busy, h.CPUs, parts, CPUBoundShare*100)
+		h.CPUVerdict = fmt.Sprintf("%s were %.0f %% busy over the measured phase (%.2f of %d cores%s), at or above %.0f %%: runnable threads waited for a CPU, so the latencies are the host's as much as the broker's; compare them only with runs on the same host, or give the brokers more cores or less load",
+			whose, share*100, busy, h.CPUs, parts, CPUBoundShare*100)
 	} else {
-		h.CPUVerdict = fmt.Sprintf("the host's CPUs were %.0f %% busy over the measured phase (%.2f of %d cores%s), below %.0f %%: the CPU did not set the latency",
-			share*100, busy, h.CPUs, parts, CPUBoundShare*100)
+		h.CPUVerdict = fmt.Sprintf("%s were %.0f %% busy over the measured phase (%.2f of %d cores%s), below %.0f %%: the CPU did not set the latency",
+			whose, share*100, busy, h.CPUs, parts, CPUBoundShare*100)
 	}
 }
 

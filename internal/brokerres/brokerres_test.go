@@ -217,3 +217,33 @@ func TestJudgeCPU(t *testing.T) {
 		})
 	}
 }
+
+func TestBusiestNode(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		cpus, busy, brokers map[string]float64
+		node                string
+		bound               bool
+		verdict             string
+	}{
+		{"none", nil, nil, nil, "", false, ""},
+		{"no busy series", map[string]float64{"a": 8}, nil, nil, "", false, ""},
+		{"the busiest share, not the most cores", map[string]float64{"a": 16, "b": 4}, map[string]float64{"a": 10, "b": 3.6}, map[string]float64{"a": 8, "b": 3},
+			"b", true, "node b (the busiest of the brokers' nodes) were 90 % busy over the measured phase (3.60 of 4 cores: brokers 3.00, everything else 0.60)"},
+		{"quiet", map[string]float64{"a": 8}, map[string]float64{"a": 2}, map[string]float64{"a": 1.5}, "a", false, "were 25 % busy"},
+		{"brokers' share unknown", map[string]float64{"a": 8}, map[string]float64{"a": 2}, nil, "a", false, "(2.00 of 8 cores)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := busiest(tc.cpus, tc.busy, tc.brokers)
+			if tc.node == "" {
+				if h != nil {
+					t.Fatalf("%+v, want nil", h)
+				}
+				return
+			}
+			if h == nil || h.Node != tc.node || h.CPUBound != tc.bound || !strings.Contains(h.CPUVerdict, tc.verdict) {
+				t.Fatalf("%+v, want node %s bound %v with %q", h, tc.node, tc.bound, tc.verdict)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ const (
 	MetricContainerFSWrite = "container_fs_writes_bytes_total"
 	MetricContainerNetIn   = "container_network_receive_bytes_total"
 	MetricContainerNetOut  = "container_network_transmit_bytes_total"
+	MetricMachineCPUs      = "machine_cpu_cores"
 	MetricProcessCPU       = "process_cpu_seconds_total"
 	MetricJVMGC            = "jvm_gc_collection_seconds_sum"
 	MetricJournalAdd       = "bookie_journal_JOURNAL_ADD_ENTRY"
@@ -104,9 +105,9 @@ func QueryPrometheus(ctx context.Context, t PromTarget, start, end time.Time) (*
 	r := &Report{Source: SourcePrometheus, Start: start, End: end, Seconds: end.Sub(start).Seconds()}
 	brokers := map[string]*Broker{}
 	for _, q := range t.queries(end.Sub(start)) {
-		vals, err := t.instant(ctx, q.expr, end)
+		vals, err := t.instant(ctx, q.expr, end, "pod")
 		if err == nil && len(vals) == 0 && q.fallback != "" {
-			vals, err = t.instant(ctx, q.fallback, end)
+			vals, err = t.instant(ctx, q.fallback, end, "pod")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("broker resources: asking %s for %s: %w", t.URL, q.name, err)
@@ -137,12 +138,73 @@ func QueryPrometheus(ctx context.Context, t PromTarget, start, end time.Time) (*
 	}
 	r.Notes = append(r.Notes, "GC pause is the JVMs' collection time (jvm_gc_collection_seconds), which for a concurrent collector also counts work done beside the application")
 	r.totals()
+	host, err := t.busiestNode(ctx, end.Sub(start), end)
+	if err != nil {
+		return nil, fmt.Errorf("broker resources: asking %s for the brokers' nodes' CPU: %w", t.URL, err)
+	}
+	if host == nil {
+		r.Notes = append(r.Notes, fmt.Sprintf("node CPU: Prometheus has no cAdvisor series of the brokers' nodes (%s and %s{id=\"/\"} with a node label, as the kubelet's ServiceMonitor gives them), so whether the nodes' CPUs set the latency is not known", MetricMachineCPUs, MetricContainerCPU))
+	}
+	r.Host = host
 	return r, nil
 }
 
-// instant runs an instant query at time at and returns its value per pod
-// (NaN and infinite values, e.g. 0/0 of an idle journal, are left out).
-func (t PromTarget) instant(ctx context.Context, expr string, at time.Time) (map[string]float64, error) {
+// busiestNode reads, for each node a broker pod ran on, its CPUs, how
+// many of them were busy over the window (the root cgroup's CPU time, by
+// every process on the node) and the brokers' share of that, and returns
+// the busiest node judged (Host.JudgeCPU); nil when Prometheus has no
+// such series. The nodes come from the node label the kubelet's cAdvisor
+// series carry (prometheus-operator sets it from the kubelet endpoints'
+// target), so no kube-state-metrics is needed.
+func (t PromTarget) busiestNode(ctx context.Context, w time.Duration, at time.Time) (*Host, error) {
+	sel := fmt.Sprintf(`namespace=%q,pod=~%q,container!="",container!="POD"`, t.Namespace, t.Pods)
+	win := fmt.Sprintf("[%ds]", int(math.Round(w.Seconds())))
+	brokerNodes := fmt.Sprintf(`group by (node) (%s{%s})`, MetricContainerCPU, sel)
+	cpus, err := t.instant(ctx, fmt.Sprintf(`max by (node) (%s) and on (node) %s`, MetricMachineCPUs, brokerNodes), at, "node")
+	if err != nil {
+		return nil, err
+	}
+	busy, err := t.instant(ctx, fmt.Sprintf(`sum by (node) (rate(%s{id="/"}%s)) and on (node) %s`, MetricContainerCPU, win, brokerNodes), at, "node")
+	if err != nil {
+		return nil, err
+	}
+	brokers, err := t.instant(ctx, fmt.Sprintf(`sum by (node) (rate(%s{%s}%s))`, MetricContainerCPU, sel, win), at, "node")
+	if err != nil {
+		return nil, err
+	}
+	return busiest(cpus, busy, brokers), nil
+}
+
+// busiest picks the node with the largest busy share of its CPUs and
+// judges it; nil when no node has both figures.
+func busiest(cpus, busy, brokers map[string]float64) *Host {
+	var best *Host
+	bestShare := -1.0
+	for node, n := range cpus {
+		b, ok := busy[node]
+		if !ok || n < 1 {
+			continue
+		}
+		if share := b / n; share > bestShare {
+			bestShare = share
+			best = &Host{Node: node, CPUs: int(math.Round(n)), CPUBusyCores: f(b)}
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	var on *float64
+	if v, ok := brokers[best.Node]; ok {
+		on = f(v)
+	}
+	best.JudgeCPU(on)
+	return best
+}
+
+// instant runs an instant query at time at and returns its value per
+// value of label (pod, node); NaN and infinite values, e.g. 0/0 of an idle
+// journal, are left out.
+func (t PromTarget) instant(ctx context.Context, expr string, at time.Time, label string) (map[string]float64, error) {
 	u := strings.TrimRight(t.URL, "/") + "/api/v1/query?" + url.Values{
 		"query": {expr}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)},
 	}.Encode()
@@ -182,7 +244,7 @@ func (t PromTarget) instant(ctx context.Context, expr string, at time.Time) (map
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		out[s.Metric["pod"]] = v
+		out[s.Metric[label]] = v
 	}
 	return out, nil
 }

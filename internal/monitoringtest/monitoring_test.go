@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,10 @@ func prometheusBinary(t *testing.T) string {
 
 type target struct {
 	job, addr, pod string
+	// node, for a kubelet's cAdvisor target, is the node label
+	// prometheus-operator gives its series (no namespace or pod label: the
+	// series carry their own).
+	node string
 }
 
 // prometheus runs a real Prometheus scraping targets every second (the
@@ -83,6 +88,10 @@ func startPrometheus(t *testing.T, targets []target) *prometheus {
 		}
 		cfg.WriteString("  static_configs:\n")
 		for _, tg := range jobs[j] {
+			if tg.node != "" {
+				fmt.Fprintf(&cfg, "  - targets: [%q]\n    labels: {node: %q}\n", tg.addr, tg.node)
+				continue
+			}
 			fmt.Fprintf(&cfg, "  - targets: [%q]\n    labels: {namespace: local, pod: %q}\n", tg.addr, tg.pod)
 		}
 	}
@@ -327,12 +336,17 @@ func TestKafkaThroughPrometheus(t *testing.T) {
 
 	var targets []target
 	for i, port := range agentPorts {
-		targets = append(targets, target{"kafka", fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("kafka-%d", i+1)})
+		targets = append(targets, target{job: "kafka", addr: fmt.Sprintf("127.0.0.1:%d", port), pod: fmt.Sprintf("kafka-%d", i+1)})
 	}
 	for i, u := range urls {
-		targets = append(targets, target{"workers", strings.TrimPrefix(u, "http://"), fmt.Sprintf("worker-%d", i)})
+		targets = append(targets, target{job: "workers", addr: strings.TrimPrefix(u, "http://"), pod: fmt.Sprintf("worker-%d", i)})
 	}
-	targets = append(targets, target{"coordinator", ln.Addr().String(), "coordinator"})
+	targets = append(targets, target{job: "coordinator", addr: ln.Addr().String(), pod: "coordinator"})
+	pods := map[string]int{}
+	for i, pid := range k.Pids() {
+		pods[fmt.Sprintf("kafka-%d", i+1)] = pid
+	}
+	targets = append(targets, target{job: "kubelet", addr: standInCAdvisor(t, pods), node: "local-node"})
 	prom := startPrometheus(t, targets)
 
 	// Every broker scraped once before the load: the counters' values
@@ -388,6 +402,14 @@ func TestKafkaThroughPrometheus(t *testing.T) {
 		if b.CPUCores == nil || *b.CPUCores <= 0 {
 			t.Errorf("%s: CPU %v", b.Name, b.CPUCores)
 		}
+	}
+	// The brokers' node, found through their cAdvisor series' node label:
+	// its CPUs, busy at least with the brokers' own CPU time.
+	if h := rep.Host; h == nil || h.Node != "local-node" || h.CPUs != runtime.NumCPU() || h.CPUBusyCores == nil ||
+		*h.CPUBusyCores < 0.9**rep.Total.CPUCores || *h.CPUBusyCores > float64(h.CPUs)*1.05 || !strings.Contains(h.CPUVerdict, "node local-node") {
+		t.Errorf("the brokers' node from cAdvisor: %+v, brokers' CPU %v cores (notes %q)", h, *rep.Total.CPUCores, rep.Notes)
+	} else {
+		t.Logf("node CPU: %s", h.CPUVerdict)
 	}
 
 	// Known without Prometheus: every acknowledged byte reached its
@@ -451,7 +473,7 @@ func TestPulsarThroughPrometheus(t *testing.T) {
 		}
 	})
 	urls := startWorkers(t, 2)
-	prom := startPrometheus(t, []target{{"pulsar", strings.TrimPrefix(p.AdminURL(), "http://"), "pulsar-standalone"}})
+	prom := startPrometheus(t, []target{{job: "pulsar", addr: strings.TrimPrefix(p.AdminURL(), "http://"), pod: "pulsar-standalone"}})
 	runID := fmt.Sprintf("monp%d", time.Now().UnixNano()%1e9)
 	rctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
@@ -555,4 +577,50 @@ func isrChanges(k *localbrokers.Kafka) string {
 		}
 	}
 	return b.String()
+}
+
+// standInCAdvisor serves, in the format and with the labels of a real
+// kubelet's /metrics/cadvisor (checked against the local cluster's
+// kubelet), this host's CPU counters: the root cgroup (id="/", every
+// process: /proc/stat less idle and iowait), the machine's CPUs, and one
+// container per broker pod from its JVM's /proc/<pid>/stat. It stands in
+// for the kubelet, which does not run in this test; the figures are the
+// machine's real ones. It returns its address.
+func standInCAdvisor(t *testing.T, pods map[string]int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := func(fields []string) float64 {
+		var sum float64
+		for _, f := range fields {
+			v, _ := strconv.ParseFloat(f, 64)
+			sum += v
+		}
+		return sum / 100 // USER_HZ
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		b, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		cpu := strings.Fields(strings.SplitN(string(b), "\n", 2)[0]) // cpu user nice system idle iowait irq softirq steal
+		busy := ticks(cpu[1:4]) + ticks(cpu[6:9])
+		fmt.Fprintf(w, "machine_cpu_cores{boot_id=\"b\",machine_id=\"m\",system_uuid=\"u\"} %d\n", runtime.NumCPU())
+		fmt.Fprintf(w, "container_cpu_usage_seconds_total{container=\"\",cpu=\"total\",id=\"/\",image=\"\",name=\"\",namespace=\"\",pod=\"\"} %g\n", busy)
+		for pod, pid := range pods {
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:])) // fields from 3 (state) on
+			fmt.Fprintf(w, "container_cpu_usage_seconds_total{container=\"kafka\",cpu=\"total\",id=\"/kubepods/%s\",image=\"kafka\",name=\"%s\",namespace=\"local\",pod=%q} %g\n",
+				pod, pod, pod, ticks(f[11:13])) // utime, stime
+		}
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
 }
