@@ -107,8 +107,8 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 	for _, n := range runs {
 		if n.Summary.Testbed != nil {
 			for _, m := range runs {
-				fsync, write, topo := testbedCells(m.Summary)
-				t.Testbed = append(t.Testbed, []string{m.Name, fsync, write, topo})
+				fsync50, fsync99, write, topo := testbedCells(m.Summary)
+				t.Testbed = append(t.Testbed, []string{m.Name, fsync50, fsync99, write, topo})
 			}
 			break
 		}
@@ -280,7 +280,7 @@ func (t Table) WriteText(w io.Writer) error {
 	writeGrid(&b, "Throughput", tp)
 	if len(t.Testbed) > 0 {
 		b.WriteString("\n")
-		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p99 ms", "write MB/s", "topology"}}, t.Testbed...))
+		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p50 ms", "fsync p99 ms", "write MB/s", "topology"}}, t.Testbed...))
 	}
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)

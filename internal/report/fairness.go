@@ -235,16 +235,24 @@ func describeWorkload(w v1alpha1.WorkloadSpec) string {
 	return describe(k.Topics, k.Partitions, k.Size, k.Rate, k.Producers, k.Subs, k.Consumers)
 }
 
-// testbedCells are a run's row of the Testbed table: its slowest
-// disk figures and its topology.
-func testbedCells(s *results.Summary) (fsync, write, topo string) {
-	fsync, write, topo = "–", "–", "–"
+// testbedCells are a run's row of the Testbed table: its slowest disk
+// figures and its topology. The fsync median is the one the testbed flag
+// compares (tails of one disk drift several-fold between probes), with
+// its spread over the probe's rounds (highest / lowest); the p99 is shown beside it.
+func testbedCells(s *results.Summary) (fsync50, fsync99, write, topo string) {
+	fsync50, fsync99, write, topo = "–", "–", "–", "–"
 	tb := s.Testbed
 	if tb == nil {
 		return
 	}
+	if l, _, ok := testbed.SlowestFsync(tb.Nodes); ok {
+		fsync50 = fmt.Sprintf("%.3f", l.P50)
+		if sp := testbed.Spread(l.RoundP50s); sp > 1 {
+			fsync50 += fmt.Sprintf(" (rounds ×%.2f)", sp)
+		}
+	}
 	if v, _, ok := testbed.SlowestFsyncP99(tb.Nodes); ok {
-		fsync = fmt.Sprintf("%.3f", v)
+		fsync99 = fmt.Sprintf("%.3f", v)
 	}
 	if v, ok := testbed.SlowestWriteMBPerSec(tb.Nodes); ok {
 		write = fmt.Sprintf("%.1f", v)

@@ -157,7 +157,7 @@ func TestCompareShowsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := tb.Text()
-	for _, want := range []string{"Testbed (slowest probed volume)", "9.000", "3 brokers, 3 bookies", "Unfair comparison: 1 flags", "flag [testbed] kafka vs pulsar"} {
+	for _, want := range []string{"Testbed (slowest probed volume)", "fsync p50 ms", "2.250", "9.000", "3 brokers, 3 bookies", "Unfair comparison: 1 flags", "flag [testbed] kafka vs pulsar"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}
