@@ -155,3 +155,26 @@ func TestSameClockAppliesNoOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestDrainBound(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		backlog   int64
+		rate      float64
+		remaining time.Duration
+		want      time.Duration
+	}{
+		{"nothing left: the minimum", 0, 1000, 0, MinCatchUpTimeout},
+		{"a backlog read in seconds: the minimum", 5000, 1000, 0, MinCatchUpTimeout},
+		{"twice what the backlog takes at the measured rate", 300000, 1000, 0, 10 * time.Minute},
+		{"no measured rate: the minimum", 300000, 0, 0, MinCatchUpTimeout},
+		{"within the run's deadline, less the reserve", 300000, 1000, 8 * time.Minute, 5 * time.Minute},
+		{"a deadline already too close: no wait", 300000, 1000, time.Minute, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := drainBound(tc.backlog, tc.rate, tc.remaining); got != tc.want {
+				t.Errorf("drainBound(%d, %v, %v) = %v, want %v", tc.backlog, tc.rate, tc.remaining, got, tc.want)
+			}
+		})
+	}
+}

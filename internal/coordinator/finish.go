@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // finish stops the load, waits (bounded) for the consumers to receive every
@@ -63,7 +64,7 @@ func (c *coordinator) finish(ctx context.Context) error {
 // finalDrain waits, after the load stopped, until every subscription has
 // received every acknowledged message of its topic, or has stalled: it
 // received nothing new for CatchUpStall, and what it misses then is lost.
-// Once CatchUpTimeout has passed it also ends for a subscription that
+// Once its bound (CatchUpTimeout, or drainBound) has passed it also ends for a subscription that
 // receives more (it is slow, not losing: what it had not read is
 // reported not consumed); one that receives nothing is waited for until it
 // does or stalls, so a loss is never cut short into "not consumed" nor a
@@ -74,7 +75,27 @@ func (c *coordinator) finalDrain(ctx context.Context) (map[SubscriptionRef]bool,
 		return nil, nil
 	}
 	start := time.Now()
-	deadline := start.Add(c.o.CatchUpTimeout)
+	bound := c.o.CatchUpTimeout
+	if bound <= 0 {
+		cs, err := c.counters(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var backlog int64
+		for _, b := range behindSubscriptions(c.plan.Subscriptions, cs) {
+			backlog = max(backlog, b.acked-b.unique)
+		}
+		var remaining time.Duration
+		if d, ok := ctx.Deadline(); ok {
+			remaining = time.Until(d)
+		}
+		rate := c.measuredConsumeRate()
+		bound = drainBound(backlog, rate, remaining)
+		if backlog > 0 {
+			c.logf("final drain: up to %s for a backlog of %d messages at the measured %.0f msg/s per subscription", bound.Round(time.Second), backlog, rate)
+		}
+	}
+	deadline := start.Add(bound)
 	type progress struct {
 		unique int64
 		at     time.Time
@@ -114,7 +135,7 @@ func (c *coordinator) finalDrain(ctx context.Context) (map[SubscriptionRef]bool,
 			}
 			if len(receiving) > 0 {
 				c.notef("the consumers were still receiving when the final drain's %s ran out: %s; what they had not read is reported not consumed (the backlog at the end), not lost",
-					c.o.CatchUpTimeout, strings.Join(receiving, ", "))
+					bound.Round(time.Second), strings.Join(receiving, ", "))
 			}
 			return unfinished, nil
 		}
@@ -195,4 +216,18 @@ func (c *coordinator) cleanup(topicsCreated, failed bool) error {
 		})
 	}
 	return errors.Join(errs...)
+}
+
+// measuredConsumeRate is what a subscription read per second, on average,
+// in the measured phase (0 without one).
+func (c *coordinator) measuredConsumeRate() float64 {
+	c.collMu.Lock()
+	ms := stats.OfPhase(c.snaps, stats.PhaseMeasure)
+	c.collMu.Unlock()
+	n := len(c.plan.Subscriptions)
+	if len(ms) == 0 || n == 0 {
+		return 0
+	}
+	m := stats.Merge(ms...)
+	return m.Rate(m.Consumer.Total().Received) / float64(n)
 }

@@ -49,9 +49,11 @@ type Options struct {
 	DrainTimeout time.Duration
 	DrainPlateau time.Duration
 	// CatchUpTimeout bounds the wait, after the load stopped, for
-	// consumers that are still receiving (default 2 min): what they have
-	// not read then is reported not consumed, not lost. A timeout is not
-	// an error.
+	// consumers that are still receiving: what they have not read then is
+	// reported not consumed, not lost. A timeout is not an error. Zero
+	// derives it from the run (drainBound): twice the time the backlog at
+	// the stop takes at the rate the subscriptions read in the measured
+	// phase, at least MinCatchUpTimeout, within the run's deadline.
 	CatchUpTimeout time.Duration
 	// CatchUpStall: a subscription that received nothing new for this
 	// long, with acknowledged messages missing, has stopped; what it
@@ -177,15 +179,38 @@ func (o *Options) defaults() {
 	if o.DrainPlateau <= 0 {
 		o.DrainPlateau = 60 * time.Second
 	}
-	if o.CatchUpTimeout <= 0 {
-		o.CatchUpTimeout = 2 * time.Minute
-	}
 	if o.CatchUpStall <= 0 {
 		o.CatchUpStall = DefaultCatchUpStall
 	}
 	if o.Logf == nil {
 		o.Logf = log.Printf
 	}
+}
+
+// MinCatchUpTimeout is the shortest derived final drain: a backlog that
+// the measured rate reads in seconds still gets two minutes, past any
+// rebalance or reconnect.
+const MinCatchUpTimeout = 2 * time.Minute
+
+// drainReserve is what the run keeps of its deadline after the final
+// drain: the final read, the accounting and the cleanup.
+const drainReserve = 3 * time.Minute
+
+// drainBound is how long the final drain waits for subscriptions still
+// receiving: twice the time backlog messages (the largest left to any
+// subscription at the stop) take at rate (msg/s a subscription read in the
+// measured phase), at least MinCatchUpTimeout, and at most what the run's
+// deadline leaves (remaining, 0 for none) after drainReserve.
+func drainBound(backlog int64, rate float64, remaining time.Duration) time.Duration {
+	d := MinCatchUpTimeout
+	if backlog > 0 && rate > 0 {
+		need := time.Duration(2 * float64(backlog) / rate * float64(time.Second))
+		d = max(d, need)
+	}
+	if remaining > 0 {
+		d = min(d, max(remaining-drainReserve, 0))
+	}
+	return d
 }
 
 // DefaultCatchUpStall is how long a subscription may receive nothing new

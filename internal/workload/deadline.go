@@ -15,8 +15,9 @@ import (
 const (
 	// SetupAllowance covers what every run does besides the load: topic
 	// creation, clients, clock offsets, the probe (2 min at most), the
-	// final drain after the load stopped (3 min at most: 2 min for
-	// consumers still receiving, a minute more to tell a stalled one), the
+	// final drain after the load stopped (3 min or more: at least 2 min for
+	// consumers still receiving, a minute more to tell a stalled one; a
+	// larger backlog gets longer, within what the deadline leaves), the
 	// final read and the cleanup (3 min at most).
 	SetupAllowance = 10 * time.Minute
 	// RateSearchPeriod and RateSearchMaxPeriods bound the max-rate search
