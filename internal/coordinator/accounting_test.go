@@ -178,3 +178,26 @@ func TestDrainBound(t *testing.T) {
 		})
 	}
 }
+
+func TestCatchUpStall(t *testing.T) {
+	kafka := func(consumer map[string]string) driver.Config {
+		return driver.Config{System: v1alpha1.SystemKafka, Overrides: &v1alpha1.DriverSpec{Kafka: &v1alpha1.KafkaDriver{Consumer: consumer}}}
+	}
+	for _, tc := range []struct {
+		name string
+		d    driver.Config
+		want time.Duration
+	}{
+		{"Pulsar", driver.Config{System: v1alpha1.SystemPulsar}, DefaultCatchUpStall},
+		{"Kafka, defaults (45 s session)", driver.Config{System: v1alpha1.SystemKafka}, DefaultCatchUpStall},
+		{"Kafka, a shorter session", kafka(map[string]string{"session.timeout.ms": "10000"}), DefaultCatchUpStall},
+		{"Kafka, a 2 min session: the stall outlasts it and the rebalance", kafka(map[string]string{"session.timeout.ms": "120000"}), 135 * time.Second},
+		{"Kafka, invalid overrides: the default", kafka(map[string]string{"session.timeout.ms": "x"}), DefaultCatchUpStall},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := catchUpStall(tc.d); got != tc.want {
+				t.Errorf("catchUpStall = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	kafkadriver "github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -57,7 +58,7 @@ type Options struct {
 	CatchUpTimeout time.Duration
 	// CatchUpStall: a subscription that received nothing new for this
 	// long, with acknowledged messages missing, has stopped; what it
-	// misses is lost (default DefaultCatchUpStall).
+	// misses is lost (default catchUpStall of the driver's settings).
 	CatchUpStall time.Duration
 	// RateSearch tunes the max-rate search (producerRate 0).
 	RateSearch RateSearchOptions
@@ -180,7 +181,7 @@ func (o *Options) defaults() {
 		o.DrainPlateau = 60 * time.Second
 	}
 	if o.CatchUpStall <= 0 {
-		o.CatchUpStall = DefaultCatchUpStall
+		o.CatchUpStall = catchUpStall(o.Driver)
 	}
 	if o.Logf == nil {
 		o.Logf = log.Printf
@@ -212,6 +213,23 @@ func drainBound(backlog int64, rate float64, remaining time.Duration) time.Durat
 	}
 	return d
 }
+
+// catchUpStall is how long a subscription of this run may receive
+// nothing before what it misses is lost: DefaultCatchUpStall, or, for Kafka
+// consumers whose session.timeout.ms the run raised, that timeout plus
+// catchUpRebalance, as long as a group may wait for a gone member and
+// rebalance.
+func catchUpStall(d driver.Config) time.Duration {
+	stall := DefaultCatchUpStall
+	if d.System == v1alpha1.SystemKafka && d.Overrides != nil && d.Overrides.Kafka != nil {
+		stall = max(stall, kafkadriver.ConsumerSessionTimeout(d.Overrides.Kafka.Consumer)+catchUpRebalance)
+	}
+	return stall
+}
+
+// catchUpRebalance is what a consumer group's rebalance takes after its
+// session timeout, at most (a join and a sync round over the brokers).
+const catchUpRebalance = 15 * time.Second
 
 // DefaultCatchUpStall is how long a subscription may receive nothing new
 // after the load stopped before what it misses counts as lost: a minute,

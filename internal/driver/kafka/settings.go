@@ -249,6 +249,18 @@ func defaultConsumerSettings() consumerSettings {
 	}
 }
 
+// ConsumerSessionTimeout is the consumers' session.timeout.ms with the
+// run's overrides (spec.driver.kafka.consumer), or the default when they
+// do not set it or are invalid (the driver refuses them then): how long a
+// group can wait for a member that is gone before it rebalances.
+func ConsumerSessionTimeout(overrides map[string]string) time.Duration {
+	s, err := buildConsumerSettings(overrides)
+	if err != nil {
+		return defaultConsumerSettings().SessionTimeout
+	}
+	return s.SessionTimeout
+}
+
 var consumerKeys = map[string]setter[consumerSettings]{
 	"max.partition.fetch.bytes": func(s *consumerSettings, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
