@@ -545,13 +545,15 @@ func checkDashboards() int {
 	}
 	sort.Strings(found)
 	sort.Strings(missing)
+	if len(missing) > 0 {
+		// Not written then: a run of one system's test (-run) would drop
+		// the other's names from the file the dashboards' test reads.
+		fmt.Fprintf(os.Stderr, "the dashboards use metrics no scrape exposed: %v\n", missing)
+		return 1
+	}
 	out := "# Metric names the dashboards use that a real Prometheus scraped from real\n# brokers and workers (internal/monitoringtest writes this file).\n" + strings.Join(found, "\n") + "\n"
 	if err := os.WriteFile(filepath.Join("..", "dashboards", "testdata", "seen-metrics.txt"), []byte(out), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if len(missing) > 0 {
-		fmt.Fprintf(os.Stderr, "the dashboards use metrics no scrape exposed: %v\n", missing)
 		return 1
 	}
 	return 0
