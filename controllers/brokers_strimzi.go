@@ -3,7 +3,10 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,6 +76,17 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 		return nil, "", err
 	}
 	endpoints, reason := strimziEndpoints(kafka)
+	if endpoints == nil {
+		// Strimzi says only that it waits for its pods; the scheduler says
+		// why a broker pod has no node (the anti-affinity, resources).
+		var pods corev1.PodList
+		if err := b.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(strimzi.BrokerPodLabels(strimzi.ClusterName(run)))); err != nil {
+			return nil, "", err
+		}
+		if why := strimzi.UnschedulableBrokers(pods.Items); why != "" {
+			reason = strings.Join(slices.DeleteFunc([]string{reason, why}, func(s string) bool { return s == "" }), "; ")
+		}
+	}
 	return endpoints, reason, nil
 }
 

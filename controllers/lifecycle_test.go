@@ -335,6 +335,27 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 		Expect(running.Status.Brokers.BootstrapServers).To(Equal(bootstrap))
 	})
 
+	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
+		ns := newNamespace()
+		run := validRun(ns, v1alpha1.SystemKafka)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseProvisioning)
+		// What Strimzi would create for a second broker on a one-node pool,
+		// as the scheduler leaves it (no scheduler runs in envtest).
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: strimzi.ClusterName(run) + "-pool-1", Namespace: ns, Labels: strimzi.BrokerPodLabels(strimzi.ClusterName(run))},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "kafka", Image: testImage}}},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.", LastTransitionTime: metav1.Now()}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(func() string { return getRun(run).Status.Message }).Should(And(
+			ContainSubstring(pod.Name+": 0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules."),
+			ContainSubstring("every broker needs a node of its own")))
+	})
+
 	It("fails when the brokers are not ready within spec.timeouts.provisioning", func() {
 		ns := newNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)

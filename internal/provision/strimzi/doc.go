@@ -11,7 +11,8 @@
 //     metrics read from the metrics ConfigMap;
 //   - one KafkaNodePool (PoolName(run)) whose nodes are both KRaft
 //     controllers and brokers, with the run's replicas, storage,
-//     resources and placement;
+//     resources and placement, and a required pod anti-affinity that
+//     keeps two brokers off one node (Strimzi adds none);
 //   - the metrics ConfigMap (MetricsConfigMapName(run)).
 //
 // Objects are unstructured because Strimzi 1.x serves only

@@ -34,31 +34,39 @@ const (
 	configTransactionMinISR            = "transaction.state.log.min.isr"
 )
 
+// StrimziVersion is the Strimzi release whose rules the builders follow
+// (its install files: ../shared/testdata/strimzi-1.2.0; its Java model,
+// io.strimzi:api, is on Maven Central).
+const StrimziVersion = "1.2.0"
+
 // forbiddenConfigPrefixes are the spec.kafka.config keys Strimzi owns
-// (KafkaClusterSpec.FORBIDDEN_PREFIXES): it compares the lower-cased key
-// with each prefix and drops matches with only a warning in the Kafka's
-// status. The builder refuses them instead, so a run never reports
-// settings its brokers do not have. The ZooKeeper prefixes are left out:
-// Kafka 4 has no ZooKeeper.
+// (KafkaClusterSpec.FORBIDDEN_PREFIXES of StrimziVersion): it compares the
+// lower-cased key with each prefix and drops matches with only a warning
+// in the Kafka's status. The builder refuses them instead, so a run never
+// reports settings its brokers do not have. TestForbiddenListsAreStrimzis
+// reads both lists out of Strimzi's own class, so they cannot drift.
 var forbiddenConfigPrefixes = []string{
 	"listeners", "advertised.", "broker.", "listener.", "host.name", "port",
-	"inter.broker.listener.name", "sasl.", "ssl.", "security.", "password.",
-	"log.dir", "authorizer.", "super.user",
+	"inter.broker.listener.name", "sasl.", "ssl.", "security.", "password.", "log.dir",
+	"zookeeper.connect", "zookeeper.set.acl", "zookeeper.ssl", "zookeeper.clientCnxnSocket", "authorizer.", "super.user",
 	"cruise.control.metrics.topic", "cruise.control.metrics.reporter.bootstrap.servers",
-	"node.id", "process.roles", "controller.", "metadata.log.dir",
+	"node.id", "process.roles", "controller.", "metadata.log.dir", "zookeeper.metadata.migration.enable",
+	"client.quota.callback.static.kafka.admin.", "client.quota.callback.static.produce", "client.quota.callback.static.fetch",
+	"client.quota.callback.static.storage.per.volume.limit.min.available.", "client.quota.callback.static.excluded.principal.name.list",
+	"prometheus.metrics.reporter.", "cordoned.log.dirs",
 }
 
 // forbiddenConfigExceptions are keys under a forbidden prefix that Strimzi
 // passes through (KafkaClusterSpec.FORBIDDEN_PREFIX_EXCEPTIONS), matched
 // exactly.
 var forbiddenConfigExceptions = []string{
-	"sasl.server.max.receive.size",
+	"zookeeper.connection.timeout.ms", "sasl.server.max.receive.size",
 	"ssl.cipher.suites", "ssl.protocol", "ssl.enabled.protocols", "ssl.secure.random.implementation",
-	"cruise.control.metrics.topic.num.partitions", "cruise.control.metrics.topic.replication.factor",
-	"cruise.control.metrics.topic.retention.ms", "cruise.control.metrics.topic.auto.create.retries",
-	"cruise.control.metrics.topic.auto.create.timeout.ms", "cruise.control.metrics.topic.min.insync.replicas",
-	"controller.quorum.election.backoff.max.ms", "controller.quorum.election.timeout.ms",
-	"controller.quorum.fetch.timeout.ms",
+	"cruise.control.metrics.topic.num.partitions", "cruise.control.metrics.topic.replication.factor", "cruise.control.metrics.topic.retention.ms",
+	"cruise.control.metrics.topic.auto.create.retries", "cruise.control.metrics.topic.auto.create.timeout.ms",
+	"cruise.control.metrics.topic.min.insync.replicas",
+	"broker.session.timeout.ms", "broker.heartbeat.interval.ms", "controller.socket.timeout.ms",
+	"controller.quorum.election.backoff.max.ms", "controller.quorum.election.timeout.ms", "controller.quorum.fetch.timeout.ms",
 }
 
 // forbiddenPrefix returns the Strimzi-owned prefix key falls under, or "".

@@ -1,10 +1,17 @@
 package strimzi
 
 import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
 
 func TestKafka(t *testing.T) {
@@ -324,10 +331,66 @@ func TestForbiddenPrefix(t *testing.T) {
 		"log.segment.bytes":                           "",
 		"cruise.control.metrics.topic":                "cruise.control.metrics.topic",
 		"cruise.control.metrics.topic.num.partitions": "",
+		// Strimzi 1.2.0 drops these (they were missing here once) ...
+		"client.quota.callback.static.produce": "client.quota.callback.static.produce",
+		"prometheus.metrics.reporter.enabled":  "prometheus.metrics.reporter.",
+		"cordoned.log.dirs":                    "cordoned.log.dirs",
+		// ... and passes these (they were refused here once).
+		"broker.session.timeout.ms":    "",
+		"broker.heartbeat.interval.ms": "",
+		"controller.socket.timeout.ms": "",
 	}
 	for key, want := range tests {
 		if got := forbiddenPrefix(key); got != want {
 			t.Errorf("forbiddenPrefix(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestForbiddenListsAreStrimzis reads Strimzi's own lists out of its Java
+// model (io.strimzi:api at StrimziVersion, from Maven Central, read with
+// javap) and compares them with the builder's: a Strimzi upgrade that
+// changes them fails here instead of a run reporting settings Strimzi
+// dropped, or refusing ones it allows.
+func TestForbiddenListsAreStrimzis(t *testing.T) {
+	if err := localbrokers.CheckJava(); err != nil {
+		t.Fatal(err)
+	}
+	jar := filepath.Join(t.TempDir(), "api.jar")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// The plugin version is pinned, as in localbrokers.FetchJars.
+	get := exec.CommandContext(ctx, "mvn", "-B", "-q", "org.apache.maven.plugins:maven-dependency-plugin:2.8:get",
+		"-Dartifact=io.strimzi:api:"+StrimziVersion, "-Dtransitive=false", "-Ddest="+jar)
+	if out, err := get.CombinedOutput(); err != nil {
+		t.Fatalf("fetching io.strimzi:api:%s from Maven Central: %v\n%s", StrimziVersion, err, out)
+	}
+	out, err := exec.CommandContext(ctx, "javap", "-constants", "-cp", jar, "io.strimzi.api.kafka.model.kafka.KafkaClusterSpec").CombinedOutput()
+	if err != nil {
+		t.Fatalf("javap: %v\n%s", err, out)
+	}
+	constant := func(name string) []string {
+		re := regexp.MustCompile(`String ` + name + ` = "([^"]*)";`)
+		m := re.FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("KafkaClusterSpec of Strimzi %s has no constant %s:\n%s", StrimziVersion, name, out)
+		}
+		var list []string
+		for _, p := range strings.Split(string(m[1]), ",") {
+			list = append(list, strings.TrimSpace(p))
+		}
+		return list
+	}
+	for _, c := range []struct {
+		name string
+		ours []string
+	}{
+		{"FORBIDDEN_PREFIXES", forbiddenConfigPrefixes},
+		{"FORBIDDEN_PREFIX_EXCEPTIONS", forbiddenConfigExceptions},
+	} {
+		theirs := constant(c.name)
+		if !slices.Equal(slices.Sorted(slices.Values(theirs)), slices.Sorted(slices.Values(c.ours))) {
+			t.Errorf("Strimzi %s's %s:\n  %q\nours:\n  %q", StrimziVersion, c.name, theirs, c.ours)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -119,14 +120,12 @@ func NodePools(run *v1alpha1.BenchmarkRun) ([]*unstructured.Unstructured, error)
 	if r := m.Resources.Broker; len(r.Limits) > 0 || len(r.Requests) > 0 || len(r.Claims) > 0 {
 		spec.Resources = r.DeepCopy()
 	}
-	affinity := affinityWithNodeSelector(m.Placement.Affinity, m.Placement.NodeSelector)
-	if affinity != nil || len(m.Placement.Tolerations) > 0 {
-		pod := &podTemplate{Affinity: affinity}
-		for _, t := range m.Placement.Tolerations {
-			pod.Tolerations = append(pod.Tolerations, *t.DeepCopy())
-		}
-		spec.Template = &nodePoolTemplate{Pod: pod}
+	affinity := withBrokerAntiAffinity(affinityWithNodeSelector(m.Placement.Affinity, m.Placement.NodeSelector), ClusterName(run))
+	pod := &podTemplate{Affinity: affinity}
+	for _, t := range m.Placement.Tolerations {
+		pod.Tolerations = append(pod.Tolerations, *t.DeepCopy())
 	}
+	spec.Template = &nodePoolTemplate{Pod: pod}
 
 	lbls := labels(run)
 	lbls[LabelCluster] = ClusterName(run)
@@ -135,6 +134,39 @@ func NodePools(run *v1alpha1.BenchmarkRun) ([]*unstructured.Unstructured, error)
 		return nil, err
 	}
 	return []*unstructured.Unstructured{pool}, nil
+}
+
+// podLabelBrokerRole is the label Strimzi puts on the pods of a Kafka
+// cluster's broker nodes (io.strimzi.operator.common.model.Labels), beside
+// LabelCluster.
+const podLabelBrokerRole = "strimzi.io/broker-role"
+
+// BrokerPodLabels select the broker pods Strimzi runs for cluster.
+func BrokerPodLabels(cluster string) map[string]string {
+	return map[string]string{LabelCluster: cluster, podLabelBrokerRole: "true"}
+}
+
+// withBrokerAntiAffinity adds a required pod anti-affinity that keeps two
+// brokers of cluster off one node (kubernetes.io/hostname). Strimzi adds
+// none of its own, and two replicas on one machine would make "replicated
+// to N machines before the ack" untrue without anyone noticing; a
+// pool with more brokers than nodes leaves the extra pods Pending, which
+// the run reports, rather than doubling them up. The given affinity is
+// not changed.
+func withBrokerAntiAffinity(affinity *corev1.Affinity, cluster string) *corev1.Affinity {
+	out := affinity.DeepCopy()
+	if out == nil {
+		out = &corev1.Affinity{}
+	}
+	if out.PodAntiAffinity == nil {
+		out.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	out.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(out.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+		corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: BrokerPodLabels(cluster)},
+			TopologyKey:   corev1.LabelHostname,
+		})
+	return out
 }
 
 // affinityWithNodeSelector returns affinity with nodeSelector folded in as

@@ -41,6 +41,8 @@ func TestNodePools(t *testing.T) {
 		want string
 	}{
 		{
+			// Brokers never share a node: Strimzi adds no anti-affinity of
+			// its own.
 			name: "default managed cluster",
 			run:  newRun(),
 			want: `
@@ -60,6 +62,14 @@ spec:
     type: jbod
     volumes:
     - {id: 0, type: persistent-claim, size: 100Gi, deleteClaim: true, kraftMetadata: shared}
+  template:
+    pod:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {strimzi.io/broker-role: "true", strimzi.io/cluster: run-a}
+            topologyKey: kubernetes.io/hostname
 `,
 		},
 		{
@@ -125,6 +135,9 @@ spec:
         podAntiAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
           - topologyKey: kubernetes.io/hostname
+          - labelSelector:
+              matchLabels: {strimzi.io/broker-role: "true", strimzi.io/cluster: run-a}
+            topologyKey: kubernetes.io/hostname
       tolerations:
       - {key: dedicated, operator: Equal, value: kafka, effect: NoSchedule}
       - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 30}
@@ -159,6 +172,14 @@ spec:
     - {id: 0, type: persistent-claim, size: 1Ti, class: local-nvme, deleteClaim: true, kraftMetadata: shared}
     - {id: 1, type: persistent-claim, size: 1Ti, class: local-nvme, deleteClaim: true}
     - {id: 2, type: persistent-claim, size: 500Gi, class: gp3, deleteClaim: true}
+  template:
+    pod:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {strimzi.io/broker-role: "true", strimzi.io/cluster: run-a}
+            topologyKey: kubernetes.io/hostname
 `,
 		},
 		{
@@ -191,6 +212,11 @@ spec:
             nodeSelectorTerms:
             - matchExpressions:
               - {key: node-pool, operator: In, values: [kafka]}
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {strimzi.io/broker-role: "true", strimzi.io/cluster: run-a}
+            topologyKey: kubernetes.io/hostname
 `,
 		},
 		{
@@ -222,6 +248,9 @@ spec:
         podAntiAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
           - topologyKey: kubernetes.io/hostname
+          - labelSelector:
+              matchLabels: {strimzi.io/broker-role: "true", strimzi.io/cluster: run-a}
+            topologyKey: kubernetes.io/hostname
       tolerations:
       - {key: dedicated, operator: Exists}
 `,
@@ -259,6 +288,14 @@ spec:
     - {id: 0, type: persistent-claim, size: 500Gi, class: topolvm-nvme, deleteClaim: false, kraftMetadata: shared}
   resources:
     requests: {cpu: 3500m}
+  template:
+    pod:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchLabels: {strimzi.io/broker-role: "true", strimzi.io/cluster: kafka-level1-1topic-c0b62577}
+            topologyKey: kubernetes.io/hostname
 `,
 		},
 	}

@@ -2,8 +2,11 @@ package strimzi
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -123,4 +126,24 @@ func int64Field(obj map[string]any, fields ...string) (int64, bool) {
 		return int64(n), n == float64(int64(n))
 	}
 	return 0, false
+}
+
+// UnschedulableBrokers says which of a cluster's broker pods (selected
+// by BrokerPodLabels) the scheduler cannot place, and why, in a sentence
+// for the run's status; "" when none.
+func UnschedulableBrokers(pods []corev1.Pod) string {
+	var out []string
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				out = append(out, fmt.Sprintf("%s: %s", p.Name, c.Message))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	sort.Strings(out)
+	return fmt.Sprintf("broker pods cannot be scheduled (%s); every broker needs a node of its own (a required anti-affinity keeps two off one node, so that replicas are on different machines): add nodes that match spec.cluster.managed.placement, or lower spec.cluster.managed.brokers",
+		strings.Join(out, "; "))
 }

@@ -1,7 +1,10 @@
 package strimzi
 
 import (
+	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // kafkaWith is a Kafka as read from the API server, with the given
@@ -203,6 +206,38 @@ func TestBootstrap(t *testing.T) {
 				t.Errorf("Bootstrap = %q, %v; want %q", got, err, tc.want)
 			case tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr):
 				t.Errorf("Bootstrap = %q, %v\nwant error %s", got, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestUnschedulableBrokers(t *testing.T) {
+	pod := func(name string, conds ...corev1.PodCondition) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name = name
+		p.Status.Conditions = conds
+		return p
+	}
+	unschedulable := func(msg string) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
+	}
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want string
+	}{
+		{"none", nil, ""},
+		{"all placed", []corev1.Pod{pod("k-0", scheduled), pod("k-1")}, ""},
+		{"two brokers, one node", []corev1.Pod{
+			pod("k-1", unschedulable("0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.")),
+			pod("k-0", scheduled),
+		}, "broker pods cannot be scheduled (k-1: 0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.); every broker needs a node of its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := UnschedulableBrokers(tc.pods)
+			if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got %q, want it to start with %q", got, tc.want)
 			}
 		})
 	}
