@@ -21,6 +21,9 @@ import (
 // +kubebuilder:rbac:groups="",resources=services;serviceaccounts;secrets;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// The teardown deletes a release's claims in one call (the chart's
+// StatefulSets leave them behind).
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=deletecollection
 
 // pulsarBrokers deploys Pulsar as a Helm release of the Apache Pulsar chart.
 // Helm runs in the Installer's goroutines; every call here only starts an

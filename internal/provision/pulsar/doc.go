@@ -5,7 +5,9 @@
 // It has three parts:
 //
 //   - pure builders: Values (the chart values of a run), ReleaseName,
-//     AffinityPostRenderer (what the chart's values cannot express), and
+//     the post-renderers (AffinityPostRenderer: what the chart's values
+//     cannot express; BrokerRBACRenderer: the broker's Role and binding
+//     left out, so the operator never grants more than it holds), and
 //     the service addresses ServiceURL and AdminURL;
 //   - Ready, a pure verdict on the release's StatefulSets and init Jobs,
 //     as read by the controller;

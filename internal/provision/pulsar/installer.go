@@ -387,9 +387,7 @@ func (i *Installer) install(ctx context.Context, rel Release) error {
 	// this goroutine for the minutes the pods take.
 	install.Wait = false
 	install.Timeout = i.timeout
-	if r := AffinityPostRenderer(rel.Name, rel.Affinity); r != nil {
-		install.PostRenderer = r
-	}
+	install.PostRenderer = releaseRenderer(rel.Name, rel.Affinity)
 	_, err = install.RunWithContext(ctx, ch, rel.Values)
 	return err
 }

@@ -14,18 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -136,6 +139,12 @@ func newChartRepo(t *testing.T) *chartRepo {
 	if err != nil {
 		t.Fatalf("loading the test chart: %v", err)
 	}
+	return newChartRepoOf(t, ch)
+}
+
+// newChartRepoOf serves ch from a chart repository on loopback.
+func newChartRepoOf(t *testing.T, ch *chart.Chart) *chartRepo {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := chartutil.Save(ch, dir); err != nil {
 		t.Fatalf("packaging the test chart: %v", err)
@@ -485,5 +494,108 @@ func TestInstallerUnknownChartVersion(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
+	}
+}
+
+// upstreamChart is the Apache Pulsar chart 4.7.0 as published, unchanged
+// (../shared/testdata, beside the repository).
+var upstreamChart = filepath.Join("..", "..", "..", "..", "shared", "testdata", "pulsar-chart-4.7.0")
+
+// TestUpstreamChartUnderOperatorRole installs the real chart, through the
+// Installer, as a user that holds only the operator's own ClusterRole
+// (config/rbac/role.yaml, what charts/streambench installs) on a real API
+// server with RBAC, then tears it down with its claims. envtest's admin
+// would hide what a real cluster refuses: a Role granting more than the
+// operator holds (the API server's escalation check), or a verb the
+// teardown needs and the role lacks. No pod starts; what Helm creates and
+// deletes under that role is what is checked.
+func TestUpstreamChartUnderOperatorRole(t *testing.T) {
+	ch, err := loader.LoadDir(upstreamChart)
+	if err != nil {
+		t.Fatalf("loading the upstream chart (../shared/testdata): %v", err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t),
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "..", "shared", "testdata", "prometheus-operator-v0.93.0")}}
+	admin, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping envtest: %v", err)
+		}
+	})
+	cs := kubernetes.NewForConfigOrDie(admin)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const user = "streambench-operator"
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	operator, err := env.AddUser(envtest.User{Name: user}, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	repo := newChartRepoOf(t, ch)
+	repo.unblock()
+	inst := NewInstaller(operator.Config(), InstallerOptions{
+		Chart:    ChartSource{RepoURL: repo.URL, Name: DefaultChartName, Version: DefaultChartVersion},
+		CacheDir: t.TempDir(),
+		Log:      t.Logf,
+	})
+	t.Cleanup(inst.Close)
+	run := newRun(func(r *v1alpha1.BenchmarkRun) { r.UID = "uid-of-run-a" })
+	rel, err := ReleaseFor(run, translate(t, run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inst.StartInstall(rel) {
+		t.Fatal("StartInstall did not start")
+	}
+	if res := waitDone(t, inst, "bench", rel.Name); res.Err != nil {
+		t.Fatalf("installing the upstream chart under the operator's role: %v", res.Err)
+	}
+	for _, name := range []string{rel.Name + "-broker", rel.Name + "-bookie"} {
+		if _, err := cs.AppsV1().StatefulSets("bench").Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("StatefulSet %s: %v", name, err)
+		}
+	}
+	if roles, err := cs.RbacV1().Roles("bench").List(ctx, metav1.ListOptions{}); err != nil || len(roles.Items) != 0 {
+		t.Errorf("Roles in the run's namespace: %v, %v; want none (the broker's is left out)", roles, err)
+	}
+
+	claim := pvc(rel.Name+"-broker-data-"+rel.Name+"-broker-0", map[string]string{"app": DefaultChartName, "release": rel.Name, "component": "broker"})
+	if _, err := cs.CoreV1().PersistentVolumeClaims("bench").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !inst.StartUninstall("bench", rel.Name, true) {
+		t.Fatal("StartUninstall did not start")
+	}
+	if res := waitDone(t, inst, "bench", rel.Name); res.Err != nil {
+		t.Fatalf("tearing down under the operator's role: %v", res.Err)
+	}
+	if obj, err := cs.CoreV1().PersistentVolumeClaims("bench").Get(ctx, claim.Name, metav1.GetOptions{}); !gone(obj, err) {
+		t.Errorf("the release's claim survived the teardown: %v", err)
+	}
+	if obj, err := cs.AppsV1().StatefulSets("bench").Get(ctx, rel.Name+"-broker", metav1.GetOptions{}); !gone[*appsv1.StatefulSet](obj, err) {
+		t.Errorf("broker StatefulSet after the teardown: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/postrender"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -47,14 +48,26 @@ var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
 // Run rewrites the target StatefulSets' documents and passes every other
 // document through as it is, in order.
 func (r *AffinityRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	return eachDocument(rendered, func(doc string) (string, bool, error) {
+		patched, err := r.patch(doc)
+		return patched, err == nil, err
+	})
+}
+
+// eachDocument rewrites every document of a rendered manifest with f, in
+// order; a document f does not keep is left out.
+func eachDocument(rendered *bytes.Buffer, f func(doc string) (out string, keep bool, err error)) (*bytes.Buffer, error) {
 	var out bytes.Buffer
 	for _, doc := range docSeparator.Split(rendered.String(), -1) {
 		if strings.TrimSpace(doc) == "" {
 			continue
 		}
-		patched, err := r.patch(doc)
+		patched, keep, err := f(doc)
 		if err != nil {
 			return nil, err
+		}
+		if !keep {
+			continue
 		}
 		out.WriteString("---")
 		if !strings.HasPrefix(patched, "\n") {
@@ -163,4 +176,70 @@ func nested(obj map[string]any, fields ...string) (map[string]any, bool) {
 		cur = next
 	}
 	return cur, true
+}
+
+// BrokerRBACRenderer leaves out the Role (or ClusterRole) and its binding
+// that the chart always renders for the broker's service account, granting
+// it create, update, patch and delete on pods, services, secrets,
+// deployments and statefulsets. Only the functions worker's Kubernetes
+// runtime uses them, and functions are off here (values.go). An operator
+// may grant only what it holds (the API server refuses a Role that
+// escalates), so installing them would need the operator itself to hold
+// all of that in every namespace it runs in; without them it needs none
+// of it.
+type BrokerRBACRenderer struct {
+	// Drop is the kind/name of each document to leave out.
+	Drop map[string]bool
+}
+
+// NewBrokerRBACRenderer names the broker's RBAC objects of release, as
+// the chart (4.x, templates/broker-cluster-role-binding.yaml) names them
+// with rbac.limit_to_namespace either way.
+func NewBrokerRBACRenderer(release string) *BrokerRBACRenderer {
+	prefix := release + "-" + ComponentBroker
+	return &BrokerRBACRenderer{Drop: map[string]bool{
+		"Role/" + prefix + "-role":                             true,
+		"RoleBinding/" + prefix + "-rolebinding":               true,
+		"ClusterRole/" + prefix + "-clusterrole":               true,
+		"ClusterRoleBinding/" + prefix + "-clusterrolebinding": true,
+	}}
+}
+
+// Run passes every document but the dropped ones through, in order.
+func (r *BrokerRBACRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	return eachDocument(rendered, func(doc string) (string, bool, error) {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			return doc, true, nil // Helm reports unparsable manifests itself
+		}
+		return doc, !r.Drop[head.Kind+"/"+head.Metadata.Name], nil
+	})
+}
+
+// chainRenderer runs post-renderers one after the other (Helm takes one).
+type chainRenderer []postrender.PostRenderer
+
+func (c chainRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	var err error
+	for _, r := range c {
+		if rendered, err = r.Run(rendered); err != nil {
+			return nil, err
+		}
+	}
+	return rendered, nil
+}
+
+// releaseRenderer is the post-render of a release: the broker's RBAC left
+// out, and the placement's affinity when there is one.
+func releaseRenderer(release string, affinity *corev1.Affinity) postrender.PostRenderer {
+	c := chainRenderer{NewBrokerRBACRenderer(release)}
+	if r := AffinityPostRenderer(release, affinity); r != nil {
+		c = append(c, r)
+	}
+	return c
 }

@@ -133,3 +133,36 @@ func TestMergeAffinityKeepsInputs(t *testing.T) {
 		t.Errorf("MergeAffinity changed the placement: %d terms", n)
 	}
 }
+
+func TestBrokerRBACRenderer(t *testing.T) {
+	in := `---
+# Source: pulsar/templates/broker-cluster-role-binding.yaml
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: "run-a-pulsar-broker-rolebinding"
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: "run-a-pulsar-broker-role"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: run-a-pulsar-broker
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: run-b-pulsar-broker-role
+`
+	out, err := releaseRenderer("run-a-pulsar", nil).Run(bytes.NewBufferString(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := docSeparator.Split(out.String(), -1)[1:]
+	if len(docs) != 2 || !strings.Contains(docs[0], "kind: ConfigMap") || !strings.Contains(docs[1], "run-b-pulsar-broker-role") {
+		t.Fatalf("want the ConfigMap and another release's Role left, got:\n%s", out)
+	}
+}
