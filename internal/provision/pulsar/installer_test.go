@@ -205,7 +205,15 @@ func envtestAssets(t *testing.T) string {
 
 func startAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
-	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t)}
+	cfg, _ := startEnv(t)
+	return cfg
+}
+
+// startEnv starts envtest with the CRDs of crdDirs and returns its admin
+// config and the environment (for AddUser).
+func startEnv(t *testing.T, crdDirs ...string) (*rest.Config, *envtest.Environment) {
+	t.Helper()
+	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t), CRDDirectoryPaths: crdDirs}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("starting envtest: %v", err)
@@ -215,7 +223,7 @@ func startAPIServer(t *testing.T) *rest.Config {
 			t.Errorf("stopping envtest: %v", err)
 		}
 	})
-	return cfg
+	return cfg, env
 }
 
 // waitDone polls Result until the operation is done.
@@ -514,17 +522,9 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("loading the upstream chart (../shared/testdata): %v", err)
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t),
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "..", "shared", "testdata", "prometheus-operator-v0.93.0")}}
-	admin, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping envtest: %v", err)
-		}
-	})
+	// The chart renders PodMonitors: their CRD, as kube-prometheus-stack
+	// installs it.
+	admin, env := startEnv(t, filepath.Join("..", "..", "..", "..", "shared", "testdata", "prometheus-operator-v0.93.0"))
 	cs := kubernetes.NewForConfigOrDie(admin)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {

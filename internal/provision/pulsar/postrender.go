@@ -81,7 +81,9 @@ func eachDocument(rendered *bytes.Buffer, f func(doc string) (out string, keep b
 	return &out, nil
 }
 
-func (r *AffinityRenderer) patch(doc string) (string, error) {
+// docHead is the kind and name of a rendered document; false when it does
+// not parse (not ours to judge: Helm reports unparsable manifests itself).
+func docHead(doc string) (kind, name string, ok bool) {
 	var head struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
@@ -89,19 +91,23 @@ func (r *AffinityRenderer) patch(doc string) (string, error) {
 		} `json:"metadata"`
 	}
 	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-		// Not ours to judge: Helm reports unparsable manifests itself.
-		return doc, nil
+		return "", "", false
 	}
-	if head.Kind != "StatefulSet" || !r.StatefulSets[head.Metadata.Name] {
+	return head.Kind, head.Metadata.Name, true
+}
+
+func (r *AffinityRenderer) patch(doc string) (string, error) {
+	kind, name, ok := docHead(doc)
+	if !ok || kind != "StatefulSet" || !r.StatefulSets[name] {
 		return doc, nil
 	}
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-		return "", fmt.Errorf("post-render of StatefulSet %s: %w", head.Metadata.Name, err)
+		return "", fmt.Errorf("post-render of StatefulSet %s: %w", name, err)
 	}
 	podSpec, ok := nested(obj, "spec", "template", "spec")
 	if !ok {
-		return "", fmt.Errorf("post-render of StatefulSet %s: no spec.template.spec", head.Metadata.Name)
+		return "", fmt.Errorf("post-render of StatefulSet %s: no spec.template.spec", name)
 	}
 	var rendered corev1.Affinity
 	if a, ok := podSpec["affinity"]; ok && a != nil {
@@ -110,7 +116,7 @@ func (r *AffinityRenderer) patch(doc string) (string, error) {
 			return "", err
 		}
 		if err := json.Unmarshal(b, &rendered); err != nil {
-			return "", fmt.Errorf("post-render of StatefulSet %s: affinity: %w", head.Metadata.Name, err)
+			return "", fmt.Errorf("post-render of StatefulSet %s: affinity: %w", name, err)
 		}
 	}
 	merged, err := toValue(MergeAffinity(&rendered, r.Affinity))
@@ -208,16 +214,8 @@ func NewBrokerRBACRenderer(release string) *BrokerRBACRenderer {
 // Run passes every document but the dropped ones through, in order.
 func (r *BrokerRBACRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	return eachDocument(rendered, func(doc string) (string, bool, error) {
-		var head struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-			return doc, true, nil // Helm reports unparsable manifests itself
-		}
-		return doc, !r.Drop[head.Kind+"/"+head.Metadata.Name], nil
+		kind, name, ok := docHead(doc)
+		return doc, !ok || !r.Drop[kind+"/"+name], nil
 	})
 }
 
