@@ -536,9 +536,12 @@ func checkDashboards() int {
 	var found, missing []string
 	for n := range used {
 		switch {
+		case strings.HasPrefix(n, "container_") || strings.HasPrefix(n, "node_"):
+			// The kubelet's and node-exporter's: not scraped here (the
+			// test's stand-in kubelet serves some, but it is not the real
+			// exporter), so never listed as seen.
 		case seen[n]:
 			found = append(found, n)
-		case strings.HasPrefix(n, "container_") || strings.HasPrefix(n, "node_"):
 		default:
 			missing = append(missing, n)
 		}
