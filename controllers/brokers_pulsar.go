@@ -52,7 +52,7 @@ func (b pulsarBrokers) release(run *v1alpha1.BenchmarkRun) (pulsar.Release, erro
 	if ok, err := monitoringAvailable(b.Client); err != nil {
 		return rel, err
 	} else if ok {
-		pulsar.EnablePodMonitors(rel.Values, b.monitoring.Labels(run))
+		pulsar.EnablePodMonitors(&rel, b.monitoring.Labels(run))
 	}
 	return rel, nil
 }

@@ -7,7 +7,8 @@
 //   - pure builders: Values (the chart values of a run), ReleaseName,
 //     the post-renderers (AffinityPostRenderer: what the chart's values
 //     cannot express; BrokerRBACRenderer: the broker's Role and binding
-//     left out, so the operator never grants more than it holds), and
+//     left out, so the operator never grants more than it holds;
+//     PodMonitorRenderer: the monitoring labels the chart cannot set), and
 //     the service addresses ServiceURL and AdminURL;
 //   - Ready, a pure verdict on the release's StatefulSets and init Jobs,
 //     as read by the controller;

@@ -35,6 +35,9 @@ type Release struct {
 	// Affinity is merged into the bookie and broker pod templates after
 	// rendering (see AffinityPostRenderer); nil leaves them as rendered.
 	Affinity *corev1.Affinity
+	// MonitorLabels are set on the chart's PodMonitors after rendering
+	// (EnablePodMonitors); nil leaves them as rendered.
+	MonitorLabels map[string]string
 	// Owner is the UID of the run the release is for, kept in the
 	// release's labels (LabelOwner): a release of the same name that
 	// another run, or a user, installed is never taken over or removed.
@@ -387,7 +390,7 @@ func (i *Installer) install(ctx context.Context, rel Release) error {
 	// this goroutine for the minutes the pods take.
 	install.Wait = false
 	install.Timeout = i.timeout
-	install.PostRenderer = releaseRenderer(rel.Name, rel.Affinity)
+	install.PostRenderer = releaseRenderer(rel)
 	_, err = install.RunWithContext(ctx, ch, rel.Values)
 	return err
 }

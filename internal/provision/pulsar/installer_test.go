@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -567,6 +570,9 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the controller does where the PodMonitor CRD is served, with the
+	// label kube-prometheus-stack's Prometheus selects by default.
+	EnablePodMonitors(&rel, map[string]string{"release": "kube-prometheus-stack"})
 	if !inst.StartInstall(rel) {
 		t.Fatal("StartInstall did not start")
 	}
@@ -580,6 +586,25 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	}
 	if roles, err := cs.RbacV1().Roles("bench").List(ctx, metav1.ListOptions{}); err != nil || len(roles.Items) != 0 {
 		t.Errorf("Roles in the run's namespace: %v, %v; want none (the broker's is left out)", roles, err)
+	}
+	// One PodMonitor per deployed component, each selectable by the
+	// Prometheus of kube-prometheus-stack (the chart alone labels them
+	// release: <Pulsar release>).
+	monitors, err := dynamic.NewForConfigOrDie(admin).Resource(schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "podmonitors"}).
+		Namespace("bench").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range monitors.Items {
+		names = append(names, m.GetName())
+		if got := m.GetLabels()["release"]; got != "kube-prometheus-stack" {
+			t.Errorf("PodMonitor %s: release label %q, want kube-prometheus-stack", m.GetName(), got)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{rel.Name + "-autorecovery", rel.Name + "-bookkeeper", rel.Name + "-broker", rel.Name + "-zookeeper"}; !slices.Equal(names, want) {
+		t.Errorf("PodMonitors %v, want %v (none for the proxy, which is off)", names, want)
 	}
 
 	claim := pvc(rel.Name+"-broker-data-"+rel.Name+"-broker-0", map[string]string{"app": DefaultChartName, "release": rel.Name, "component": "broker"})

@@ -3,6 +3,7 @@ package pulsar
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -232,12 +233,49 @@ func (c chainRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	return rendered, nil
 }
 
+// PodMonitorRenderer sets Labels on every PodMonitor of the manifest,
+// replacing a label of the same key the chart rendered (its release:).
+type PodMonitorRenderer struct {
+	Labels map[string]string
+}
+
+// Run relabels the PodMonitor documents and passes the others through.
+func (r *PodMonitorRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	return eachDocument(rendered, func(doc string) (string, bool, error) {
+		if kind, _, ok := docHead(doc); !ok || kind != "PodMonitor" {
+			return doc, true, nil
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			return "", false, fmt.Errorf("post-render of a PodMonitor: %w", err)
+		}
+		meta, ok := nested(obj, "metadata")
+		if !ok {
+			return "", false, errors.New("post-render of a PodMonitor: no metadata")
+		}
+		lbls, _ := meta["labels"].(map[string]any)
+		if lbls == nil {
+			lbls = map[string]any{}
+		}
+		for k, v := range r.Labels {
+			lbls[k] = v
+		}
+		meta["labels"] = lbls
+		body, err := yaml.Marshal(obj)
+		return "\n" + string(body), err == nil, err
+	})
+}
+
 // releaseRenderer is the post-render of a release: the broker's RBAC left
-// out, and the placement's affinity when there is one.
-func releaseRenderer(release string, affinity *corev1.Affinity) postrender.PostRenderer {
-	c := chainRenderer{NewBrokerRBACRenderer(release)}
-	if r := AffinityPostRenderer(release, affinity); r != nil {
+// out, the placement's affinity when there is one, and the monitoring
+// labels on the PodMonitors when there are any.
+func releaseRenderer(rel Release) postrender.PostRenderer {
+	c := chainRenderer{NewBrokerRBACRenderer(rel.Name)}
+	if r := AffinityPostRenderer(rel.Name, rel.Affinity); r != nil {
 		c = append(c, r)
+	}
+	if len(rel.MonitorLabels) > 0 {
+		c = append(c, &PodMonitorRenderer{Labels: rel.MonitorLabels})
 	}
 	return c
 }

@@ -157,7 +157,7 @@ kind: Role
 metadata:
   name: run-b-pulsar-broker-role
 `
-	out, err := releaseRenderer("run-a-pulsar", nil).Run(bytes.NewBufferString(in))
+	out, err := releaseRenderer(Release{Name: "run-a-pulsar"}).Run(bytes.NewBufferString(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -330,25 +330,30 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	return vals, nil
 }
 
-// EnablePodMonitors turns on the chart's PodMonitors of the data-path
-// components in vals (as built by Values) and adds labels to them, e.g.
-// release: <kube-prometheus-stack release> so that its Prometheus selects
-// them. Call it only when the API server serves
+// EnablePodMonitors turns on the chart's PodMonitors of the components a
+// run deploys (zookeeper, bookkeeper, autorecovery, broker: the proxy and
+// toolset are off, and a monitor of theirs would select nothing), and
+// records labels for them, e.g. release: <kube-prometheus-stack release>
+// so that its Prometheus selects them. The chart cannot take those labels
+// through its values: it reads only the global podMonitor.customLabels,
+// and writes them after its own release: <Pulsar release>, so the
+// monitor would carry the key twice. The release's post-render sets them
+// instead (PodMonitorRenderer). Call it only when the API server serves
 // monitoring.coreos.com/v1 PodMonitor.
-func EnablePodMonitors(vals map[string]any, labels map[string]string) {
+func EnablePodMonitors(rel *Release, labels map[string]string) {
 	for _, c := range podMonitorComponents {
-		section, ok := vals[c].(map[string]any)
+		section, ok := rel.Values[c].(map[string]any)
 		if !ok {
 			section = map[string]any{}
-			vals[c] = section
+			rel.Values[c] = section
 		}
-		pm := map[string]any{"enabled": true}
-		if len(labels) > 0 {
-			pm["customLabels"] = stringMap(labels)
-		}
-		section["podMonitor"] = pm
+		section["podMonitor"] = map[string]any{"enabled": deployedMonitors[c]}
 	}
+	rel.MonitorLabels = maps.Clone(labels)
 }
+
+// deployedMonitors are the podMonitorComponents a run deploys.
+var deployedMonitors = map[string]bool{"zookeeper": true, "bookkeeper": true, "autorecovery": true, "broker": true}
 
 // configData merges the durability translation's settings with the
 // user's overlay (the overlay wins), in the key form the image's

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -547,17 +549,19 @@ func TestPrefixedKeysAreTheTranslationsMissingKeys(t *testing.T) {
 
 func TestEnablePodMonitors(t *testing.T) {
 	run := newRun()
-	vals, err := Values(run, translate(t, run))
+	rel, err := ReleaseFor(run, translate(t, run))
 	if err != nil {
 		t.Fatal(err)
 	}
-	EnablePodMonitors(vals, map[string]string{"release": "kps"})
-	want := fromYAML(t, `{enabled: true, customLabels: {release: kps}}`)
-	for _, c := range []string{"zookeeper", "bookkeeper", "autorecovery", "broker"} {
-		got := generic(t, vals[c].(map[string]any)["podMonitor"])
-		if diff := cmp.Diff(want, got); diff != "" {
+	EnablePodMonitors(&rel, map[string]string{"release": "kps"})
+	for c, on := range map[string]bool{"zookeeper": true, "bookkeeper": true, "autorecovery": true, "broker": true, "proxy": false, "toolset": false} {
+		got := generic(t, rel.Values[c].(map[string]any)["podMonitor"])
+		if diff := cmp.Diff(fromYAML(t, fmt.Sprintf("{enabled: %v}", on)), got); diff != "" {
 			t.Errorf("%s.podMonitor (-want +got):\n%s", c, diff)
 		}
+	}
+	if !maps.Equal(rel.MonitorLabels, map[string]string{"release": "kps"}) {
+		t.Errorf("MonitorLabels = %v, want release: kps (set by the post-render)", rel.MonitorLabels)
 	}
 }
 
