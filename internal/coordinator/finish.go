@@ -75,27 +75,8 @@ func (c *coordinator) finalDrain(ctx context.Context) (map[SubscriptionRef]bool,
 		return nil, nil
 	}
 	start := time.Now()
-	bound := c.o.CatchUpTimeout
-	if bound <= 0 {
-		cs, err := c.counters(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var backlog int64
-		for _, b := range behindSubscriptions(c.plan.Subscriptions, cs) {
-			backlog = max(backlog, b.acked-b.unique)
-		}
-		var remaining time.Duration
-		if d, ok := ctx.Deadline(); ok {
-			remaining = time.Until(d)
-		}
-		rate := c.measuredConsumeRate()
-		bound = drainBound(backlog, rate, remaining)
-		if backlog > 0 {
-			c.logf("final drain: up to %s for a backlog of %d messages at the measured %.0f msg/s per subscription", bound.Round(time.Second), backlog, rate)
-		}
-	}
-	deadline := start.Add(bound)
+	var bound time.Duration
+	var deadline time.Time
 	type progress struct {
 		unique int64
 		at     time.Time
@@ -107,9 +88,15 @@ func (c *coordinator) finalDrain(ctx context.Context) (map[SubscriptionRef]bool,
 			return nil, err
 		}
 		now := time.Now()
+		lagging := behindSubscriptions(c.plan.Subscriptions, cs)
+		if deadline.IsZero() {
+			// The first read is the backlog at the stop.
+			bound = c.finalDrainBound(ctx, lagging)
+			deadline = start.Add(bound)
+		}
 		var stalled, waiting, receiving []string
 		unfinished := map[SubscriptionRef]bool{}
-		for _, b := range behindSubscriptions(c.plan.Subscriptions, cs) {
+		for _, b := range lagging {
 			p, ok := seen[b.ref]
 			switch {
 			case !ok: // the stall is timed from the load's stop
@@ -143,6 +130,28 @@ func (c *coordinator) finalDrain(ctx context.Context) (map[SubscriptionRef]bool,
 			return nil, err
 		}
 	}
+}
+
+// finalDrainBound is CatchUpTimeout, or drainBound of the largest backlog
+// left to a subscription at the stop.
+func (c *coordinator) finalDrainBound(ctx context.Context, lagging []behind) time.Duration {
+	if c.o.CatchUpTimeout > 0 {
+		return c.o.CatchUpTimeout
+	}
+	var backlog int64
+	for _, b := range lagging {
+		backlog = max(backlog, b.acked-b.unique)
+	}
+	var remaining time.Duration
+	if d, ok := ctx.Deadline(); ok {
+		remaining = time.Until(d)
+	}
+	rate := c.measuredConsumeRate()
+	bound := drainBound(backlog, rate, remaining)
+	if backlog > 0 {
+		c.logf("final drain: up to %s for a backlog of %d messages at the measured %.0f msg/s per subscription", bound.Round(time.Second), backlog, rate)
+	}
+	return bound
 }
 
 // behind is a subscription that has received fewer distinct messages than

@@ -172,7 +172,7 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 		}
 		if s.Holding() && !holding {
 			// The hold's first period starts now: cut here.
-			if _, mark, err = c.cutLatency(ctx, 0); err != nil {
+			if mark, err = c.cut(ctx); err != nil {
 				r := s.Result()
 				return 0, &r, err
 			}
@@ -181,22 +181,34 @@ func (c *coordinator) searchRate(ctx context.Context, initial float64) (float64,
 	}
 }
 
-// cutLatency closes every worker's interval and returns the corrected
-// publish latency of the rate-search snapshots collected after the first
-// mark ones, and the new mark.
-func (c *coordinator) cutLatency(ctx context.Context, mark int) (*stats.Histogram, int, error) {
+// cut closes every worker's interval and returns how many snapshots are
+// collected: the mark after which the next period's snapshots come.
+func (c *coordinator) cut(ctx context.Context) (int, error) {
 	if err := c.collect(ctx, true); err != nil {
-		return nil, mark, fmt.Errorf("reading the hold's latency: %w", err)
+		return 0, fmt.Errorf("reading the hold's latency: %w", err)
+	}
+	c.collMu.Lock()
+	defer c.collMu.Unlock()
+	return len(c.snaps), nil
+}
+
+// cutLatency cuts, and returns the corrected publish latency of the
+// rate-search snapshots collected after the first mark ones (the period
+// since the last cut), and the new mark.
+func (c *coordinator) cutLatency(ctx context.Context, mark int) (*stats.Histogram, int, error) {
+	next, err := c.cut(ctx)
+	if err != nil {
+		return nil, mark, err
 	}
 	c.collMu.Lock()
 	defer c.collMu.Unlock()
 	h := stats.NewHistogram()
-	for _, sn := range c.snaps[min(mark, len(c.snaps)):] {
+	for _, sn := range c.snaps[min(mark, next):next] {
 		if sn.Phase == stats.PhaseRateSearch {
 			h.Merge(sn.Producer.CorrectedLatency)
 		}
 	}
-	return h, len(c.snaps), nil
+	return h, next, nil
 }
 
 // drainPending stops publishing until every message in flight is
