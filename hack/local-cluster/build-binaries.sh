@@ -25,7 +25,7 @@ mkdir -p "$out"
 K8S_VERSION="$K8S_VERSION" ETCD_VERSION="$ETCD_VERSION" ENVTEST_ASSETS_DIR="$out" "$root/hack/envtest-binaries.sh" >/dev/null
 
 missing=()
-for b in kube-controller-manager kube-scheduler kubelet kubectl; do
+for b in kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
   [ -x "$out/$b" ] || missing+=("k8s.io/kubernetes/cmd/$b")
 done
 if [ ${#missing[@]} -gt 0 ]; then

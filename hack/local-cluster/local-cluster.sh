@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes cluster from source, for the e2e suite on
 # machines without Docker (kind needs a Docker engine and the kindest/node
-# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|load-image
+# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|load-image|check-services
 #
 #   up          build the binaries once (bin/k8s/<version>/), write every
 #               config under the state dir, start etcd, kube-apiserver,
-#               containerd, kube-controller-manager, kube-scheduler, CoreDNS
-#               and the kubelet, and wait until the node is Ready
+#               containerd, kube-controller-manager, kube-scheduler, CoreDNS,
+#               the kubelet and kube-proxy, and wait until the node is Ready
+#               and kube-proxy has written the Service rules
 #   down        stop every process by its own pid, tear down the pods' network
-#               and containerd state, remove the state dir's cluster data
+#               and containerd state, remove every iptables chain kube-proxy
+#               and the kubelet added, remove the state dir's cluster data
 #   status      print each part and whether its pid is alive
 #   load-image  build the streambench image (static binary, no Docker) and
 #               import it into the cluster's containerd
+#   load-strimzi
+#               build Strimzi 0.49.1 from source and its operator and Kafka
+#               images (hack/images/strimzi.sh) and import them
+#   check-services
+#               prove ClusterIP Services work: a pod serving TCP behind a
+#               ClusterIP Service, dialled by IP and by DNS name from another
+#               pod and from itself (hairpin); cleans up after itself
 #
 # Networking, all inside this machine: a CNI bridge cni0 with gateway
 # 10.244.0.1 (pods 10.244.0.0/24) whose address is also the node IP, so pods
-# reach processes on the host (brokers, CoreDNS) there. There is no
-# kube-proxy: the only ClusterIP pods use is the `kubernetes` Service
-# (10.96.0.1:443, what in-cluster clients dial), so that address is put on the
-# host's loopback and kube-apiserver listens on it. Headless Services need no
-# proxy; CoreDNS runs on the host at 10.244.0.1:53 and is the pods' DNS.
+# reach processes on the host (brokers, CoreDNS) there. kube-apiserver listens
+# on the node IP, port 443, which is the `kubernetes` Service's endpoint.
+# kube-proxy (iptables mode) DNATs every ClusterIP (10.96.0.0/16), the
+# `kubernetes` Service's 10.96.0.1:443 too, to its endpoints; br_netfilter
+# (bridge-nf-call-iptables=1) makes the bridge pass pod-to-pod replies through
+# conntrack so the DNAT is undone, and kube-proxy masquerades a pod that
+# reaches itself through its own Service (hairpin). CoreDNS runs on the host
+# at 10.244.0.1:53 and is the pods' DNS.
 set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-1.36.3}"
@@ -39,8 +51,12 @@ NODE_NAME="streambench-local"
 NODE_IP="10.244.0.1"
 POD_CIDR="10.244.0.0/24"
 SERVICE_CIDR="10.96.0.0/16"
+# The `kubernetes` Service's ClusterIP: in the serving certificate, and what
+# an older version of this script put on lo (down removes it).
 API_IP="10.96.0.1"
 API_PORT=443
+PROXY_HEALTHZ="127.0.0.1:10256"
+PROXY_METRICS="127.0.0.1:10249"
 ETCD_PORT=12379
 ETCD_PEER_PORT=12380
 BRIDGE="cni0"
@@ -56,7 +72,7 @@ cni_conf="$state/cni/net.d"
 cni_ipam="$state/cni/ipam"
 
 # Start order; down stops them in reverse.
-parts=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler coredns kubelet)
+parts=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler coredns kubelet kube-proxy)
 
 log() { echo "local-cluster: $*" >&2; }
 die() { echo "local-cluster: $*" >&2; exit 1; }
@@ -173,7 +189,7 @@ kind: Config
 clusters:
 - name: streambench-local
   cluster:
-    server: https://$API_IP:$API_PORT
+    server: https://$NODE_IP:$API_PORT
     certificate-authority: $pki/ca.crt
 users:
 - name: streambench-admin
@@ -212,8 +228,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "$cni_conf"
 EOF
 
-  # No portmap and no ipMasq: no pod uses a host port, nothing leaves the
-  # machine, so the cluster adds no iptables rules.
+  # No portmap and no ipMasq: no pod uses a host port and nothing leaves the
+  # machine; the only iptables rules are kube-proxy's and the kubelet's.
   cat > "$cni_conf/10-streambench.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -301,20 +317,66 @@ setup_network() {
   fi
   has_addr "$BRIDGE" "$NODE_IP/24" || ip addr add "$NODE_IP/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  if ! has_addr lo "$API_IP/32"; then
-    ip addr add "$API_IP/32" dev lo || die "network: cannot add $API_IP to lo"
-    touch "$state/created-api-ip"
+  # 10.96.0.1 is no host address any more (an older version of this script
+  # put it on lo for a kube-apiserver listening there): kube-proxy DNATs it to
+  # the `kubernetes` Service's endpoint, kube-apiserver on the node IP.
+  remove_api_ip
+  # A pod's reply to a pod that dialled a ClusterIP on the same bridge is
+  # switched by cni0, not routed; only br_netfilter hands bridged packets to
+  # iptables, where conntrack undoes kube-proxy's DNAT (without it the client
+  # gets its answer from the endpoint's pod IP instead of the ClusterIP, and
+  # drops it). down restores the setting if up changed it.
+  local nf=/proc/sys/net/bridge/bridge-nf-call-iptables
+  [ -e "$nf" ] || modprobe br_netfilter 2>/dev/null || true
+  [ -e "$nf" ] || die "network: $nf is missing: kube-proxy needs br_netfilter (modprobe br_netfilter)"
+  if [ "$(cat "$nf")" != 1 ]; then
+    echo 1 > "$nf" || die "network: cannot set $nf to 1"
+    touch "$state/set-bridge-nf-call-iptables"
   fi
+}
+
+remove_api_ip() {
+  if has_addr lo "$API_IP/32"; then
+    ip addr del "$API_IP/32" dev lo && log "removed $API_IP from lo" || true
+  fi
+  rm -f "$state/created-api-ip"
 }
 
 teardown_network() {
   if [ -f "$state/created-bridge" ] || has_addr "$BRIDGE" "$NODE_IP/24"; then
     ip link del "$BRIDGE" 2>/dev/null && log "removed bridge $BRIDGE" || true
   fi
-  if has_addr lo "$API_IP/32"; then
-    ip addr del "$API_IP/32" dev lo && log "removed $API_IP from lo" || true
+  remove_api_ip
+  if [ -f "$state/set-bridge-nf-call-iptables" ]; then
+    echo 0 > /proc/sys/net/bridge/bridge-nf-call-iptables && log "bridge-nf-call-iptables back to 0" || true
   fi
-  rm -f "$state/created-bridge" "$state/created-api-ip"
+  rm -f "$state/created-bridge" "$state/set-bridge-nf-call-iptables"
+}
+
+# Every chain kube-proxy and the kubelet add, in iptables and ip6tables; run
+# after both have stopped (they would recreate them), and safe when neither
+# ever ran. kube-proxy --cleanup removes its own chains (iptables, and ipvs
+# and nftables leftovers if any). The kubelet's are KUBE-IPTABLES-HINT
+# (mangle), KUBE-FIREWALL (filter, jumped to from INPUT and OUTPUT) and
+# KUBE-KUBELET-CANARY (mangle, nat, filter); the kubelet never removes them.
+cleanup_iptables() {
+  local out
+  if [ -x "$bin/kube-proxy" ] && ! out="$("$bin/kube-proxy" --cleanup 2>&1)"; then
+    log "kube-proxy --cleanup failed: $(echo "$out" | tail -n 5)"
+  fi
+  local ipt t c
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    while "$ipt" -w -t filter -D INPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+    while "$ipt" -w -t filter -D OUTPUT -j KUBE-FIREWALL 2>/dev/null; do :; done
+    for t in mangle:KUBE-IPTABLES-HINT filter:KUBE-FIREWALL mangle:KUBE-KUBELET-CANARY nat:KUBE-KUBELET-CANARY filter:KUBE-KUBELET-CANARY; do
+      c="${t#*:}" t="${t%%:*}"
+      "$ipt" -w -t "$t" -F "$c" 2>/dev/null && "$ipt" -w -t "$t" -X "$c" 2>/dev/null || true
+    done
+  done
+  local left
+  left="$({ iptables-save 2>/dev/null; ip6tables-save 2>/dev/null; } | grep -c 'KUBE-' || true)"
+  [ "$left" = 0 ] || log "iptables: $left lines still name a KUBE- chain (iptables-save | grep KUBE-)"
 }
 
 # --- images -----------------------------------------------------------------
@@ -365,6 +427,18 @@ load_image() {
   log "imported $E2E_IMG"
 }
 
+# load_strimzi builds Strimzi's cluster operator from source and its
+# operator and Kafka images (hack/images/strimzi.sh; cached after the first
+# build) and imports them under the names Strimzi's install files use.
+load_strimzi() {
+  need_root
+  alive containerd || die "containerd is not running; start the cluster with: $0 up"
+  local dir t
+  dir="$("$root/hack/images/strimzi.sh")" || die "hack/images/strimzi.sh could not build Strimzi's images"
+  for t in "$dir"/images/*.tar; do import_image "$t"; done
+  log "imported Strimzi's images ($(cd "$dir/images" && echo *.tar)); its install files: ${dir#$root/}/dist/install"
+}
+
 # --- up / down / status -----------------------------------------------------
 
 up() {
@@ -387,9 +461,13 @@ up() {
     --unsafe-no-fsync
   wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
+  # The node IP and port are what the `kubernetes` Service's EndpointSlice
+  # names (--advertise-address, --secure-port), where kube-proxy sends
+  # 10.96.0.1:443, so kube-apiserver must listen there (not on 0.0.0.0: this
+  # machine's other interfaces have no business with it).
   start kube-apiserver "$bin/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address "$API_IP" --secure-port "$API_PORT" --advertise-address "$NODE_IP" \
+    --bind-address "$NODE_IP" --secure-port "$API_PORT" --advertise-address "$NODE_IP" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" --token-auth-file "$pki/tokens.csv" \
     --authorization-mode RBAC --allow-privileged=true \
@@ -415,6 +493,24 @@ up() {
   start kubelet "$bin/kubelet" --config "$state/kubelet/config.yaml" --kubeconfig "$kubeconfig" \
     --node-ip "$NODE_IP" --hostname-override "$NODE_NAME" \
     --root-dir "$state/kubelet/root" --cert-dir "$state/kubelet/pki" --v 1
+  # kube-proxy reads its node's IPs from the Node object when it starts (it
+  # waits 30s for one, then goes on without), so it starts once the kubelet
+  # has registered the node.
+  wait_for kubelet 60 kubectl get node "$NODE_NAME"
+  # Mode iptables: iptables v1.8.9 (its nf_tables backend) is what this
+  # machine has and what the kubelet already uses; nftables mode needs the nft
+  # CLI (not installed here) and ipvs the ip_vs kernel module (no
+  # /proc/net/ip_vs here). The conntrack flags at 0 and NodePorts on the node
+  # IP only (not on localhost, so no route_localnet) keep kube-proxy from
+  # changing this machine's sysctls; health and metrics on loopback only.
+  # --bind-address is the node IP kube-proxy assumes, not a listen address.
+  start kube-proxy "$bin/kube-proxy" --kubeconfig "$kubeconfig" \
+    --hostname-override "$NODE_NAME" --bind-address "$NODE_IP" \
+    --proxy-mode iptables --cluster-cidr "$POD_CIDR" --nodeport-addresses primary \
+    --conntrack-max-per-core 0 --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
+    --healthz-bind-address "$PROXY_HEALTHZ" --metrics-bind-address "$PROXY_METRICS"
+  # Healthy, and the first sync written (its healthz answers 200 before that).
+  wait_for kube-proxy 60 proxy_synced
 
   log "waiting up to ${READY_TIMEOUT}s for node $NODE_NAME to be Ready"
   local deadline=$((SECONDS + READY_TIMEOUT)) p
@@ -427,11 +523,26 @@ up() {
   log "node $NODE_NAME Ready after $((SECONDS - t0))s; KUBECONFIG=${kubeconfig#$root/}"
 }
 
+# kube-proxy's healthz is 200 and its rules for the `kubernetes` Service are in.
+proxy_synced() {
+  curl -sf "http://$PROXY_HEALTHZ/healthz" >/dev/null || return 1
+  local rules
+  rules="$(iptables -w -t nat -S KUBE-SERVICES 2>/dev/null)" || return 1
+  [[ "$rules" == *"default/kubernetes:https"* ]]
+}
+
+# proxy_has_endpoint NS/SERVICE: kube-proxy's rules send it to a pod.
+proxy_has_endpoint() {
+  local rules
+  rules="$(iptables -w -t nat -S 2>/dev/null)" || return 1
+  grep -Eq -- "--comment \"$1(:[^ ]*)? -> " <<<"$rules"
+}
+
 # Pods first, through the kubelet, so the CRI tears down their network
 # (CNI DEL) and volumes; then the processes; then whatever is left.
 down() {
   need_root
-  [ -d "$state" ] || { log "nothing to stop (no ${state#$root/})"; teardown_network; return; }
+  [ -d "$state" ] || { log "nothing to stop (no ${state#$root/})"; teardown_network; cleanup_iptables; return; }
   if alive kubelet && alive kube-apiserver; then
     stop_part kube-controller-manager
     stop_part kube-scheduler
@@ -449,6 +560,7 @@ down() {
   stop_shims
   cleanup_mounts
   teardown_network
+  cleanup_iptables
   # Fresh cluster data every time; certificates, images and binaries stay.
   rm -rf "$state/etcd" "$state/containerd/root" "$state/kubelet/root" "$state/kubelet/pod-logs" "$cni_ipam" "$state/apiserver" "$run_dir" "$state/netns-before"
   log "down"
@@ -472,7 +584,7 @@ stop_shims() {
   local d pid cmd
   for d in /proc/[0-9]*; do
     pid="${d#/proc/}"
-    cmd="$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" || continue
+    cmd="$(tr '\0' ' ' 2>/dev/null < "$d/cmdline")" || continue
     [[ "$cmd" == *containerd-shim*" -address $containerd_sock "* ]] || continue
     stop_pid containerd-shim "$pid" 5
   done
@@ -492,6 +604,58 @@ cleanup_mounts() {
       rm -f "/var/run/netns/$m"
     done
   fi
+}
+
+# A pod serving TCP behind a ClusterIP Service, dialled by ClusterIP and by
+# DNS name from another pod and from the serving pod itself (hairpin), and
+# the `kubernetes` Service as in-cluster clients use it; in namespace
+# svcprobe, deleted afterwards. The image is hack/local-cluster/svcprobe.
+check_services() {
+  need_root
+  status >/dev/null || die "the cluster is not running; start it with: $0 up"
+  local img="docker.io/streambench/svcprobe:local" ns=svcprobe rc=0
+  mkdir -p "$state/images"
+  build_image ./hack/local-cluster/svcprobe "$img" "$state/images/svcprobe.tar"
+  import_image "$state/images/svcprobe.tar"
+  kubectl delete namespace "$ns" --ignore-not-found --timeout=120s >/dev/null # left by a failed run
+  kubectl create namespace "$ns" >/dev/null
+  # The service account controller makes "default" a moment after.
+  wait_for kube-controller-manager 30 kubectl -n "$ns" get serviceaccount default
+  local pod
+  for pod in server client; do
+    cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $pod, namespace: $ns, labels: {app: svcprobe-$pod}}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - {name: svcprobe, image: $img, imagePullPolicy: Never, args: [serve, -addr, ":8080"]}
+---
+EOF
+  done | kubectl apply -f - >/dev/null
+  kubectl -n "$ns" create service clusterip probe --tcp=80:8080 >/dev/null
+  kubectl -n "$ns" set selector service probe app=svcprobe-server >/dev/null
+  if kubectl -n "$ns" wait --for=condition=Ready pod --all --timeout=120s >/dev/null; then
+    local ip; ip="$(kubectl -n "$ns" get service probe -o jsonpath='{.spec.clusterIP}')"
+    # A pod is Ready a moment before kube-proxy's next sync sends its
+    # Service there (until then the ClusterIP refuses connections).
+    wait_for kube-proxy 30 proxy_has_endpoint "$ns/probe"
+    log "service $ns/probe: ClusterIP $ip, endpoint pod server $(kubectl -n "$ns" get pod server -o jsonpath='{.status.podIP}'), client $(kubectl -n "$ns" get pod client -o jsonpath='{.status.podIP}')"
+    for pod in client server; do
+      echo "from pod $pod:"
+      kubectl -n "$ns" exec "$pod" -- /ko-app/svcprobe dial "$ip:80" "probe.$ns.svc.cluster.local:80" || rc=1
+      kubectl -n "$ns" exec "$pod" -- /ko-app/svcprobe api env kubernetes.default.svc.cluster.local || rc=1
+    done
+    echo "server's log (the peers it saw):"
+    kubectl -n "$ns" logs server || true
+  else
+    kubectl -n "$ns" get pods -o wide >&2 || true
+    rc=1
+  fi
+  kubectl delete namespace "$ns" --timeout=120s >/dev/null || true
+  [ $rc = 0 ] && log "ClusterIP Services work" || log "ClusterIP Services check FAILED"
+  return $rc
 }
 
 status() {
@@ -516,5 +680,7 @@ case "${1:-}" in
   down) down ;;
   status) status ;;
   load-image) load_image ;;
-  *) echo "usage: $0 up|down|status|load-image" >&2; exit 2 ;;
+  load-strimzi) load_strimzi ;;
+  check-services) check_services ;;
+  *) echo "usage: $0 up|down|status|load-image|load-strimzi|check-services" >&2; exit 2 ;;
 esac

@@ -22,13 +22,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -42,6 +40,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/streambench/streambench-operator/hack/imagetar"
 )
 
 type options struct {
@@ -70,12 +70,9 @@ func run(ctx context.Context, o options) error {
 	if o.image == "" || o.out == "" || o.version == "" || o.commit == "" {
 		return fmt.Errorf("-image, -out, -version and -commit are required")
 	}
-	ref, err := name.NewTag(o.image, name.StrictValidation)
+	ref, err := imagetar.Ref(o.image)
 	if err != nil {
-		return fmt.Errorf("-image %q: %w (give registry/repository:tag, e.g. docker.io/streambench/streambench:e2e)", o.image, err)
-	}
-	if !strings.Contains(strings.SplitN(o.image, "/", 2)[0], ".") {
-		return fmt.Errorf("-image %q: give the registry too (docker.io/...): containerd's CRI normalizes short names and would not find the image", o.image)
+		return fmt.Errorf("-image: %w", err)
 	}
 	baseRef, stop, err := serveBase(o)
 	if err != nil {
@@ -104,7 +101,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	return writeLayoutTar(img, o.image, ref.TagStr(), o.out)
+	return imagetar.Write(img, o.image, o.out)
 }
 
 // serveBase pushes the base image to an in-process registry on loopback and
@@ -235,73 +232,4 @@ func base(o options) (v1.Image, error) {
 		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/nonroot"},
 	}
 	return mutate.ConfigFile(img, cfg)
-}
-
-func writeLayoutTar(img v1.Image, imageName, tag, out string) error {
-	dir, err := os.MkdirTemp("", "koimage-layout-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
-		"io.containerd.image.name":          imageName,
-		"org.opencontainers.image.ref.name": tag,
-	})); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	tmp := out + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(f)
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || path == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		h.Name = filepath.ToSlash(rel)
-		if d.IsDir() {
-			h.Name += "/"
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		src, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		_, err = io.Copy(tw, src)
-		return err
-	})
-	if cerr := tw.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, out)
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the root file system the JVM images of the local cluster share (the
+# Strimzi operator, Kafka, Pulsar): Debian bookworm (minbase) with the JRE
+# and the tools the upstream images' scripts call, from Debian's packages
+# through the machine's apt sources, with mmdebstrap (no Docker). Prints the
+# tarball's path; cached in bin/images/ and rebuilt only when this script
+# changes (its hash is in the file name).
+#
+#   hack/images/rootfs.sh        -> bin/images/rootfs-jre-<hash>.tar
+#
+# Needs root (mmdebstrap's root mode) and apt; installs mmdebstrap when
+# missing.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out_dir="${IMAGES_DIR:-$root/bin/images}"
+
+# What the upstream images' scripts call, by package:
+#   openjdk-17-jre-headless  java, keytool (Strimzi's and Pulsar's images run Java 17)
+#   tini                     PID 1 of Strimzi's launch scripts (/usr/bin/tini)
+#   procps net-tools curl    ps; netstat (kafka_readiness.sh); curl (readiness, Pulsar probes)
+#   gawk hostname openssl    dynamic_resources.sh; kafka_run.sh; tls_utils.sh
+#   python3                  Pulsar's apply-config-from-env.py and its chart's scripts
+#   ca-certificates          the JRE's trust store
+packages=(openjdk-17-jre-headless tini procps net-tools curl gawk hostname openssl python3 ca-certificates)
+# Users of the upstream images: 1001 in group 0 (Strimzi's operator and
+# Kafka) and 10000 (Pulsar's images, whose chart runs them as 10000).
+users_hook='chroot "$1" useradd -r -m -u 1001 -g 0 strimzi && chroot "$1" useradd -r -m -u 10000 -g 0 pulsar'
+
+hash="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
+tar="$out_dir/rootfs-jre-$hash.tar"
+if [ -f "$tar" ]; then echo "$tar"; exit 0; fi
+
+[ "$(id -u)" = 0 ] || { echo "rootfs: must run as root (mmdebstrap builds the root file system in root mode)" >&2; exit 1; }
+if ! command -v mmdebstrap >/dev/null; then
+  echo "rootfs: installing mmdebstrap with apt-get" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null; } \
+    || { echo "rootfs: apt-get could not install mmdebstrap" >&2; exit 1; }
+fi
+mkdir -p "$out_dir"
+rm -f "$out_dir"/rootfs-jre-*
+# Debian's default mirror (deb.debian.org, what the machine's apt reaches,
+# through its apt proxy settings if any); no documentation or apt lists in
+# the image. Man pages are removed after the install, not excluded from it:
+# the JRE's postinst links its man pages with update-alternatives, which
+# fails when their directory is missing.
+echo "rootfs: building $tar (Debian bookworm, ${packages[*]})" >&2
+mmdebstrap ${MMDEBSTRAP_FLAGS:---quiet} --mode=root --variant=minbase --format=tar \
+  --include="$(IFS=,; echo "${packages[*]}")" \
+  --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --customize-hook="$users_hook" \
+  --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/usr/share/man/*' \
+  bookworm "$tar.tmp"
+mv "$tar.tmp" "$tar"
+echo "$tar"

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Builds a real Strimzi cluster operator from source and the two images it
+# runs on the local cluster, without Docker or a registry:
+#
+#   quay.io/strimzi/operator:0.49.1             the cluster operator
+#   quay.io/strimzi/kafka:0.49.1-kafka-4.1.1    the Kafka it starts
+#
+# under the names Strimzi's own install files use, so they run unchanged.
+#
+#   hack/images/strimzi.sh            build what is missing; print the folder
+#                                     (bin/strimzi/0.49.1) holding images/*.tar
+#                                     and install/ (Strimzi's install files)
+#
+# Why 0.49.1 and not 1.2.0 (the release README tells users to install):
+# Strimzi >= 0.50 compiles with maven.compiler.release 21, and these machines
+# have Java 17 (Debian bookworm has no JDK 21); 0.49.1 compiles with 17 and
+# serves kafka.strimzi.io/v1, the API streambench writes.
+#
+# Inputs, all pinned:
+#   - Strimzi's source: ../shared/testdata/strimzi-0.49.1-src.tar.gz (or
+#     STRIMZI_SRC), checked against its sha256; built with Maven, every
+#     dependency from Maven Central (~/.m2 caches them: the first build
+#     downloads ~250 MB).
+#   - The root file system: hack/images/rootfs.sh (Debian bookworm, JRE 17).
+#   - Kafka 4.1.1's jars and what Strimzi's image adds to them:
+#     hack/images/strimzi/kafka-libs.pom.xml; the Prometheus JMX exporter
+#     agent.
+#   - Start scripts: Strimzi's own (docker-images/) and ours for Apache's
+#     bin/kafka-*.sh (hack/images/strimzi/kafka-bin/).
+# Needs root (rootfs.sh), Go, Java 17 and Maven.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+here="$root/hack/images"
+
+STRIMZI_VERSION=0.49.1
+KAFKA_VERSION=4.1.1
+# Strimzi's image carries 1.5.0 from GitHub; Maven Central's newest is 1.0.1
+# (also what the monitoring test attaches to local brokers), whose rule
+# format is the same.
+JMX_EXPORTER_VERSION=1.0.1
+SRC_SHA256=4d5d119c0360870bc86bd582708486455152d8e050f8a66ef05989a7d7a635fd
+OPERATOR_IMAGE="quay.io/strimzi/operator:$STRIMZI_VERSION"
+KAFKA_IMAGE="quay.io/strimzi/kafka:$STRIMZI_VERSION-kafka-$KAFKA_VERSION"
+# The Maven dependency plugin pinned (not what the super POM picks today).
+MVN_DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+
+out="${STRIMZI_DIR:-$root/bin/strimzi/$STRIMZI_VERSION}"
+src_tar="${STRIMZI_SRC:-$root/../shared/testdata/strimzi-$STRIMZI_VERSION-src.tar.gz}"
+
+log() { echo "strimzi: $*" >&2; }
+die() { echo "strimzi: $*" >&2; exit 1; }
+
+# build_operator: Strimzi's cluster operator and Kafka agent from source,
+# with Maven, as Strimzi's own Makefile does (tests, spotbugs and
+# checkstyle skipped); keeps their distributions and the install files.
+build_operator() {
+  [ -f "$out/dist/.done" ] && return
+  [ -f "$src_tar" ] || die "Strimzi's source $src_tar is missing: get strimzi-kafka-operator $STRIMZI_VERSION's source tarball (github.com/strimzi/strimzi-kafka-operator, tag $STRIMZI_VERSION) and give it as STRIMZI_SRC"
+  echo "$SRC_SHA256  $src_tar" | sha256sum -c --quiet - || die "$src_tar is not Strimzi $STRIMZI_VERSION's source this script pins (sha256 $SRC_SHA256)"
+  local work="$out/src"
+  rm -rf "$work" "$out/dist"
+  mkdir -p "$work"
+  tar xzf "$src_tar" -C "$work" --strip-components=1
+  log "building the cluster operator and the Kafka agent $STRIMZI_VERSION with Maven (cold: ~250 MB of dependencies, then ~4 min on 2 cores)"
+  local skip=(-B -q -DskipTests -Dspotbugs.skip -Dcheckstyle.skip -Dmaven.javadoc.skip)
+  # The operator validates a Kafka's configuration against a model of the
+  # Kafka version's settings, generated from Kafka's jars into its
+  # resources before it is packaged (Strimzi's config-model-generator
+  # Makefile; without it: "Configuration model /kafka-4.1.1-config-model.json
+  # was not found"). Only the Kafka version of the image is generated.
+  (cd "$work" && mvn "${skip[@]}" -pl config-model-generator -am install &&
+    cd config-model-generator && mvn "${skip[@]}" verify exec:java -Pgenerate-model \
+      -Dkafka-metadata-version="$KAFKA_VERSION" \
+      -Dconfig-model-file="../cluster-operator/src/main/resources/kafka-$KAFKA_VERSION-config-model.json" &&
+    cd .. && mvn "${skip[@]}" -pl cluster-operator,kafka-agent -am package) > "$out/maven.log" 2>&1 ||
+    { tail -n 40 "$out/maven.log" >&2; die "the Maven build failed (whole log: $out/maven.log)"; }
+  # (Listed into a variable: grep -q in a pipe would end unzip with SIGPIPE.)
+  local listing
+  listing="$(unzip -l "$work/cluster-operator/target/cluster-operator-$STRIMZI_VERSION.jar")"
+  [[ "$listing" == *"kafka-$KAFKA_VERSION-config-model.json"* ]] ||
+    die "the operator jar has no configuration model of Kafka $KAFKA_VERSION"
+  mkdir -p "$out/dist/operator" "$out/dist/install"
+  unzip -qo "$work/docker-images/artifacts/binaries/cluster-operator-$STRIMZI_VERSION-dist.zip" -d "$out/dist/operator"
+  cp "$work/docker-images/operator/scripts/"* "$out/dist/operator/bin/"
+  cp "$work/kafka-agent/target/kafka-agent-$STRIMZI_VERSION.jar" "$out/dist/"
+  cp -r "$work/docker-images/kafka-based/kafka/scripts" "$out/dist/kafka-scripts"
+  cp "$work/packaging/install/cluster-operator/"*.yaml "$out/dist/install/"
+  chmod +x "$out/dist/operator/bin/"*.sh "$out/dist/kafka-scripts/"*.sh
+  rm -rf "$work"
+  touch "$out/dist/.done"
+}
+
+# fetch_kafka_libs: Kafka's jars and what Strimzi's image adds, and the JMX
+# exporter agent, from Maven Central.
+fetch_kafka_libs() {
+  local pom="$here/strimzi/kafka-libs.pom.xml" stamp
+  stamp="$(sha256sum "$pom" | cut -c1-12)"
+  [ -f "$out/kafka-libs/.$stamp" ] && return
+  rm -rf "$out/kafka-libs" "$out/jmx-exporter"
+  log "fetching Kafka $KAFKA_VERSION's jars from Maven Central"
+  mvn -B -q -f "$pom" "$MVN_DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime \
+    -DoutputDirectory="$out/kafka-libs" > "$out/maven-kafka.log" 2>&1 ||
+    { tail -n 20 "$out/maven-kafka.log" >&2; die "fetching Kafka's jars failed (is Maven Central reachable?)"; }
+  mvn -B -q "$MVN_DEPENDENCY_PLUGIN:copy" -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$JMX_EXPORTER_VERSION" \
+    -DoutputDirectory="$out/jmx-exporter" > "$out/maven-jmx.log" 2>&1 ||
+    { tail -n 20 "$out/maven-jmx.log" >&2; die "fetching the JMX exporter agent failed"; }
+  touch "$out/kafka-libs/.$stamp"
+}
+
+fsimage() {
+  local tool="$root/bin/images/fsimage"
+  if [ ! -x "$tool" ] || [ -n "$(find "$here/fsimage" "$root/hack/imagetar" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
+    (cd "$root" && go build -o "$tool" ./hack/images/fsimage)
+  fi
+  "$tool" "$@"
+}
+
+# build_images: the operator's and Kafka's images on the shared root file
+# system, laid out as Strimzi's Dockerfiles lay them out
+# (docker-images/operator, docker-images/kafka-based/kafka).
+build_images() {
+  local rootfs stamp
+  rootfs="$("$here/rootfs.sh")"
+  # Rebuilt when the root file system, the jars or the scripts change.
+  stamp="$( (echo "$rootfs"; ls "$out/kafka-libs"; cat "$here/strimzi/kafka-bin/"* "${BASH_SOURCE[0]}") | sha256sum | cut -c1-12)"
+  [ -f "$out/images/.$stamp" ] && return
+  rm -rf "$out/images"
+  mkdir -p "$out/images"
+  local java_env=(-env JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 -env STRIMZI_VERSION="$STRIMZI_VERSION")
+  log "assembling $OPERATOR_IMAGE"
+  fsimage -base "$rootfs" -image "$OPERATOR_IMAGE" -out "$out/images/operator.tar" \
+    -add "$out/dist/operator/bin=/opt/strimzi/bin" -add "$out/dist/operator/lib=/opt/strimzi/lib" \
+    "${java_env[@]}" -env STRIMZI_HOME=/opt/strimzi -workdir /opt/strimzi -user 1001 \
+    -label org.opencontainers.image.version="$STRIMZI_VERSION"
+
+  log "assembling $KAFKA_IMAGE"
+  local libs="$out/images/kafka-libs"
+  mkdir -p "$libs" "$out/images/empty"
+  cp "$out/kafka-libs/"*.jar "$out/dist/kafka-agent-$STRIMZI_VERSION.jar" "$libs/"
+  fsimage -base "$rootfs" -image "$KAFKA_IMAGE" -out "$out/images/kafka.tar" \
+    -add "$libs=/opt/kafka/libs" -add "$here/strimzi/kafka-bin=/opt/kafka/bin" \
+    -add "$out/dist/kafka-scripts=/opt/kafka" -add "$out/images/empty=/opt/kafka/plugins" \
+    -add "$out/jmx-exporter=/opt/prometheus-jmx-exporter" \
+    "${java_env[@]}" -env KAFKA_HOME=/opt/kafka -env KAFKA_VERSION="$KAFKA_VERSION" \
+    -env JMX_EXPORTER_HOME=/opt/prometheus-jmx-exporter -workdir /opt/kafka -user 1001 \
+    -label org.opencontainers.image.version="$STRIMZI_VERSION-kafka-$KAFKA_VERSION"
+  rm -rf "$libs" "$out/images/empty"
+  touch "$out/images/.$stamp"
+}
+
+mkdir -p "$out"
+build_operator
+fetch_kafka_libs
+build_images
+echo "$out"
