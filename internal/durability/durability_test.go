@@ -635,10 +635,12 @@ func TestTranslateFor(t *testing.T) {
 			"hack/durability-experiment", "flush.messages=1", "a sync per append on every replica", "high watermark"}},
 		{"Kafka 4.3.1 level 3 is verified, with its cost", v1.SystemKafka, "4.3.1", level(3), v1.Verified, []string{
 			"Level 3 as configured, verified by the sync-delay experiment on Kafka 4.3.1", "a sync per append on every replica", "acks=1"}},
+		{"Kafka 4.1.1 (the local cluster's Strimzi's) level 1 is verified", v1.SystemKafka, "4.1.1", level(1), v1.Verified, []string{
+			"Level 1 as configured, verified by the sync-delay experiment on Kafka 4.1.1"}},
 		{"Kafka 4.3.1 level 2 is verified async", v1.SystemKafka, "4.3.1", level(2), v1.Verified, []string{
 			"Level 2 as configured, verified", "no acknowledgement waited for a sync"}},
 		{"Kafka 3.9.0 level 1 is as configured, not verified", v1.SystemKafka, "3.9.0", level(1), v1.NotVerified, []string{
-			"Level 1 as configured, not verified", "covers Kafka 4.3.1 only", "does not cover Kafka 3.9.0",
+			"Level 1 as configured, not verified", "covers Kafka 4.1.1, 4.3.1 only", "does not cover Kafka 3.9.0",
 			"rerun hack/durability-experiment", "a sync per append on every replica"}},
 		{"Kafka of unknown version is not verified", v1.SystemKafka, "", level(4), v1.NotVerified, []string{
 			"Level 4 as configured, not verified", "the broker version is not known"}},

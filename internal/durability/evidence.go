@@ -16,7 +16,7 @@ import (
 // passed on it; the experiment's test fails when the version it runs is
 // missing, so the list cannot silently drift from what was measured.
 var experimentVersions = map[v1alpha1.System][]string{
-	v1alpha1.SystemKafka:  {"4.3.1"},
+	v1alpha1.SystemKafka:  {"4.1.1", "4.3.1"},
 	v1alpha1.SystemPulsar: {"4.0.7"},
 }
 

@@ -47,16 +47,31 @@ type Cell struct {
 	// Bypass runs Pulsar with the bookie journal bypassed
 	// (journalWriteData=false), the study's match for Kafka's default.
 	Bypass bool
+	// Version of the broker ("": the local default,
+	// localbrokers.DefaultKafkaVersion or DefaultPulsarVersion).
+	Version string
 }
 
-// Name is a short label, e.g. "kafka-L1" or "pulsar-L4-bypass".
+// Name is a short label, e.g. "kafka-L1", "pulsar-L4-bypass" or
+// "kafka-4.1.1-L2".
 func (c Cell) Name() string {
-	n := fmt.Sprintf("%s-L%d", c.System, c.Level)
+	n := string(c.System)
+	if c.Version != "" {
+		n += "-" + c.Version
+	}
+	n += fmt.Sprintf("-L%d", c.Level)
 	if c.Bypass {
 		n += "-bypass"
 	}
 	return n
 }
+
+// StrimziKafkaVersion is the Kafka that the local cluster's Strimzi (0.49.1,
+// built by hack/images/strimzi.sh, whose KAFKA_VERSION it must equal)
+// deploys for managed runs: the experiment covers it too, so a managed run
+// on it reports its level as verified, as a local run on
+// localbrokers.DefaultKafkaVersion does.
+const StrimziKafkaVersion = "4.1.1"
 
 // Spec is the durability spec the cell runs with: the level, or for the
 // journal bypass the level's explicit modes with journal Bypass.
@@ -78,8 +93,9 @@ func (c Cell) PromisesSync() bool {
 	return c.Level == v1alpha1.Level1 || c.Level == v1alpha1.Level3
 }
 
-// Cells is the experiment's matrix: Kafka and Pulsar at every level, and
-// Pulsar with the journal bypassed at the two async-local levels.
+// Cells is the experiment's matrix: Kafka and Pulsar at every level, Pulsar
+// with the journal bypassed at the two async-local levels, and Kafka at
+// every level again on StrimziKafkaVersion.
 func Cells() []Cell {
 	var cs []Cell
 	for _, sys := range []v1alpha1.System{v1alpha1.SystemKafka, v1alpha1.SystemPulsar} {
@@ -87,9 +103,13 @@ func Cells() []Cell {
 			cs = append(cs, Cell{System: sys, Level: l})
 		}
 	}
-	return append(cs,
+	cs = append(cs,
 		Cell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level2, Bypass: true},
 		Cell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level4, Bypass: true})
+	for l := v1alpha1.Level1; l <= v1alpha1.Level4; l++ {
+		cs = append(cs, Cell{System: v1alpha1.SystemKafka, Level: l, Version: StrimziKafkaVersion})
+	}
+	return cs
 }
 
 // Result is what one cell measured.
@@ -230,10 +250,11 @@ func (o *Options) defaults() {
 // (journalSyncData, journalWriteData), so each bookie configuration needs its
 // own standalone, while the quorums are namespace policies of each run.
 type group struct {
-	system v1alpha1.System
-	bookie map[string]string
-	cells  []Cell
-	effs   []v1alpha1.EffectiveDurability
+	system  v1alpha1.System
+	version string
+	bookie  map[string]string
+	cells   []Cell
+	effs    []v1alpha1.EffectiveDurability
 }
 
 func groups(cells []Cell) ([]*group, error) {
@@ -249,12 +270,12 @@ func groups(cells []Cell) ([]*group, error) {
 		}
 		var g *group
 		for _, h := range gs {
-			if h.system == c.System && sameMap(h.bookie, bookie) {
+			if h.system == c.System && h.version == c.Version && sameMap(h.bookie, bookie) {
 				g = h
 			}
 		}
 		if g == nil {
-			g = &group{system: c.System, bookie: bookie}
+			g = &group{system: c.System, version: c.Version, bookie: bookie}
 			gs = append(gs, g)
 		}
 		g.cells = append(g.cells, c)
@@ -323,7 +344,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 		if err != nil {
 			return nil, err
 		}
-		k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{BrokerConfig: base.Kafka.Broker, Dir: dataDir, Env: env, Log: o.Log})
+		k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{BrokerConfig: base.Kafka.Broker, Version: g.version, Dir: dataDir, Env: env, Log: o.Log})
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +352,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 		cfg.Brokers.BootstrapServers = k.Bootstrap()
 	case v1alpha1.SystemPulsar:
 		p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
-			BrokerConfig: g.effs[0].Pulsar.Broker, BookieConfig: g.bookie, Dir: dataDir, Env: env, Log: o.Log,
+			BrokerConfig: g.effs[0].Pulsar.Broker, BookieConfig: g.bookie, Version: g.version, Dir: dataDir, Env: env, Log: o.Log,
 		})
 		if err != nil {
 			return nil, err
@@ -361,7 +382,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 		}
 		rec.reset()
 		cfg.Durability = g.effs[i]
-		cfg.RunID = fmt.Sprintf("dx%s%d", strings.ReplaceAll(c.Name(), "-", ""), time.Now().UnixNano()%1e6)
+		cfg.RunID = fmt.Sprintf("dx%s%d", strings.NewReplacer("-", "", ".", "").Replace(c.Name()), time.Now().UnixNano()%1e6)
 		res, err := coordinator.Run(ctx, coordinator.Options{
 			Workers: []string{workerURL}, Driver: cfg, Workload: workload(c, o),
 			SnapshotInterval: time.Second, Logf: o.Log,

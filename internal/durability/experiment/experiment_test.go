@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +25,7 @@ import (
 // brokers' syncs; every other level (nearly) no such ack, however slow a
 // busy machine makes it. It also keeps the evidence table of
 // internal/durability honest: the versions it ran must be the ones
-// reported as verified. About 3 minutes on 2 cores, 4 under a load of 2.
+// reported as verified. About 4 minutes on 2 cores, 5 under a load of 2.
 func TestSyncOnTheAckPath(t *testing.T) {
 	const delay = 30 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
@@ -51,18 +53,21 @@ func TestSyncOnTheAckPath(t *testing.T) {
 			}
 		})
 	}
-	for sys, version := range map[v1alpha1.System]string{
+	defaults := map[v1alpha1.System]string{
 		v1alpha1.SystemKafka:  localbrokers.DefaultKafkaVersion,
 		v1alpha1.SystemPulsar: localbrokers.DefaultPulsarVersion,
-	} {
-		for _, r := range rs {
-			if r.Cell.System == sys && r.Version != version {
-				t.Errorf("%s ran on %s %s, want the local default %s", r.Cell.Name(), sys, r.Version, version)
-			}
+	}
+	for _, r := range rs {
+		want := r.Cell.Version
+		if want == "" {
+			want = defaults[r.Cell.System]
 		}
-		if !durability.Verified(sys, version) {
+		if r.Version != want {
+			t.Errorf("%s ran on %s %s, want %s", r.Cell.Name(), r.Cell.System, r.Version, want)
+		}
+		if !durability.Verified(r.Cell.System, r.Version) {
 			t.Errorf("the experiment passed on %s %s, but internal/durability does not list it (%v); add it to experimentVersions so runs on it are reported as verified",
-				sys, version, durability.ExperimentVersions(sys))
+				r.Cell.System, r.Version, durability.ExperimentVersions(r.Cell.System))
 		}
 	}
 }
@@ -75,7 +80,8 @@ func TestCellsAndGroups(t *testing.T) {
 	for _, c := range Cells() {
 		names = append(names, c.Name())
 	}
-	want := []string{"kafka-L1", "kafka-L2", "kafka-L3", "kafka-L4", "pulsar-L1", "pulsar-L2", "pulsar-L3", "pulsar-L4", "pulsar-L2-bypass", "pulsar-L4-bypass"}
+	want := []string{"kafka-L1", "kafka-L2", "kafka-L3", "kafka-L4", "pulsar-L1", "pulsar-L2", "pulsar-L3", "pulsar-L4", "pulsar-L2-bypass", "pulsar-L4-bypass",
+		"kafka-4.1.1-L1", "kafka-4.1.1-L2", "kafka-4.1.1-L3", "kafka-4.1.1-L4"}
 	if !slices.Equal(names, want) {
 		t.Errorf("cells %v, want %v", names, want)
 	}
@@ -91,7 +97,8 @@ func TestCellsAndGroups(t *testing.T) {
 		}
 		starts = append(starts, strings.Join(cs, "+"))
 	}
-	wantStarts := []string{"kafka-L1+kafka-L2+kafka-L3+kafka-L4", "pulsar-L1+pulsar-L3", "pulsar-L2+pulsar-L4", "pulsar-L2-bypass+pulsar-L4-bypass"}
+	wantStarts := []string{"kafka-L1+kafka-L2+kafka-L3+kafka-L4", "pulsar-L1+pulsar-L3", "pulsar-L2+pulsar-L4", "pulsar-L2-bypass+pulsar-L4-bypass",
+		"kafka-4.1.1-L1+kafka-4.1.1-L2+kafka-4.1.1-L3+kafka-4.1.1-L4"}
 	if !slices.Equal(starts, wantStarts) {
 		t.Errorf("broker starts %v, want %v", starts, wantStarts)
 	}
@@ -187,4 +194,21 @@ func uptime() string {
 		return err.Error()
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// The Kafka the experiment covers for managed runs must be the one the
+// local cluster's Strimzi image carries, or those runs would be reported
+// verified on a version nobody measured.
+func TestStrimziKafkaVersionIsTheImages(t *testing.T) {
+	raw, err := os.ReadFile("../../../hack/images/strimzi.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^KAFKA_VERSION=(\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("hack/images/strimzi.sh sets no KAFKA_VERSION=")
+	}
+	if string(m[1]) != StrimziKafkaVersion {
+		t.Errorf("hack/images/strimzi.sh builds Kafka %s, but the experiment covers %s (StrimziKafkaVersion); make them equal", m[1], StrimziKafkaVersion)
+	}
 }
