@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,9 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if failed, why := strimzi.Failed(kafka); failed {
+		return nil, "", permanent(errors.New(why))
 	}
 	endpoints, reason := strimziEndpoints(kafka)
 	if endpoints == nil {

@@ -9,7 +9,10 @@
 #
 #   hack/images/strimzi.sh            build what is missing; print the folder
 #                                     (bin/strimzi/0.49.1) holding images/*.tar
-#                                     and install/ (Strimzi's install files)
+#                                     and dist/install/ (Strimzi's install files)
+#   hack/images/strimzi.sh install-files
+#                                     only dist/install/ (for a cluster that
+#                                     pulls Strimzi's images, e.g. kind)
 #
 # Why 0.49.1 and not 1.2.0 (the release README tells users to install):
 # Strimzi >= 0.50 compiles with maven.compiler.release 21, and these machines
@@ -85,6 +88,7 @@ build_operator() {
   cp "$work/kafka-agent/target/kafka-agent-$STRIMZI_VERSION.jar" "$out/dist/"
   cp -r "$work/docker-images/kafka-based/kafka/scripts" "$out/dist/kafka-scripts"
   cp "$work/packaging/install/cluster-operator/"*.yaml "$out/dist/install/"
+  touch "$out/dist/install/.done"
   chmod +x "$out/dist/operator/bin/"*.sh "$out/dist/kafka-scripts/"*.sh
   rm -rf "$work"
   touch "$out/dist/.done"
@@ -148,8 +152,21 @@ build_images() {
   touch "$out/images/.$stamp"
 }
 
+# install_files: only Strimzi's install files, from the source, for a
+# cluster that pulls Strimzi's own images (kind, with a registry).
+install_files() {
+  [ -f "$out/dist/install/.done" ] && return
+  [ -f "$src_tar" ] || die "Strimzi's source $src_tar is missing: get strimzi-kafka-operator $STRIMZI_VERSION's source tarball and give it as STRIMZI_SRC"
+  echo "$SRC_SHA256  $src_tar" | sha256sum -c --quiet - || die "$src_tar is not Strimzi $STRIMZI_VERSION's source this script pins (sha256 $SRC_SHA256)"
+  mkdir -p "$out/dist/install"
+  tar xzf "$src_tar" -C "$out/dist/install" --strip-components=4 --wildcards "*/packaging/install/cluster-operator/*.yaml"
+  touch "$out/dist/install/.done"
+}
+
 mkdir -p "$out"
-build_operator
-fetch_kafka_libs
-build_images
+case "${1:-}" in
+  install-files) install_files ;;
+  "") build_operator; fetch_kafka_libs; build_images ;;
+  *) die "usage: $0 [install-files]" ;;
+esac
 echo "$out"

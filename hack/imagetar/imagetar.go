@@ -14,11 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Ref parses a fully qualified image name, or says how to give one.
@@ -31,6 +34,29 @@ func Ref(image string) (name.Tag, error) {
 		return name.Tag{}, fmt.Errorf("image %q: give the registry too (docker.io/...): containerd's CRI normalizes short names and would not find the image", image)
 	}
 	return ref, nil
+}
+
+// Image is an OCI image of the layers, in order, for linux/arch, with config
+// as its runtime configuration and the Unix epoch as its creation time (the
+// same inputs give the same digest).
+func Image(layers []v1.Layer, arch string, config v1.Config) (v1.Image, error) {
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	for _, l := range layers {
+		var err error
+		if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer}); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.OS, cfg.Architecture = "linux", arch
+	cfg.Created = v1.Time{Time: time.Unix(0, 0)}
+	cfg.Config = config
+	return mutate.ConfigFile(img, cfg)
 }
 
 // Write writes img as an OCI layout tarball named image (as given: a

@@ -7,73 +7,28 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
-	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
-// Managed runs need the Strimzi operator and the Apache Pulsar chart
-// repository, which only a networked CI can reach (kind on GitHub Actions:
-// `make test-e2e-kind-managed`, build tag e2e_managed). They are one-node
-// clusters, sized for a CI runner: one replica, acknowledged by it.
-
-// strimziInstall is Strimzi's documented install for one namespace: the
-// cluster operator watches the namespace it is installed in.
-const strimziInstall = "https://strimzi.io/install/latest?namespace="
-
-func managedRun(prefix string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
-	size := ptr.To(resource.MustParse("2Gi"))
-	managed := &v1alpha1.ManagedCluster{
-		Brokers: 1,
-		Storage: v1alpha1.StorageSpec{
-			Data:    v1alpha1.VolumeSpec{Size: size},
-			Journal: v1alpha1.VolumeSpec{Size: size},
-			Ledgers: v1alpha1.VolumeSpec{Size: size},
-		},
-	}
-	if system == v1alpha1.SystemPulsar {
-		managed.Bookies, managed.MetadataStoreReplicas = 1, 1
-	}
-	return &v1alpha1.BenchmarkRun{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Namespace: testNS},
-		Spec: v1alpha1.BenchmarkRunSpec{
-			System:  system,
-			Cluster: v1alpha1.ClusterSpec{Managed: managed},
-			Durability: &v1alpha1.DurabilitySpec{
-				Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
-				Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
-			},
-			Workload: smallWorkload(prefix, 0.5),
-			Workers:  v1alpha1.WorkersSpec{Count: 2},
-			Timeouts: v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}},
-		},
-	}
-}
+// Managed Pulsar needs the Apache Pulsar chart's images, which only a
+// networked CI can pull (kind on GitHub Actions: `make
+// test-e2e-kind-managed`, build tag e2e_managed). Managed Kafka runs
+// everywhere: managed_kafka_test.go. One node, sized for a CI runner: one
+// replica, acknowledged by it.
 
 var _ = Describe("managed brokers", Label("managed"), Ordered, func() {
-	BeforeAll(func() {
-		By("installing the Strimzi cluster operator into " + testNS)
-		kubectl(nil, "create", "-n", testNS, "-f", strimziInstall+testNS)
-		kubectl(nil, "-n", testNS, "rollout", "status", "deployment/strimzi-cluster-operator", "--timeout=10m")
-	})
-
-	for _, system := range []v1alpha1.System{v1alpha1.SystemKafka, v1alpha1.SystemPulsar} {
+	for _, system := range []v1alpha1.System{v1alpha1.SystemPulsar} {
 		It("deploys "+string(system)+", runs the workload to Succeeded and tears the brokers down", func(ctx SpecContext) {
 			run := managedRun("e2e-managed-"+string(system), system)
 			Expect(k8s.Create(ctx, run)).To(Succeed())
 			got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 25*time.Minute)
 			expectResults(ctx, got, system)
 			By("teardown Always removes the brokers")
-			deployed := []string{"kafkas.kafka.strimzi.io/" + strimzi.ClusterName(got)}
-			if system == v1alpha1.SystemPulsar {
-				deployed = nil
-				for _, name := range pulsar.StatefulSetNames(pulsar.ReleaseName(got)) {
-					deployed = append(deployed, "statefulset/"+name)
-				}
+			var deployed []string
+			for _, name := range pulsar.StatefulSetNames(pulsar.ReleaseName(got)) {
+				deployed = append(deployed, "statefulset/"+name)
 			}
 			Eventually(func() string {
 				return kubectl(nil, append([]string{"-n", testNS, "get", "--ignore-not-found", "-o", "name"}, deployed...)...)

@@ -32,8 +32,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
@@ -113,20 +111,6 @@ func build(o options) (v1.Image, error) {
 		}
 		layers = append(layers, l)
 	}
-	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
-	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	for _, l := range layers {
-		if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer}); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", o.arch
-	cfg.Created = v1.Time{Time: epoch}
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	for _, e := range o.env {
 		k, _, ok := strings.Cut(e, "=")
@@ -146,15 +130,14 @@ func build(o options) (v1.Image, error) {
 		}
 		labels[k] = v
 	}
-	cfg.Config = v1.Config{
+	return imagetar.Image(layers, o.arch, v1.Config{
 		User:       o.user,
 		WorkingDir: o.workdir,
 		Env:        env,
 		Entrypoint: o.entrypoint,
 		Cmd:        o.cmd,
 		Labels:     labels,
-	}
-	return mutate.ConfigFile(img, cfg)
+	})
 }
 
 // addLayer is the tar of the -add files: each SRC (file or directory, whose

@@ -50,6 +50,27 @@ func Ready(kafka *unstructured.Unstructured) (ready bool, reason string) {
 	return true, ""
 }
 
+// Failed reports whether Strimzi gave up on the Kafka's current spec: a
+// NotReady=True condition for the current generation whose reason is an
+// error (Strimzi puts the exception's class there, e.g.
+// InvalidResourceException for an unsupported spec.kafka.version, or
+// RuntimeException for a Kafka version it has no configuration model of)
+// rather than "Creating", which it says while it deploys. Timeouts are not
+// failures: Strimzi retries on its next reconciliation, and a slow node
+// (a first image pull, a busy machine) can make the first one time out.
+// why names the Kafka, the reason and Strimzi's message.
+func Failed(kafka *unstructured.Unstructured) (failed bool, why string) {
+	conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
+	c, found := condition(conds, conditionNotReady)
+	if !found || c.status != "True" || c.reason == "" || c.reason == "Creating" || strings.Contains(c.reason, "Timeout") {
+		return false, ""
+	}
+	if observed, ok := int64Field(kafka.Object, "status", "observedGeneration"); !ok || observed != kafka.GetGeneration() {
+		return false, ""
+	}
+	return true, fmt.Sprintf("Kafka %s: the Strimzi cluster operator could not deploy it: %s", kafka.GetName(), c)
+}
+
 // Bootstrap returns the bootstrap servers of the Kafka's plain listener
 // (status.listeners[name=plain].bootstrapServers), which Strimzi fills
 // with <cluster>-kafka-bootstrap.<namespace>.svc:9092.

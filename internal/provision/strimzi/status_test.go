@@ -142,6 +142,46 @@ func TestReady(t *testing.T) {
 	}
 }
 
+func TestFailed(t *testing.T) {
+	notReady := func(gen int, reason, message string) string {
+		return `
+  observedGeneration: ` + itoa(int32(gen)) + `
+  conditions:
+  - {type: NotReady, status: "True", reason: "` + reason + `", message: "` + message + `"}
+`
+	}
+	tests := []struct {
+		name       string
+		generation int
+		status     string
+		want       string
+	}{
+		{name: "an unsupported version fails", generation: 1,
+			status: notReady(1, "InvalidResourceException", "Unsupported Kafka.spec.kafka.version: 3.0.0"),
+			want:   "Kafka run-a: the Strimzi cluster operator could not deploy it: NotReady=True (InvalidResourceException: Unsupported Kafka.spec.kafka.version: 3.0.0)"},
+		{name: "a missing configuration model fails", generation: 1,
+			status: notReady(1, "RuntimeException", "Configuration model /kafka-4.1.1-config-model.json was not found"),
+			want:   "Kafka run-a: the Strimzi cluster operator could not deploy it: NotReady=True (RuntimeException: Configuration model /kafka-4.1.1-config-model.json was not found)"},
+		{name: "creating is not a failure", generation: 1, status: notReady(1, "Creating", "Kafka cluster is being deployed")},
+		{name: "a timeout is retried, not a failure", generation: 1, status: notReady(1, "TimeoutException", "Exceeded timeout of 300000ms while waiting for Pods resource run-a-run-a-0 to be ready")},
+		{name: "an error of the previous generation says nothing of this one", generation: 2, status: notReady(1, "InvalidResourceException", "bad")},
+		{name: "ready", generation: 1, status: `
+  observedGeneration: 1
+  conditions:
+  - {type: Ready, status: "True"}
+`},
+		{name: "no status", generation: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			failed, why := Failed(statusObject(t, kafkaWith(t, tc.generation, tc.status)))
+			if failed != (tc.want != "") || why != tc.want {
+				t.Errorf("Failed = %v, %q\nwant       %v, %q", failed, why, tc.want != "", tc.want)
+			}
+		})
+	}
+}
+
 func TestBootstrap(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -1,0 +1,267 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+)
+
+// The managed Kafka path for real: a Strimzi cluster operator (built from
+// source by hack/images/strimzi.sh, its images imported into the cluster, or
+// pulled where a registry is reachable) deploys the brokers of a run, which
+// goes from create to Succeeded under the operator installed from
+// charts/streambench with its own RBAC, and the run's deletion leaves no
+// Kafka, node pool or claim. One node: one broker, a replication factor of
+// 1 acknowledged by it, at level 2 (no fsync before the ack) and level 1
+// (flush.messages=1).
+//
+// E2E_STRIMZI_OPERATOR is the folder of that Strimzi's install files
+// (install/ of hack/images/strimzi.sh's output); `make test-e2e` sets it.
+
+// e2eStorageClass is the class of the static local volumes the spec makes
+// on a cluster without a default StorageClass (the local cluster).
+const e2eStorageClass = "streambench-e2e-local"
+
+var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka"), Ordered, func() {
+	var storageClass string
+	// prom scrapes the brokers where their pods are reachable from this
+	// host (the local cluster); nil elsewhere.
+	var prom *hostPrometheus
+
+	BeforeAll(func(ctx SpecContext) {
+		dir := os.Getenv("E2E_STRIMZI_OPERATOR")
+		Expect(dir).NotTo(BeEmpty(), "E2E_STRIMZI_OPERATOR is not set: give the folder of Strimzi's install files "+
+			"(bin/strimzi/0.49.1/install, made by hack/images/strimzi.sh, which also builds the images; `make test-e2e` does both)")
+		By("installing the Strimzi cluster operator from " + dir + " into " + testNS)
+		installStrimzi(dir, testNS)
+		DeferCleanup(func() { uninstallStrimzi(dir, testNS) })
+		kubectl(nil, "-n", testNS, "rollout", "status", "deployment/strimzi-cluster-operator", "--timeout=5m")
+		// Per run: the broker's data volume and the testbed probe's (it measures
+		// a volume of the brokers' class), neither reused afterwards.
+		storageClass = ensureVolumes(ctx, 4)
+		var nodes corev1.NodeList
+		Expect(k8s.List(ctx, &nodes)).To(Succeed())
+		for _, n := range nodes.Items {
+			for _, a := range n.Status.Addresses {
+				if a.Type == corev1.NodeInternalIP && a.Address == brokerHost && len(nodes.Items) == 1 {
+					By("starting a Prometheus on this host that scrapes the Strimzi pods' metrics, as kube-prometheus-stack would")
+					prom = startHostPrometheus(ctx, testNS, "strimzi.io/kind=Kafka", n.Name)
+				}
+			}
+		}
+		if prom == nil {
+			logf("the pods of this cluster are not reachable from this host (not the local cluster): the runs get no Prometheus, and their broker figures are not checked")
+		}
+	})
+
+	for _, level := range []v1alpha1.Level{v1alpha1.Level2, v1alpha1.Level1} {
+		It(fmt.Sprintf("runs a one-broker Kafka at level %d to Succeeded and leaves no Kafka, node pool or claim", level), func(ctx SpecContext) {
+			run := managedKafkaRun(fmt.Sprintf("e2e-strimzi-l%d", level), level, storageClass)
+			if prom != nil {
+				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
+			}
+			Expect(k8s.Create(ctx, run)).To(Succeed())
+			got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
+			expectResults(ctx, got, v1alpha1.SystemKafka)
+			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+
+			By("the durability achieved is the level asked for, on the broker Strimzi ran")
+			d := got.Status.Durability
+			Expect(d.AchievedLevel).To(Equal(level), d.Explanation)
+			Expect(d.BrokerVersion).NotTo(BeEmpty())
+			Expect(d.Verification).To(Equal(v1alpha1.Verified), "Kafka %s: %s", d.BrokerVersion, d.Explanation)
+
+			if prom != nil {
+				By("the broker resources come from the Strimzi pod's own metrics, through Prometheus")
+				br := got.Status.Results.BrokerResources
+				Expect(br).NotTo(BeNil(), "status.results.brokerResources; monitoring: %+v", got.Status.Monitoring)
+				Expect(br.Source).To(Equal("prometheus"))
+				Expect(br.Brokers).To(Equal(1))
+				Expect(br.CPUCores).NotTo(BeNil())
+				Expect(*br.CPUCores).To(BeNumerically(">", 0))
+				Expect(br.GCPauseMs).NotTo(BeNil())
+				logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
+			}
+
+			By("kubectl delete leaves no Kafka, node pool or claim")
+			kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
+			cluster := strimzi.ClusterName(got)
+			Eventually(func() string {
+				return kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io", cluster) +
+					kubectl(nil, "-n", testNS, "get", "-o", "name", "kafkanodepools.kafka.strimzi.io,pvc", "-l", "strimzi.io/cluster="+cluster)
+			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+		}, SpecTimeout(25*time.Minute))
+	}
+
+	It("fails a run whose Kafka Strimzi reports NotReady, with Strimzi's reason", func(ctx SpecContext) {
+		run := managedKafkaRun("e2e-strimzi-bad", v1alpha1.Level2, storageClass)
+		// A version no Strimzi of this era deploys.
+		run.Spec.Cluster.Managed.Version = "3.0.0"
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 5*time.Minute)
+		Expect(got.Status.Message).To(ContainSubstring("the Strimzi cluster operator could not deploy it"))
+		Expect(got.Status.Message).To(ContainSubstring("3.0.0"))
+		logf("status.message: %s", got.Status.Message)
+		Eventually(func() string {
+			return kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io", strimzi.ClusterName(got))
+		}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "teardown removes the Kafka of a failed run")
+	}, SpecTimeout(10*time.Minute))
+})
+
+func managedRun(prefix string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
+	size := ptr.To(resource.MustParse("2Gi"))
+	managed := &v1alpha1.ManagedCluster{
+		Brokers: 1,
+		Storage: v1alpha1.StorageSpec{
+			Data:    v1alpha1.VolumeSpec{Size: size},
+			Journal: v1alpha1.VolumeSpec{Size: size},
+			Ledgers: v1alpha1.VolumeSpec{Size: size},
+		},
+	}
+	if system == v1alpha1.SystemPulsar {
+		managed.Bookies, managed.MetadataStoreReplicas = 1, 1
+	}
+	return &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Namespace: testNS},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			System:  system,
+			Cluster: v1alpha1.ClusterSpec{Managed: managed},
+			Durability: &v1alpha1.DurabilitySpec{
+				Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
+				Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
+			},
+			Workload: smallWorkload(prefix, 0.5),
+			Workers:  v1alpha1.WorkersSpec{Count: 2},
+			Timeouts: v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}},
+		},
+	}
+}
+
+func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
+	run := managedRun(prefix, v1alpha1.SystemKafka)
+	local := v1alpha1.LocalAsync
+	if level == v1alpha1.Level1 {
+		local = v1alpha1.LocalSync
+	}
+	run.Spec.Durability.Local.Mode = local
+	if storageClass != "" {
+		run.Spec.Cluster.Managed.Storage.Data.StorageClassName = ptr.To(storageClass)
+	}
+	return run
+}
+
+// strimziNamespaceRE is the namespace Strimzi's install files bind their
+// roles in (myproject), which its documentation says to replace.
+var strimziNamespaceRE = regexp.MustCompile(`(?m)^(\s*)namespace: .*$`)
+
+// strimziFiles are Strimzi's install files for namespace ns, as its
+// documentation installs them: every `namespace:` set to ns.
+func strimziFiles(dir, ns string) []byte {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).NotTo(BeEmpty(), "no *.yaml in %s", dir)
+	var all []string
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		Expect(err).NotTo(HaveOccurred())
+		all = append(all, strimziNamespaceRE.ReplaceAllString(string(raw), "${1}namespace: "+ns))
+	}
+	return []byte(strings.Join(all, "\n---\n"))
+}
+
+func installStrimzi(dir, ns string) {
+	kubectl(strimziFiles(dir, ns), "-n", ns, "create", "-f", "-")
+}
+
+// uninstallStrimzi removes the operator and its cluster-wide objects; the
+// CRDs go too, so a later install starts from its own.
+func uninstallStrimzi(dir, ns string) {
+	_, _ = kubectlE(strimziFiles(dir, ns), "-n", ns, "delete", "-f", "-", "--ignore-not-found", "--wait=false")
+}
+
+// ensureVolumes returns the StorageClass the spec's claims use: "" (the
+// cluster's default) when the cluster has a default StorageClass (kind's
+// local-path provisioner), else a class of its own with n static local
+// volumes of 2Gi in folders of this host, which is the node of the local
+// cluster. The volumes are Retain: a released one is deleted with its
+// folder after the spec, never reused with the data of a run before.
+func ensureVolumes(ctx context.Context, n int) string {
+	var classes storagev1.StorageClassList
+	Expect(k8s.List(ctx, &classes)).To(Succeed())
+	for _, c := range classes.Items {
+		if c.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			return ""
+		}
+	}
+	var nodes corev1.NodeList
+	Expect(k8s.List(ctx, &nodes)).To(Succeed())
+	Expect(nodes.Items).To(HaveLen(1), "a cluster without a default StorageClass must be the one-node local cluster, whose node is this host")
+	node := nodes.Items[0].Name
+
+	By(fmt.Sprintf("making %d local volumes of class %s on node %s", n, e2eStorageClass, node))
+	sc := &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: e2eStorageClass},
+		Provisioner:       "kubernetes.io/no-provisioner",
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimRetain),
+	}
+	if err := k8s.Create(ctx, sc); err != nil && !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	base := filepath.Join(repoRoot, "bin", "local-cluster", "e2e-volumes", testNS)
+	var made []*corev1.PersistentVolume
+	for i := range n {
+		path := filepath.Join(base, fmt.Sprintf("disk%d", i))
+		// Kafka runs as uid 1001 in group 0; the folder is the disk's root.
+		Expect(os.MkdirAll(path, 0o777)).To(Succeed())
+		Expect(os.Chmod(path, 0o777)).To(Succeed())
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-disk%d", testNS, i), Labels: map[string]string{"streambench.io/e2e": testNS}},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				StorageClassName:              e2eStorageClass,
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+				}}}},
+			},
+		}
+		Expect(k8s.Create(ctx, pv)).To(Succeed())
+		made = append(made, pv)
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		for _, pv := range made {
+			_ = k8s.Delete(ctx, pv)
+		}
+		Eventually(func(g Gomega) {
+			for _, pv := range made {
+				err := k8s.Get(ctx, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "volume %s still there", pv.Name)
+			}
+		}).WithTimeout(time.Minute).Should(Succeed())
+		Expect(os.RemoveAll(base)).To(Succeed())
+		_ = k8s.Delete(ctx, sc)
+	})
+	return e2eStorageClass
+}
