@@ -238,8 +238,8 @@ test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECO
 	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) \
 		$(E2E_GO_TEST) -ginkgo.label-filter='!managed-kafka'
 
-# Not yet in .ci/run: a cold machine builds Strimzi from source first
-# (Maven), whose cold time is still to be measured against CI's budget.
+# .ci/run runs it after test-e2e; a cold machine builds Strimzi from
+# source first (Maven), timed as its own stage.
 .PHONY: test-e2e-managed
 test-e2e-managed: prometheus ## The managed Kafka spec: a real Strimzi operator (built from source, images without Docker) deploys the brokers of runs on the local cluster.
 	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
