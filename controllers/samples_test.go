@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/envelope"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
 var _ = Describe("config/samples", func() {
@@ -52,6 +55,27 @@ var _ = Describe("config/samples", func() {
 // The twins of the durability matrix run on the same ground: the same node
 // pool and tolerations, the same StorageClass, and as many data disks per
 // Kafka broker as a bookie has (journal + ledgers).
+// envelopePart is replicas pods of one envelope.
+type envelopePart struct {
+	n int32
+	e envelope.Envelope
+}
+
+// envelopeTotal is the sum over the parts of a resource's request, or
+// limit, in milli-units.
+func envelopeTotal(parts []envelopePart, name corev1.ResourceName, limit bool) int64 {
+	var sum int64
+	for _, x := range parts {
+		list := x.e.Resources.Requests
+		if limit {
+			list = x.e.Resources.Limits
+		}
+		q := list[name]
+		sum += int64(x.n) * q.MilliValue()
+	}
+	return sum
+}
+
 var _ = Describe("config/samples twins", func() {
 	read := func(name string) *v1alpha1.BenchmarkRun {
 		data, err := os.ReadFile(filepath.Join("..", "config", "samples", name))
@@ -76,6 +100,14 @@ var _ = Describe("config/samples twins", func() {
 					kafkaClasses = append(kafkaClasses, *v.StorageClassName)
 				}
 				Expect(kafkaClasses).To(Equal([]string{*p.Storage.Journal.StorageClassName, *p.Storage.Ledgers.StorageClassName}), twin)
+
+				By("giving " + twin + " the same CPU and memory envelope: Kafka's brokers against Pulsar's bookies and brokers")
+				kEnv, pEnv := strimzi.BrokerEnvelope(k), pulsar.EnvelopesOf(p)
+				kafkaPath := []envelopePart{{k.BrokersOrDefault(), kEnv}}
+				pulsarPath := []envelopePart{{p.BookiesOrDefault(), pEnv.Bookie}, {p.BrokersOrDefault(), pEnv.Broker}}
+				Expect(envelopeTotal(pulsarPath, corev1.ResourceCPU, false)).To(Equal(envelopeTotal(kafkaPath, corev1.ResourceCPU, false)), twin+": CPU requests")
+				Expect(envelopeTotal(pulsarPath, corev1.ResourceMemory, true)).To(Equal(envelopeTotal(kafkaPath, corev1.ResourceMemory, true)), twin+": memory limits")
+				Expect(pEnv.Bookie.Resources.Limits).To(HaveKey(corev1.ResourceMemory), twin+": the bookies' page cache is bounded")
 			}
 		})
 	}

@@ -86,7 +86,12 @@ var _ = Describe("the testbed of a run", func() {
 		Expect(*tb.SlowestFsyncP99Ms).To(Equal(3.25))
 		Expect(running.Status.Display).NotTo(BeNil())
 		Expect(running.Status.Display.FsyncP99Ms).To(Equal("3.25"))
-		Expect(*tb.Topology).To(Equal(v1alpha1.Topology{Brokers: 3, Bookies: 3}))
+		Expect(tb.Topology.Brokers).To(Equal(int32(3)))
+		Expect(tb.Topology.Bookies).To(Equal(int32(3)))
+		// What each component got is recorded (no resources in this spec:
+		// the chart's own, so nothing sized).
+		Expect(tb.Topology.Components).To(Equal([]v1alpha1.ComponentEnvelope{
+			{Component: "metadataStore", Replicas: 3}, {Component: "bookie", Replicas: 3}, {Component: "broker", Replicas: 3}}))
 		Expect(tb.PageCacheDropped).To(BeNil())
 
 		// The coordinator carries the testbed into summary.json.

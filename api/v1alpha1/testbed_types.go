@@ -101,6 +101,38 @@ type Topology struct {
 	// Version of Kafka or Pulsar; empty when not known.
 	// +optional
 	Version string `json:"version,omitempty"`
+	// Components are what each managed data-path component's pods got:
+	// CPU and memory, and the JVM's heap and direct memory inside the
+	// memory limit (the rest is the page cache's). Twins compare fairly
+	// only inside the same envelope.
+	// +optional
+	// +listType=atomic
+	Components []ComponentEnvelope `json:"components,omitempty"`
+}
+
+// ComponentEnvelope is what one component's pods got. Quantities are in
+// Kubernetes' notation; empty means not set.
+type ComponentEnvelope struct {
+	// Component is broker, bookie or metadataStore.
+	Component string `json:"component"`
+	// Replicas is the number of pods.
+	Replicas int32 `json:"replicas"`
+	// +optional
+	CPURequest string `json:"cpuRequest,omitempty"`
+	// +optional
+	CPULimit string `json:"cpuLimit,omitempty"`
+	// +optional
+	MemoryRequest string `json:"memoryRequest,omitempty"`
+	// MemoryLimit bounds the JVM and the page cache it fills together;
+	// streambench sets it to the request when only a request is given.
+	// +optional
+	MemoryLimit string `json:"memoryLimit,omitempty"`
+	// Heap is the JVM's -Xms and -Xmx.
+	// +optional
+	Heap string `json:"heap,omitempty"`
+	// DirectMemory is the JVM's -XX:MaxDirectMemorySize (Pulsar).
+	// +optional
+	DirectMemory string `json:"directMemory,omitempty"`
 }
 
 // NodeProbe is the probe of one node.

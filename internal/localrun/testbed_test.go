@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestProbeLocal(t *testing.T) {
 
 	b := &brokers{kafka: &localbrokers.Kafka{Dir: t.TempDir(), Version: "4.3.1", Nodes: make([]localbrokers.KafkaNode, 3)}}
 	tb := probeLocal(b, func(string, ...any) {})
-	if tb.Scope != v1alpha1.TestbedLocalHost || *tb.Topology != (v1alpha1.Topology{Brokers: 3, Version: "4.3.1"}) {
+	if tb.Scope != v1alpha1.TestbedLocalHost || !reflect.DeepEqual(*tb.Topology, v1alpha1.Topology{Brokers: 3, Version: "4.3.1"}) {
 		t.Errorf("scope %s topology %+v", tb.Scope, tb.Topology)
 	}
 	if len(tb.Nodes) != 1 || len(tb.Nodes[0].Volumes) != 1 {
@@ -47,7 +48,7 @@ func TestProbeLocal(t *testing.T) {
 	}
 
 	pulsar := &brokers{pulsar: &localbrokers.Pulsar{Dir: t.TempDir(), Version: "4.0.7", BookiePorts: []int{1, 2, 3}}}
-	if got := *localTopology(pulsar); got != (v1alpha1.Topology{Brokers: 1, Bookies: 3, Version: "4.0.7"}) {
+	if got := *localTopology(pulsar); !reflect.DeepEqual(got, v1alpha1.Topology{Brokers: 1, Bookies: 3, Version: "4.0.7"}) {
 		t.Errorf("Pulsar standalone topology %+v, want 1 broker and 3 bookies", got)
 	}
 

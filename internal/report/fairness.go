@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -31,6 +33,9 @@ const (
 	// FlagBrokerJVM: the brokers' JVMs ran with a different heap,
 	// collector or compiler.
 	FlagBrokerJVM FlagKind = "broker JVM"
+	// FlagEnvelope: the managed data paths got different CPU or memory,
+	// or one has no memory limit (its page cache is unbounded).
+	FlagEnvelope FlagKind = "envelope"
 )
 
 // Flag marks a pair of runs (or one run, for the load generator) whose
@@ -193,7 +198,59 @@ func topologyFlags(a, b Named, add func(FlagKind, string, ...any)) []Flag {
 	if sysA == sysB && xa.Version != xb.Version {
 		add(FlagTopology, "%s version %q vs %q", sysA, xa.Version, xb.Version)
 	}
+	envelopeFlags(a, b, xa, xb, add)
 	return nil
+}
+
+// envelopeTolerance is how far apart (as a ratio) the data paths' CPU or
+// memory may be before a pair is flagged: quantities written by hand for
+// twins (48Gi vs 16Gi+32Gi) match exactly; 10 % leaves room for rounding.
+const envelopeTolerance = 0.10
+
+// envelopeFlags compares what the data paths got in all: the brokers (and
+// Pulsar's bookies, which store its data) times their CPU request and
+// memory limit. ZooKeeper is off the data path. A component without a
+// memory limit is flagged by itself: the page cache it fills is bounded
+// only by its node.
+func envelopeFlags(a, b Named, xa, xb *v1alpha1.Topology, add func(FlagKind, string, ...any)) {
+	if len(xa.Components) == 0 || len(xb.Components) == 0 {
+		return
+	}
+	type total struct {
+		cpu, mem  float64
+		unlimited []string
+	}
+	sum := func(n Named, t *v1alpha1.Topology) total {
+		var out total
+		for _, c := range t.Components {
+			if c.Component == "metadataStore" {
+				continue
+			}
+			if q, err := resource.ParseQuantity(c.CPURequest); err == nil {
+				out.cpu += float64(c.Replicas) * q.AsApproximateFloat64()
+			}
+			q, err := resource.ParseQuantity(c.MemoryLimit)
+			if err != nil || c.MemoryLimit == "" {
+				out.unlimited = append(out.unlimited, n.Name+"'s "+c.Component)
+				continue
+			}
+			out.mem += float64(c.Replicas) * q.AsApproximateFloat64()
+		}
+		return out
+	}
+	ta, tb := sum(a, xa), sum(b, xb)
+	for _, u := range append(ta.unlimited, tb.unlimited...) {
+		add(FlagEnvelope, "%s has no memory limit: its page cache is bounded only by its node", u)
+	}
+	if len(ta.unlimited)+len(tb.unlimited) > 0 {
+		return // the totals of an unbounded side say nothing
+	}
+	if bar, ok := beyond(ta.mem, tb.mem, envelopeTolerance, 1, 1); ok && ta.mem > 0 && tb.mem > 0 {
+		add(FlagEnvelope, "the data path's memory limits total %.1f GiB vs %.1f GiB, more than %.2fx apart", ta.mem/(1<<30), tb.mem/(1<<30), bar)
+	}
+	if bar, ok := beyond(ta.cpu, tb.cpu, envelopeTolerance, 1, 1); ok && ta.cpu > 0 && tb.cpu > 0 {
+		add(FlagEnvelope, "the data path's CPU requests total %.1f vs %.1f cores, more than %.2fx apart", ta.cpu, tb.cpu, bar)
+	}
 }
 
 // beyond reports whether x and y are further apart (as a ratio) than the

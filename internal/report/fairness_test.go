@@ -23,6 +23,14 @@ func fairTwins() []Named {
 	k.Testbed = tb(3, 0, 4.0, 800)
 	p := summary("pulsar", v1alpha1.SystemPulsar, 2, lat, 4)
 	p.Testbed = tb(3, 3, 4.4, 760) // 10 % and 5 % apart: within the tolerance
+	// The same envelope: per node 8 cores and 48Gi, Kafka's broker against
+	// Pulsar's bookie and broker (and ZooKeeper off the data path).
+	k.Testbed.Topology.Components = []v1alpha1.ComponentEnvelope{
+		{Component: "broker", Replicas: 3, CPURequest: "8", MemoryRequest: "48Gi", MemoryLimit: "48Gi", Heap: "5120Mi"}}
+	p.Testbed.Topology.Components = []v1alpha1.ComponentEnvelope{
+		{Component: "metadataStore", Replicas: 3, CPURequest: "1", MemoryLimit: "2Gi"},
+		{Component: "bookie", Replicas: 3, CPURequest: "5", MemoryRequest: "32Gi", MemoryLimit: "32Gi"},
+		{Component: "broker", Replicas: 3, CPURequest: "3", MemoryRequest: "16Gi", MemoryLimit: "16Gi"}}
 	for _, s := range []*results.Summary{k, p} {
 		s.Phases[0].SendDelayMs = &results.LatencyDetail{P99: 0.2}
 	}
@@ -64,6 +72,12 @@ func TestFlags(t *testing.T) {
 		{"no testbed", func(k, _ *results.Summary) { k.Testbed = nil }, FlagTestbed, "no testbed was measured for kafka"},
 		{"the local Pulsar twin's one broker", func(_, p *results.Summary) { p.Testbed.Topology.Brokers = 1 }, FlagTopology, "3 brokers vs 1"},
 		{"fewer bookies than Kafka brokers", func(_, p *results.Summary) { p.Testbed.Topology.Bookies = 2 }, FlagTopology, "3 Kafka brokers store the data vs 2 bookies"},
+		{"a bookie without a memory limit", func(_, p *results.Summary) { p.Testbed.Topology.Components[1].MemoryLimit = "" },
+			FlagEnvelope, "pulsar's bookie has no memory limit: its page cache is bounded only by its node"},
+		{"Kafka's brokers get more memory", func(k, _ *results.Summary) { k.Testbed.Topology.Components[0].MemoryLimit = "64Gi" },
+			FlagEnvelope, "the data path's memory limits total 192.0 GiB vs 144.0 GiB"},
+		{"Pulsar's data path gets more CPU", func(_, p *results.Summary) { p.Testbed.Topology.Components[2].CPURequest = "4" },
+			FlagEnvelope, "the data path's CPU requests total 24.0 vs 27.0 cores"},
 		{"durability achieved differs", func(k, _ *results.Summary) { k.Durability.AchievedLevel = 4 }, FlagDurability, "durability level 4 achieved vs level 2"},
 		{"workload differs", func(_, p *results.Summary) { p.Workload.MessageSize = 100 }, FlagWorkload, "different workloads"},
 		{"load generator behind", func(_, p *results.Summary) { p.Phases[0].SendDelayMs.P99 = 40 }, FlagLoadGenerator, "pulsar: the load generator fell behind its schedule (send delay p99 40.00 ms > 5.00 ms)"},
@@ -238,5 +252,23 @@ func TestFlagsBrokerJVM(t *testing.T) {
 				t.Errorf("compare's text does not state the JVMs:\n%s", text)
 			}
 		})
+	}
+}
+
+// The report says what each component got, and marks a missing memory
+// limit.
+func TestReportShowsTheEnvelope(t *testing.T) {
+	runs := fairTwins()
+	p := runs[1].Summary
+	p.Testbed.Topology.Components[1].MemoryLimit = ""
+	var buf bytes.Buffer
+	if err := Render(&buf, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{`<table id="envelope">`, "<td>bookie</td>", `<td class="n bad">none</td>`, "<td>broker</td>", `<td class="n">16Gi</td>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
 	}
 }

@@ -172,7 +172,10 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{with .Testbed}}<section id="testbed"><h2>Testbed</h2>
 <p class="muted" style="margin-top:0;font-size:13px">Measured before the load: sequential writes of 1 MiB blocks ended by an fdatasync, and small appends each followed by an fdatasync, as a journal writes ({{.Scope}}).</p>
 {{if .Note}}<div class="warn"><p>⚠ {{.Note}}</p></div>{{end}}
-{{with .Topology}}<p>Topology: {{.Brokers}} brokers{{if gt .Bookies 0}}, {{.Bookies}} bookies{{end}}{{if .Version}}, version {{.Version}}{{end}}.</p>{{end}}
+{{with .Topology}}<p>Topology: {{.Brokers}} brokers{{if gt .Bookies 0}}, {{.Bookies}} bookies{{end}}{{if .Version}}, version {{.Version}}{{end}}.</p>
+{{if .Components}}<table id="envelope"><thead><tr><th>component</th><th class="n">pods</th><th class="n">CPU request</th><th class="n">CPU limit</th><th class="n">memory request</th><th class="n">memory limit</th><th class="n">JVM heap</th><th class="n">direct memory</th></tr></thead><tbody>
+{{range .Components}}<tr><td>{{.Component}}</td><td class="n">{{.Replicas}}</td><td class="n">{{or .CPURequest "–"}}</td><td class="n">{{or .CPULimit "–"}}</td><td class="n">{{or .MemoryRequest "–"}}</td><td class="n{{if not .MemoryLimit}} bad{{end}}">{{or .MemoryLimit "none"}}</td><td class="n">{{or .Heap "image default"}}</td><td class="n">{{or .DirectMemory "–"}}</td></tr>
+{{end}}</tbody></table>{{end}}{{end}}
 {{if .PageCacheDrops}}<p>Page cache (spec.testbed.dropPageCache):</p><ul>{{range .PageCacheDrops}}{{if .Dropped}}<li>dropped {{.Reason}} on {{range $i, $n := .Nodes}}{{if $i}}, {{end}}<span class="code">{{$n}}</span>{{end}} at {{.At}}</li>{{else}}<li class="bad">NOT dropped {{.Reason}}: {{.Message}}</li>{{end}}{{end}}</ul>
 {{else if .PageCacheDropped}}<p>Page cache dropped on the broker nodes at {{.PageCacheDropped}}.</p>{{end}}
 <table><thead><tr><th>node</th><th>roles</th><th>CPU</th><th class="n">CPUs</th><th class="n">memory GiB</th><th>kernel</th><th>volume</th><th>class</th><th class="n">write MB/s</th><th class="n">fsync p50</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">max (ms)</th></tr></thead><tbody>

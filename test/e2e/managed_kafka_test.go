@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
@@ -55,9 +56,16 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		installStrimzi(dir, testNS)
 		DeferCleanup(func() { uninstallStrimzi(dir, testNS) })
 		kubectl(nil, "-n", testNS, "rollout", "status", "deployment/strimzi-cluster-operator", "--timeout=5m")
-		// Per run: the broker's data volume and the testbed probe's (it measures
-		// a volume of the brokers' class), neither reused afterwards.
-		storageClass = ensureVolumes(ctx, 4)
+		// Per run: the broker's two JBOD volumes and the testbed probe's (it
+		// measures a volume of the brokers' class), none reused afterwards.
+		storageClass = ensureVolumes(ctx, 8)
+		By("labelling the node for the sample's node pool (node-pool=streaming)")
+		var all corev1.NodeList
+		Expect(k8s.List(ctx, &all)).To(Succeed())
+		Expect(all.Items).To(HaveLen(1), "the spec scales the sample to one node")
+		node := all.Items[0].Name
+		kubectl(nil, "label", "node", node, "node-pool=streaming", "--overwrite")
+		DeferCleanup(func() { _, _ = kubectlE(nil, "label", "node", node, "node-pool-") })
 		var nodes corev1.NodeList
 		Expect(k8s.List(ctx, &nodes)).To(Succeed())
 		for _, n := range nodes.Items {
@@ -79,9 +87,27 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			if prom != nil {
 				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
 			}
-			Expect(k8s.Create(ctx, run)).To(Succeed())
+			applyRun(run)
+
+			By("the broker pod runs in the run's envelope: the memory limit is the request, the heap is streambench's")
+			waitForPhase(ctx, run, v1alpha1.PhaseRunning, 10*time.Minute)
+			var pods corev1.PodList
+			Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{"strimzi.io/cluster": strimzi.ClusterName(run), "strimzi.io/kind": "Kafka"})).To(Succeed())
+			Expect(pods.Items).To(HaveLen(1))
+			c := pods.Items[0].Spec.Containers[0]
+			Expect(c.Resources.Limits.Memory().String()).To(Equal("1Gi"))
+			var heapOpts string
+			for _, e := range c.Env {
+				if e.Name == "KAFKA_HEAP_OPTS" {
+					heapOpts = e.Value
+				}
+			}
+			Expect(heapOpts).To(Equal("-Xms512m -Xmx512m"), "the heap Strimzi passes to kafka_run.sh, from the node pool's jvmOptions")
+
 			got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
 			expectResults(ctx, got, v1alpha1.SystemKafka)
+			Expect(got.Status.Testbed.Topology.Components).To(Equal([]v1alpha1.ComponentEnvelope{
+				{Component: "broker", Replicas: 1, MemoryRequest: "1Gi", MemoryLimit: "1Gi", Heap: "512Mi"}}))
 			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
 
 			By("the durability achieved is the level asked for, on the broker Strimzi ran")
@@ -116,7 +142,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		run := managedKafkaRun("e2e-strimzi-bad", v1alpha1.Level2, storageClass)
 		// A version no Strimzi of this era deploys.
 		run.Spec.Cluster.Managed.Version = "3.0.0"
-		Expect(k8s.Create(ctx, run)).To(Succeed())
+		applyRun(run)
 		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 5*time.Minute)
 		Expect(got.Status.Message).To(ContainSubstring("the Strimzi cluster operator could not deploy it"))
 		Expect(got.Status.Message).To(ContainSubstring("3.0.0"))
@@ -127,46 +153,57 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 	}, SpecTimeout(10*time.Minute))
 })
 
-func managedRun(prefix string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
-	size := ptr.To(resource.MustParse("2Gi"))
-	managed := &v1alpha1.ManagedCluster{
-		Brokers: 1,
-		Storage: v1alpha1.StorageSpec{
-			Data:    v1alpha1.VolumeSpec{Size: size},
-			Journal: v1alpha1.VolumeSpec{Size: size},
-			Ledgers: v1alpha1.VolumeSpec{Size: size},
-		},
-	}
-	if system == v1alpha1.SystemPulsar {
-		managed.Bookies, managed.MetadataStoreReplicas = 1, 1
-	}
-	return &v1alpha1.BenchmarkRun{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Namespace: testNS},
-		Spec: v1alpha1.BenchmarkRunSpec{
-			System:  system,
-			Cluster: v1alpha1.ClusterSpec{Managed: managed},
-			Durability: &v1alpha1.DurabilitySpec{
-				Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
-				Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
-			},
-			Workload: smallWorkload(prefix, 0.5),
-			Workers:  v1alpha1.WorkersSpec{Count: 2},
-			Timeouts: v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}},
-		},
-	}
-}
-
+// managedKafkaRun is config/samples/run-ack2-async.yaml, the managed Kafka
+// sample, scaled to the one node of the test cluster: one broker (its node
+// labelled for the sample's node pool by the spec), a replication factor of
+// 1 acknowledged by it at the level asked (a level's own replication
+// factor is 3), its two JBOD disks of 2Gi of the spec's class, a memory
+// request of 1Gi, Strimzi's default Kafka version (the sample names 1.2.0's
+// 4.3.1; the local cluster's Strimzi 0.49.1 deploys 4.1.1), a short
+// workload and two workers without the sample's 4-core requests and client
+// pool.
 func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
-	run := managedRun(prefix, v1alpha1.SystemKafka)
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", "run-ack2-async.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var run v1alpha1.BenchmarkRun
+	Expect(yaml.UnmarshalStrict(raw, &run)).To(Succeed())
+	run.Name = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
+	run.Namespace = testNS
+	m := run.Spec.Cluster.Managed
+	Expect(m).NotTo(BeNil(), "the sample is a managed run")
+	m.Brokers, m.Version = 1, ""
+	// A memory request only: the envelope makes it the limit too and sizes
+	// the heap from it (half of 1Gi).
+	m.Resources.Broker = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	var class *string
+	if storageClass != "" {
+		class = ptr.To(storageClass)
+	}
+	size := ptr.To(resource.MustParse("2Gi"))
+	m.Storage.Data.Size, m.Storage.Data.StorageClassName = size, class
+	Expect(m.Storage.AdditionalData).To(HaveLen(1), "the sample's second JBOD disk")
+	m.Storage.AdditionalData[0].Size, m.Storage.AdditionalData[0].StorageClassName = size, class
 	local := v1alpha1.LocalAsync
 	if level == v1alpha1.Level1 {
 		local = v1alpha1.LocalSync
 	}
-	run.Spec.Durability.Local.Mode = local
-	if storageClass != "" {
-		run.Spec.Cluster.Managed.Storage.Data.StorageClassName = ptr.To(storageClass)
+	run.Spec.Durability = &v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
+		Local:       &v1alpha1.LocalDurability{Mode: local},
 	}
-	return run
+	run.Spec.Workload = smallWorkload(prefix, 0.5)
+	run.Spec.Workers = v1alpha1.WorkersSpec{Count: 2}
+	run.Spec.Timeouts = v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}}
+	return &run
+}
+
+// applyRun is `kubectl apply -f` of the run, as a user applies a sample.
+func applyRun(run *v1alpha1.BenchmarkRun) {
+	run.APIVersion, run.Kind = v1alpha1.GroupVersion.String(), "BenchmarkRun"
+	out, err := yaml.Marshal(run)
+	Expect(err).NotTo(HaveOccurred())
+	logf("%s", kubectl(out, "apply", "-f", "-"))
 }
 
 // strimziNamespaceRE is the namespace Strimzi's install files bind their

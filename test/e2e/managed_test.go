@@ -7,6 +7,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
@@ -17,6 +20,35 @@ import (
 // test-e2e-kind-managed`, build tag e2e_managed). Managed Kafka runs
 // everywhere: managed_kafka_test.go. One node, sized for a CI runner: one
 // replica, acknowledged by it.
+
+func managedRun(prefix string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
+	size := ptr.To(resource.MustParse("2Gi"))
+	managed := &v1alpha1.ManagedCluster{
+		Brokers: 1,
+		Storage: v1alpha1.StorageSpec{
+			Data:    v1alpha1.VolumeSpec{Size: size},
+			Journal: v1alpha1.VolumeSpec{Size: size},
+			Ledgers: v1alpha1.VolumeSpec{Size: size},
+		},
+	}
+	if system == v1alpha1.SystemPulsar {
+		managed.Bookies, managed.MetadataStoreReplicas = 1, 1
+	}
+	return &v1alpha1.BenchmarkRun{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Namespace: testNS},
+		Spec: v1alpha1.BenchmarkRunSpec{
+			System:  system,
+			Cluster: v1alpha1.ClusterSpec{Managed: managed},
+			Durability: &v1alpha1.DurabilitySpec{
+				Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
+				Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
+			},
+			Workload: smallWorkload(prefix, 0.5),
+			Workers:  v1alpha1.WorkersSpec{Count: 2},
+			Timeouts: v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}},
+		},
+	}
+}
 
 var _ = Describe("managed brokers", Label("managed"), Ordered, func() {
 	for _, system := range []v1alpha1.System{v1alpha1.SystemPulsar} {

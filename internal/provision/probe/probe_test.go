@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -216,8 +217,10 @@ func TestTestbed(t *testing.T) {
 	if tb.Nodes[0].Volumes[1].StorageClassName != "nvme" || tb.Nodes[0].Volumes[0].StorageClassName != "" {
 		t.Errorf("classes %+v", tb.Nodes[0].Volumes)
 	}
-	if *tb.Topology != (v1alpha1.Topology{Brokers: 1, Bookies: 3, Version: "4.0.7"}) {
-		t.Errorf("topology %+v", *tb.Topology)
+	wantTopology := v1alpha1.Topology{Brokers: 1, Bookies: 3, Version: "4.0.7", Components: []v1alpha1.ComponentEnvelope{
+		{Component: "metadataStore", Replicas: 3}, {Component: "bookie", Replicas: 3}, {Component: "broker", Replicas: 1}}}
+	if !reflect.DeepEqual(*tb.Topology, wantTopology) {
+		t.Errorf("topology %+v\nwant     %+v", *tb.Topology, wantTopology)
 	}
 	if !strings.Contains(tb.Note, "1 of 3 nodes not measured ([c])") {
 		t.Errorf("note %q does not say c was not measured", tb.Note)

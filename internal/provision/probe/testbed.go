@@ -3,8 +3,11 @@ package probe
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/testbed"
 )
 
@@ -59,8 +62,35 @@ func TopologyOf(run *v1alpha1.BenchmarkRun) *v1alpha1.Topology {
 		return nil
 	}
 	t := &v1alpha1.Topology{Brokers: m.BrokersOrDefault(), Version: m.Version}
-	if run.Spec.System == v1alpha1.SystemPulsar {
-		t.Bookies = m.BookiesOrDefault()
+	if run.Spec.System != v1alpha1.SystemPulsar {
+		t.Components = []v1alpha1.ComponentEnvelope{strimzi.BrokerEnvelope(m).Status("broker", t.Brokers)}
+		return t
+	}
+	t.Bookies = m.BookiesOrDefault()
+	envs := pulsar.EnvelopesOf(m)
+	t.Components = []v1alpha1.ComponentEnvelope{
+		envs.ZooKeeper.Status("metadataStore", m.MetadataStoreReplicasOrDefault()),
+		withMemFlags(envs.Bookie.Status("bookie", t.Bookies), m.BookieConfig),
+		withMemFlags(envs.Broker.Status("broker", t.Brokers), m.BrokerConfig),
 	}
 	return t
+}
+
+// withMemFlags records the JVM sizes a PULSAR_MEM of the component's
+// config overlay sets, which win over the envelope's.
+func withMemFlags(c v1alpha1.ComponentEnvelope, overlay map[string]string) v1alpha1.ComponentEnvelope {
+	flags, ok := overlay["PULSAR_MEM"]
+	if !ok {
+		return c
+	}
+	c.Heap, c.DirectMemory = "", ""
+	for _, f := range strings.Fields(flags) {
+		switch {
+		case strings.HasPrefix(f, "-Xmx"):
+			c.Heap = strings.TrimPrefix(f, "-Xmx")
+		case strings.HasPrefix(f, "-XX:MaxDirectMemorySize="):
+			c.DirectMemory = strings.TrimPrefix(f, "-XX:MaxDirectMemorySize=")
+		}
+	}
+	return c
 }

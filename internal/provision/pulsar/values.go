@@ -11,10 +11,10 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/envelope"
 )
 
 // Defaults of a managed Pulsar cluster when the spec leaves a count unset:
@@ -182,26 +182,6 @@ func antiAffinity() map[string]any {
 	}
 }
 
-// memoryShare is how much of a container's memory a component's JVM
-// takes for heap and for direct memory, in percent.
-type memoryShare struct{ heap, direct int64 }
-
-// memoryShares size PULSAR_MEM from the container's memory, because the
-// chart's PULSAR_MEM defaults (-Xmx256m and less) ignore the resources:
-// a benchmark on large nodes would measure a starved JVM. Strimzi sizes
-// Kafka's heap from the container memory too, so both sides scale with
-// the resources the run gives them. Brokers keep the managed-ledger cache
-// in direct memory, bookies the DbLedgerStorage write and read-ahead
-// caches (a quarter of direct memory each), so bookies get more direct
-// memory than heap. ZooKeeper uses heap only. The rest is left for
-// metaspace, thread stacks and the kernel. A PULSAR_MEM in bookieConfig
-// or brokerConfig overrides this.
-var memoryShares = map[string]memoryShare{
-	ComponentBroker:    {heap: 40, direct: 40},
-	ComponentBookie:    {heap: 30, direct: 50},
-	ComponentZooKeeper: {heap: 60},
-}
-
 // Values returns the Apache Pulsar chart values for a managed Pulsar run
 // whose durability was translated to eff (durability.Translate with
 // SystemPulsar). The map holds only strings, bools, ints, maps and slices,
@@ -239,11 +219,15 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	ledgers, err := volume("spec.cluster.managed.storage.ledgers", m.Storage.Ledgers)
 	errs = append(errs, err)
 
-	zkResources, err := resources("spec.cluster.managed.resources.metadataStore", m.Resources.MetadataStore)
+	// Each component's envelope (internal/provision/envelope): a memory
+	// request without a limit gets the request as its limit, and the JVM
+	// is sized from the limit, as the Kafka twin's is.
+	envs := EnvelopesOf(m)
+	zkResources, err := resources("spec.cluster.managed.resources.metadataStore", envs.ZooKeeper.Resources)
 	errs = append(errs, err)
-	bookieResources, err := resources("spec.cluster.managed.resources.bookie", m.Resources.Bookie)
+	bookieResources, err := resources("spec.cluster.managed.resources.bookie", envs.Bookie.Resources)
 	errs = append(errs, err)
-	brokerResources, err := resources("spec.cluster.managed.resources.broker", m.Resources.Broker)
+	brokerResources, err := resources("spec.cluster.managed.resources.broker", envs.Broker.Resources)
 	errs = append(errs, err)
 
 	tolerations, err := toValue(m.Placement.Tolerations)
@@ -253,9 +237,9 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	}
 
 	zkConfig := map[string]any{}
-	setMemory(zkConfig, ComponentZooKeeper, m.Resources.MetadataStore, nil)
-	setMemory(bookieConfig, ComponentBookie, m.Resources.Bookie, m.BookieConfig)
-	setMemory(brokerConfig, ComponentBroker, m.Resources.Broker, m.BrokerConfig)
+	setMemory(zkConfig, envs.ZooKeeper, nil)
+	setMemory(bookieConfig, envs.Bookie, m.BookieConfig)
+	setMemory(brokerConfig, envs.Broker, m.BrokerConfig)
 
 	release := ReleaseName(run)
 	vals := map[string]any{
@@ -416,33 +400,26 @@ func resources(field string, r corev1.ResourceRequirements) (any, error) {
 	return v, nil
 }
 
-// setMemory sets PULSAR_MEM in config from the container's memory limit
-// (or request when there is no limit), unless the user's overlay sets it.
-func setMemory(config map[string]any, component string, r corev1.ResourceRequirements, overlay map[string]string) {
-	if _, ok := overlay["PULSAR_MEM"]; ok {
-		return
+// Envelopes are what the run's Pulsar components get.
+type Envelopes struct{ ZooKeeper, Bookie, Broker envelope.Envelope }
+
+// EnvelopesOf sizes every component of a managed Pulsar cluster from its
+// resources (envelope.Of).
+func EnvelopesOf(m *v1alpha1.ManagedCluster) Envelopes {
+	return Envelopes{
+		ZooKeeper: envelope.Of(envelope.ZooKeeper, m.Resources.MetadataStore),
+		Bookie:    envelope.Of(envelope.Bookie, m.Resources.Bookie),
+		Broker:    envelope.Of(envelope.PulsarBroker, m.Resources.Broker),
 	}
-	mem, ok := r.Limits[corev1.ResourceMemory]
-	if !ok {
-		mem, ok = r.Requests[corev1.ResourceMemory]
-	}
-	if !ok || mem.Sign() <= 0 {
-		return
-	}
-	config["PULSAR_MEM"] = jvmMemory(mem, memoryShares[component])
 }
 
-// jvmMemory is a PULSAR_MEM value: equal -Xms and -Xmx (no heap growth
-// pauses during a measurement) and, when share.direct is set,
-// -XX:MaxDirectMemorySize, all in MiB.
-func jvmMemory(mem resource.Quantity, share memoryShare) string {
-	mib := mem.Value() / (1 << 20)
-	heap := max(mib*share.heap/100, 64)
-	s := fmt.Sprintf("-Xms%dm -Xmx%dm", heap, heap)
-	if share.direct > 0 {
-		s += fmt.Sprintf(" -XX:MaxDirectMemorySize=%dm", max(mib*share.direct/100, 64))
+// setMemory sets PULSAR_MEM in config from the envelope, unless the user's
+// overlay sets it or the component has no memory to size from.
+func setMemory(config map[string]any, e envelope.Envelope, overlay map[string]string) {
+	if _, ok := overlay["PULSAR_MEM"]; ok || e.HeapBytes == 0 {
+		return
 	}
-	return s
+	config["PULSAR_MEM"] = e.HeapFlags()
 }
 
 // toValue converts a Kubernetes API value into plain chart values (maps,

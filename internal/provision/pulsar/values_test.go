@@ -233,8 +233,11 @@ affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExec
 nodeSelector: {node-pool: pulsar}
 tolerations:
 - {key: dedicated, operator: Equal, value: pulsar, effect: NoSchedule}
+# The request only: the limit is set to it, so the page cache is bounded
+# as the Kafka twin's is (internal/provision/envelope).
 resources:
   requests: {memory: 8Gi}
+  limits: {memory: 8Gi}
 configData:
   managedLedgerDefaultEnsembleSize: "3"
   managedLedgerDefaultWriteQuorum: "3"

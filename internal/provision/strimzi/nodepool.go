@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/envelope"
 )
 
 // DefaultDataSize is the size of a broker's data volume when
@@ -23,7 +24,10 @@ type nodePoolSpec struct {
 	Roles     []string                     `json:"roles"`
 	Storage   jbodStorage                  `json:"storage"`
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-	Template  *nodePoolTemplate            `json:"template,omitempty"`
+	// JVMOptions are Strimzi's jvmOptions: "-Xms" and "-Xmx" set, Strimzi
+	// sizes no heap of its own.
+	JVMOptions map[string]string `json:"jvmOptions,omitempty"`
+	Template   *nodePoolTemplate `json:"template,omitempty"`
 }
 
 type jbodStorage struct {
@@ -117,8 +121,16 @@ func NodePools(run *v1alpha1.BenchmarkRun) ([]*unstructured.Unstructured, error)
 		Roles:    []string{"controller", "broker"},
 		Storage:  jbodStorage{Type: "jbod", Volumes: volumes},
 	}
-	if r := m.Resources.Broker; len(r.Limits) > 0 || len(r.Requests) > 0 || len(r.Claims) > 0 {
+	// The envelope (internal/provision/envelope): the memory limit is the
+	// request when only a request is given, and the heap is explicit, as
+	// the Pulsar twin's PULSAR_MEM is.
+	env := BrokerEnvelope(m)
+	if r := env.Resources; len(r.Limits) > 0 || len(r.Requests) > 0 || len(r.Claims) > 0 {
 		spec.Resources = r.DeepCopy()
+	}
+	if env.HeapBytes > 0 {
+		heap := fmt.Sprintf("%dm", envelope.MiB(env.HeapBytes))
+		spec.JVMOptions = map[string]string{"-Xms": heap, "-Xmx": heap}
 	}
 	affinity := withBrokerAntiAffinity(affinityWithNodeSelector(m.Placement.Affinity, m.Placement.NodeSelector), ClusterName(run))
 	pod := &podTemplate{Affinity: affinity}
@@ -211,4 +223,9 @@ func affinityWithNodeSelector(affinity *corev1.Affinity, nodeSelector map[string
 		t.MatchExpressions = append(t.MatchExpressions, exprs...)
 	}
 	return out
+}
+
+// BrokerEnvelope is what each Kafka broker pod of a managed run gets.
+func BrokerEnvelope(m *v1alpha1.ManagedCluster) envelope.Envelope {
+	return envelope.Of(envelope.KafkaBroker, m.Resources.Broker)
 }

@@ -113,6 +113,8 @@ spec:
   resources:
     requests: {cpu: "6", memory: 48Gi}
     limits: {memory: 48Gi}
+  # Half the limit, capped at 5 GiB: explicit, so Strimzi sizes nothing.
+  jvmOptions: {"-Xms": 5120m, "-Xmx": 5120m}
   template:
     pod:
       affinity:
