@@ -163,11 +163,16 @@ func TestLocalSamplerOwnProcess(t *testing.T) {
 		t.Errorf("own process: cpu %v, written %v; want CPU and at least 4 MiB written (8 MiB were)", b.CPUCores, b.DiskWriteBytes)
 	}
 	if r.Host == nil || len(r.Host.Devices) != 1 || r.Host.DiskWriteMBPerSec == nil {
-		t.Errorf("host %+v: want the temp dir's device", r.Host)
+		t.Fatalf("host %+v: want the temp dir's device", r.Host)
 	}
 	// The loop above kept one CPU busy: the host was at least a little
-	// busy, at most all its CPUs.
-	if h := r.Host; h.CPUs != runtime.NumCPU() || h.CPUBusyCores == nil || *h.CPUBusyCores <= 0 || *h.CPUBusyCores > float64(h.CPUs)+0.01 || h.CPUVerdict == "" {
+	// busy, at most all its CPUs. /proc/stat counts in ticks of 10 ms per
+	// CPU, and a window of 0.2 s can gain up to a tick at each end on each
+	// CPU: 0.1 core per CPU over the bound. A loaded CI machine (all cores
+	// busy) once read 2.03 of 2 here.
+	h := r.Host
+	tickSlack := float64(h.CPUs) * 2 * 0.01 / end.Sub(start).Seconds()
+	if h.CPUs != runtime.NumCPU() || h.CPUBusyCores == nil || *h.CPUBusyCores <= 0 || *h.CPUBusyCores > float64(h.CPUs)+tickSlack || h.CPUVerdict == "" {
 		t.Errorf("host CPU: %d CPUs (runtime says %d), busy %v: %q", h.CPUs, runtime.NumCPU(), h.CPUBusyCores, h.CPUVerdict)
 	}
 }
