@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,7 +77,7 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 	if err != nil {
 		return nil, "", err
 	}
-	if failed, why := strimzi.Failed(kafka); failed {
+	if failed, why := strimzi.Failed(kafka, time.Now()); failed {
 		return nil, "", permanent(errors.New(why))
 	}
 	endpoints, reason := strimziEndpoints(kafka)

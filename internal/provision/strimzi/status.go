@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -52,14 +53,17 @@ func Ready(kafka *unstructured.Unstructured) (ready bool, reason string) {
 
 // Failed reports whether Strimzi gave up on the Kafka's current spec: a
 // NotReady=True condition for the current generation whose reason is an
-// error (Strimzi puts the exception's class there, e.g.
-// InvalidResourceException for an unsupported spec.kafka.version, or
-// RuntimeException for a Kafka version it has no configuration model of)
-// rather than "Creating", which it says while it deploys. Timeouts are not
-// failures: Strimzi retries on its next reconciliation, and a slow node
-// (a first image pull, a busy machine) can make the first one time out.
-// why names the Kafka, the reason and Strimzi's message.
-func Failed(kafka *unstructured.Unstructured) (failed bool, why string) {
+// error (Strimzi puts the exception's class there) rather than "Creating",
+// which it says while it deploys. A spec Strimzi refuses (its reason names
+// an invalid or unsupported resource or configuration, e.g.
+// UnsupportedKafkaVersionException) fails at once: no retry changes it.
+// Any other error fails once it has stood for persistFor (Strimzi retries
+// every two minutes by default, so a transient one — an API hiccup, a
+// timeout while a first image pull or a busy node slows the pods — is
+// replaced before that); timeouts are never failures by themselves, the
+// provisioning timeout bounds them. why names the Kafka, the reason and
+// Strimzi's message.
+func Failed(kafka *unstructured.Unstructured, now time.Time) (failed bool, why string) {
 	conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
 	c, found := condition(conds, conditionNotReady)
 	if !found || c.status != "True" || c.reason == "" || c.reason == "Creating" || strings.Contains(c.reason, "Timeout") {
@@ -68,8 +72,17 @@ func Failed(kafka *unstructured.Unstructured) (failed bool, why string) {
 	if observed, ok := int64Field(kafka.Object, "status", "observedGeneration"); !ok || observed != kafka.GetGeneration() {
 		return false, ""
 	}
+	refused := strings.HasPrefix(c.reason, "Invalid") || strings.HasPrefix(c.reason, "Unsupported") || strings.Contains(c.reason, "Configuration")
+	if !refused && (c.since.IsZero() || now.Sub(c.since) < persistFor) {
+		return false, ""
+	}
 	return true, fmt.Sprintf("Kafka %s: the Strimzi cluster operator could not deploy it: %s", kafka.GetName(), c)
 }
+
+// persistFor is how long an error that Strimzi may yet recover from must
+// stand before the run fails on it: over two of Strimzi's default
+// two-minute reconciliations.
+const persistFor = 5 * time.Minute
 
 // Bootstrap returns the bootstrap servers of the Kafka's plain listener
 // (status.listeners[name=plain].bootstrapServers), which Strimzi fills
@@ -100,6 +113,8 @@ func Bootstrap(kafka *unstructured.Unstructured) (string, error) {
 
 type kafkaCondition struct {
 	typ, status, reason, message string
+	// since is lastTransitionTime (zero when absent or unreadable).
+	since time.Time
 }
 
 func (c kafkaCondition) String() string {
@@ -126,7 +141,8 @@ func condition(conds []any, typ string) (kafkaCondition, bool) {
 			continue
 		}
 		str := func(k string) string { s, _ := m[k].(string); return s }
-		return kafkaCondition{typ: typ, status: str("status"), reason: str("reason"), message: str("message")}, true
+		since, _ := time.Parse(time.RFC3339, str("lastTransitionTime"))
+		return kafkaCondition{typ: typ, status: str("status"), reason: str("reason"), message: str("message"), since: since}, true
 	}
 	return kafkaCondition{}, false
 }

@@ -3,6 +3,7 @@ package strimzi
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -143,11 +144,12 @@ func TestReady(t *testing.T) {
 }
 
 func TestFailed(t *testing.T) {
-	notReady := func(gen int, reason, message string) string {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	notReady := func(gen int, reason, message string, ago time.Duration) string {
 		return `
   observedGeneration: ` + itoa(int32(gen)) + `
   conditions:
-  - {type: NotReady, status: "True", reason: "` + reason + `", message: "` + message + `"}
+  - {type: NotReady, status: "True", reason: "` + reason + `", message: "` + message + `", lastTransitionTime: "` + now.Add(-ago).Format(time.RFC3339) + `"}
 `
 	}
 	tests := []struct {
@@ -156,15 +158,21 @@ func TestFailed(t *testing.T) {
 		status     string
 		want       string
 	}{
-		{name: "an unsupported version fails", generation: 1,
-			status: notReady(1, "InvalidResourceException", "Unsupported Kafka.spec.kafka.version: 3.0.0"),
-			want:   "Kafka run-a: the Strimzi cluster operator could not deploy it: NotReady=True (InvalidResourceException: Unsupported Kafka.spec.kafka.version: 3.0.0)"},
-		{name: "a missing configuration model fails", generation: 1,
-			status: notReady(1, "RuntimeException", "Configuration model /kafka-4.1.1-config-model.json was not found"),
+		{name: "an unsupported version fails at once", generation: 1,
+			status: notReady(1, "UnsupportedKafkaVersionException", "Unsupported Kafka.spec.kafka.version: 3.0.0", 0),
+			want:   "Kafka run-a: the Strimzi cluster operator could not deploy it: NotReady=True (UnsupportedKafkaVersionException: Unsupported Kafka.spec.kafka.version: 3.0.0)"},
+		{name: "an invalid resource fails at once", generation: 1,
+			status: notReady(1, "InvalidResourceException", "bad listener", 10*time.Second),
+			want:   "Kafka run-a: the Strimzi cluster operator could not deploy it: NotReady=True (InvalidResourceException: bad listener)"},
+		{name: "another error fails once it has stood for 5 minutes", generation: 1,
+			status: notReady(1, "RuntimeException", "Configuration model /kafka-4.1.1-config-model.json was not found", 6*time.Minute),
 			want:   "Kafka run-a: the Strimzi cluster operator could not deploy it: NotReady=True (RuntimeException: Configuration model /kafka-4.1.1-config-model.json was not found)"},
-		{name: "creating is not a failure", generation: 1, status: notReady(1, "Creating", "Kafka cluster is being deployed")},
-		{name: "a timeout is retried, not a failure", generation: 1, status: notReady(1, "TimeoutException", "Exceeded timeout of 300000ms while waiting for Pods resource run-a-run-a-0 to be ready")},
-		{name: "an error of the previous generation says nothing of this one", generation: 2, status: notReady(1, "InvalidResourceException", "bad")},
+		{name: "another error is given Strimzi's next reconciliations", generation: 1,
+			status: notReady(1, "KubernetesClientException", "connection reset", 3*time.Minute)},
+		{name: "creating is not a failure", generation: 1, status: notReady(1, "Creating", "Kafka cluster is being deployed", time.Hour)},
+		{name: "a timeout is retried, not a failure", generation: 1,
+			status: notReady(1, "TimeoutException", "Exceeded timeout of 300000ms while waiting for Pods resource run-a-run-a-0 to be ready", time.Hour)},
+		{name: "an error of the previous generation says nothing of this one", generation: 2, status: notReady(1, "InvalidResourceException", "bad", 0)},
 		{name: "ready", generation: 1, status: `
   observedGeneration: 1
   conditions:
@@ -174,7 +182,7 @@ func TestFailed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			failed, why := Failed(statusObject(t, kafkaWith(t, tc.generation, tc.status)))
+			failed, why := Failed(statusObject(t, kafkaWith(t, tc.generation, tc.status)), now)
 			if failed != (tc.want != "") || why != tc.want {
 				t.Errorf("Failed = %v, %q\nwant       %v, %q", failed, why, tc.want != "", tc.want)
 			}
