@@ -21,7 +21,10 @@ out_dir="${IMAGES_DIR:-$root/bin/images}"
 #   gawk hostname openssl    dynamic_resources.sh; kafka_run.sh; tls_utils.sh
 #   python3                  Pulsar's apply-config-from-env.py and its chart's scripts
 #   ca-certificates          the JRE's trust store
-packages=(openjdk-17-jre-headless tini procps net-tools curl gawk hostname openssl python3 ca-certificates)
+#   netcat-openbsd           nc: the Pulsar chart's ZooKeeper probes (echo ruok | nc)
+#   bind9-dnsutils           nslookup: the Pulsar chart's init Jobs and brokers wait
+#                            on DNS with it (the broker counts its "Name:" lines)
+packages=(openjdk-17-jre-headless tini procps net-tools curl gawk hostname openssl python3 ca-certificates netcat-openbsd bind9-dnsutils)
 # Users of the upstream images: 1001 in group 0 (Strimzi's operator and
 # Kafka) and 10000 (Pulsar's images, whose chart runs them as 10000).
 users_hook='chroot "$1" useradd -r -m -u 1001 -g 0 strimzi && chroot "$1" useradd -r -m -u 10000 -g 0 pulsar'

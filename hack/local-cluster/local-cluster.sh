@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes cluster from source, for the e2e suite on
 # machines without Docker (kind needs a Docker engine and the kindest/node
-# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|load-image|check-services
+# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|load-image|load-strimzi|load-pulsar|check-services
 #
 #   up          build the binaries once (bin/k8s/<version>/), write every
 #               config under the state dir, start etcd, kube-apiserver,
@@ -17,6 +17,8 @@
 #   load-strimzi
 #               build Strimzi 0.49.1 from source and its operator and Kafka
 #               images (hack/images/strimzi.sh) and import them
+#   load-pulsar build the Pulsar image the Apache Pulsar chart runs
+#               (hack/images/pulsar.sh) and import it
 #   check-services
 #               prove ClusterIP Services work: a pod serving TCP behind a
 #               ClusterIP Service, dialled by IP and by DNS name from another
@@ -439,6 +441,18 @@ load_strimzi() {
   log "imported Strimzi's images ($(cd "$dir/images" && echo *.tar)); its install files: ${dir#$root/}/dist/install"
 }
 
+# load_pulsar builds the Pulsar image (hack/images/pulsar.sh; cached) and
+# imports it under the name the Apache Pulsar chart uses for
+# spec.cluster.managed.version 4.0.7.
+load_pulsar() {
+  need_root
+  alive containerd || die "containerd is not running; start the cluster with: $0 up"
+  local dir
+  dir="$("$root/hack/images/pulsar.sh")" || die "hack/images/pulsar.sh could not build the Pulsar image"
+  import_image "$dir/image.tar"
+  log "imported the Pulsar image (${dir#$root/}/image.tar)"
+}
+
 # --- up / down / status -----------------------------------------------------
 
 up() {
@@ -681,6 +695,7 @@ case "${1:-}" in
   status) status ;;
   load-image) load_image ;;
   load-strimzi) load_strimzi ;;
+  load-pulsar) load_pulsar ;;
   check-services) check_services ;;
-  *) echo "usage: $0 up|down|status|load-image|load-strimzi|check-services" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|load-image|load-strimzi|load-pulsar|check-services" >&2; exit 2 ;;
 esac

@@ -59,14 +59,14 @@ const PulsarPrefix = "PULSAR_PREFIX_"
 // chart turns configData into environment variables and the image's
 // bin/apply-config-from-env.py rewrites only keys already in the file;
 // an unknown plain key is dropped without a word, so these keys must be
-// written as PULSAR_PREFIX_<key>, which the script appends to the file.
+// written as PULSAR_PREFIX_<key>, which the script appends to the file
+// (and applies after the plain keys, so the prefixed spelling wins).
 //
 // The list is explicit on purpose: prefixing every key would be wrong.
-// When the chart sets a key plainly in its own configData defaults (it
-// does for managedLedgerDefault*), Helm merges our map into the defaults
-// and both PULSAR_PREFIX_<key> and <key> reach the script, which applies
-// environment variables in sorted order: the upper-case prefix sorts
-// first, so the chart's plain default would be applied last and win.
+// The chart's templates read some configData keys by their plain names
+// (the broker's wait for bookies reads
+// broker.configData.managedLedgerDefaultEnsembleSize), and a prefixed
+// key would leave the chart's own default in their place.
 var bookieKeysNeedingPrefix = map[string]bool{
 	// Table 1-13 (async local durability with the journal): the journal
 	// flush interval. conf/bookkeeper.conf of Pulsar 4.0 has no line for
@@ -218,6 +218,8 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	errs = append(errs, err)
 	ledgers, err := volume("spec.cluster.managed.storage.ledgers", m.Storage.Ledgers)
 	errs = append(errs, err)
+	zkData, err := volume("spec.cluster.managed.storage.metadataStore", m.Storage.MetadataStore)
+	errs = append(errs, err)
 
 	// Each component's envelope (internal/provision/envelope): a memory
 	// request without a limit gets the request as its limit, and the JVM
@@ -261,6 +263,7 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 			"replicaCount": int(counts.ZooKeeper),
 			"affinity":     antiAffinity(),
 		},
+
 		"bookkeeper": map[string]any{
 			"replicaCount": int(counts.Bookies),
 			"affinity":     antiAffinity(),
@@ -286,17 +289,30 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	if len(zkConfig) > 0 {
 		zk["configData"] = zkConfig
 	}
+	if len(zkData) > 0 {
+		// The chart's other data keys (name, selector) stay: Helm merges
+		// this map into its defaults.
+		zk["volumes"] = map[string]any{"data": zkData}
+	}
 	setIf(zk, "resources", zkResources)
 	setIf(bk, "resources", bookieResources)
 	setIf(br, "resources", brokerResources)
 	// Placement pins the data path (bookies and brokers) to the pool.
 	// ZooKeeper, autorecovery and the init Jobs are light and stay off
-	// the pool, so they take no CPU from the components under test.
+	// the pool (no nodeSelector), so they take no CPU from the components
+	// under test where other nodes exist; they tolerate the pool's taints
+	// all the same, so a cluster whose every node is tainted (one pool, or
+	// one node) can still run them.
 	for _, c := range []map[string]any{bk, br} {
 		if len(m.Placement.NodeSelector) > 0 {
 			c["nodeSelector"] = stringMap(m.Placement.NodeSelector)
 		}
-		setIf(c, "tolerations", tolerations)
+	}
+	if t, ok := tolerations.([]any); ok && len(t) > 0 {
+		// pulsar_metadata holds the init Jobs' (bookie-init, pulsar-init).
+		for _, c := range []string{"zookeeper", "bookkeeper", "autorecovery", "broker", "pulsar_metadata"} {
+			section(vals, c)["tolerations"] = tolerations
+		}
 	}
 
 	// PodMonitors off: with the bundled stack disabled the chart renders
@@ -304,14 +320,19 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	// cluster without the Prometheus Operator's CRDs. EnablePodMonitors
 	// turns them back on where those CRDs exist.
 	for _, c := range podMonitorComponents {
-		section, ok := vals[c].(map[string]any)
-		if !ok {
-			section = map[string]any{}
-			vals[c] = section
-		}
-		section["podMonitor"] = map[string]any{"enabled": false}
+		section(vals, c)["podMonitor"] = map[string]any{"enabled": false}
 	}
 	return vals, nil
+}
+
+// section returns the values section name, made when missing.
+func section(vals map[string]any, name string) map[string]any {
+	s, ok := vals[name].(map[string]any)
+	if !ok {
+		s = map[string]any{}
+		vals[name] = s
+	}
+	return s
 }
 
 // EnablePodMonitors turns on the chart's PodMonitors of the components a
@@ -326,12 +347,7 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 // monitoring.coreos.com/v1 PodMonitor.
 func EnablePodMonitors(rel *Release, labels map[string]string) {
 	for _, c := range podMonitorComponents {
-		section, ok := rel.Values[c].(map[string]any)
-		if !ok {
-			section = map[string]any{}
-			rel.Values[c] = section
-		}
-		section["podMonitor"] = map[string]any{"enabled": deployedMonitors[c]}
+		section(rel.Values, c)["podMonitor"] = map[string]any{"enabled": deployedMonitors[c]}
 	}
 	rel.MonitorLabels = maps.Clone(labels)
 }

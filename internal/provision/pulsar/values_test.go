@@ -182,6 +182,8 @@ func TestValuesSections(t *testing.T) {
 		m.Storage = v1alpha1.StorageSpec{
 			Journal: v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme"), Size: qty("100Gi")},
 			Ledgers: v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme-ledgers"), Size: qty("1Ti")},
+			// ZooKeeper's own class (off the pool), its size only.
+			MetadataStore: v1alpha1.VolumeSpec{StorageClassName: ptr("standard"), Size: qty("8Gi")},
 		}
 		m.Resources = v1alpha1.ComponentResources{
 			Bookie: corev1.ResourceRequirements{
@@ -247,15 +249,31 @@ configData:
   PULSAR_MEM: -Xms3276m -Xmx3276m -XX:MaxDirectMemorySize=3276m
 podMonitor: {enabled: false}
 `,
-				// Not pinned to the pool: ZooKeeper is off the data path.
+				// Not pinned to the pool: ZooKeeper is off the data path;
+				// it tolerates the pool's taint all the same, so a cluster
+				// whose every node is tainted still runs it.
 				"zookeeper": `
 replicaCount: 3
 affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+tolerations:
+- {key: dedicated, operator: Equal, value: pulsar, effect: NoSchedule}
 resources:
   limits: {memory: 2Gi}
+volumes:
+  data: {storageClassName: standard, size: 8Gi}
 configData:
   PULSAR_MEM: -Xms1228m -Xmx1228m
 podMonitor: {enabled: false}
+`,
+				"autorecovery": `
+tolerations:
+- {key: dedicated, operator: Equal, value: pulsar, effect: NoSchedule}
+podMonitor: {enabled: false}
+`,
+				// The init Jobs.
+				"pulsar_metadata": `
+tolerations:
+- {key: dedicated, operator: Equal, value: pulsar, effect: NoSchedule}
 `,
 			},
 		},
