@@ -232,22 +232,25 @@ local-cluster-down: ## Stop the local cluster: every process, pod, network and d
 	K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) down
 
 .PHONY: test-e2e
-test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG, but the managed Kafka spec (test-e2e-managed).
+test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG, but the managed Kafka and Pulsar specs (test-e2e-managed).
 	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
 		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image; fi
 	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) \
-		$(E2E_GO_TEST) -ginkgo.label-filter='!managed-kafka'
+		$(E2E_GO_TEST) -ginkgo.label-filter='!managed-kafka && !managed-pulsar'
 
 # .ci/run runs it after test-e2e; a cold machine builds Strimzi from
-# source first (Maven), timed as its own stage.
+# source (Maven) and the Pulsar image first, each timed as its own stage.
+# E2E_MANAGED picks the specs: managed-kafka, managed-pulsar or both.
+E2E_MANAGED ?= managed-kafka || managed-pulsar
 .PHONY: test-e2e-managed
-test-e2e-managed: prometheus ## The managed Kafka spec: a real Strimzi operator (built from source, images without Docker) deploys the brokers of runs on the local cluster.
+test-e2e-managed: prometheus ## The managed specs: a real Strimzi operator (built from source) and the Apache Pulsar chart (images without Docker) deploy the brokers of runs on the local cluster.
 	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
 		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image && \
-		hack/timed.sh "strimzi images" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-strimzi; fi
+		hack/timed.sh "strimzi images" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-strimzi && \
+		hack/timed.sh "pulsar image" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-pulsar; fi
 	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_OPERATOR=$(E2E_STRIMZI_OPERATOR) \
 		PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
-		$(E2E_GO_TEST) -ginkgo.label-filter=managed-kafka
+		$(E2E_GO_TEST) -ginkgo.label-filter='$(E2E_MANAGED)'
 
 .PHONY: test-e2e-kind
 test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.

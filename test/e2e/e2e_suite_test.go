@@ -22,6 +22,11 @@
 //	E2E_STRIMZI_INSTALL  Strimzi 1.2.0's install/cluster-operator directory,
 //	                 for README's "On a cluster" (readme_e2e_test.go), which
 //	                 downloads it where the suite cannot
+//	E2E_PULSAR_CHART the Apache Pulsar chart 4.7.0's directory, which the
+//	                 suite serves as a chart repository for the operator
+//	                 (default ../shared/testdata/pulsar-chart-4.7.0)
+//	E2E_STRIMZI_OPERATOR  the Strimzi install files of hack/images/strimzi.sh
+//	                 (managed_kafka_test.go)
 //	E2E_KEEP_OPERATOR  leave the Helm release installed after the suite
 package e2e
 
@@ -61,6 +66,9 @@ var (
 	brokerHost string
 	repoRoot   string
 	testNS     string
+	// pulsarChartRepo is the chart repository the suite serves the Pulsar
+	// chart from ("" when it has none), which the operator installs from.
+	pulsarChartRepo string
 	// operatorInstalled: the suite installed the chart, so it removes it.
 	operatorInstalled bool
 )
@@ -106,6 +114,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("installing the operator with the Helm SDK from charts/streambench with image " + image)
+	pulsarChartRepo = servePulsarChartRepo()
 	installOperator()
 	operatorInstalled = true
 	kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/benchmarkruns.streambench.io")

@@ -55,10 +55,14 @@ func installOperator() *release.Release {
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace = releaseName, operatorNamespace
 	install.CreateNamespace, install.Wait, install.Timeout = true, true, 3*time.Minute
-	rel, err := install.Run(chart, map[string]any{
+	values := map[string]any{
 		// The image is imported into the node's runtime, never pulled.
 		"image": map[string]any{"repository": repo, "tag": tag, "pullPolicy": "IfNotPresent"},
-	})
+	}
+	if pulsarChartRepo != "" {
+		values["pulsarChart"] = map[string]any{"repository": pulsarChartRepo}
+	}
+	rel, err := install.Run(chart, values)
 	if err != nil {
 		dumpOperator()
 	}

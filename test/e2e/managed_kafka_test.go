@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +13,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -38,10 +35,6 @@ import (
 // E2E_STRIMZI_OPERATOR is the folder of that Strimzi's install files
 // (install/ of hack/images/strimzi.sh's output); `make test-e2e` sets it.
 
-// e2eStorageClass is the class of the static local volumes the spec makes
-// on a cluster without a default StorageClass (the local cluster).
-const e2eStorageClass = "streambench-e2e-local"
-
 var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka"), Ordered, func() {
 	var storageClass string
 	// prom scrapes the brokers where their pods are reachable from this
@@ -56,25 +49,15 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		installStrimzi(dir, testNS)
 		DeferCleanup(func() { uninstallStrimzi(dir, testNS) })
 		kubectl(nil, "-n", testNS, "rollout", "status", "deployment/strimzi-cluster-operator", "--timeout=5m")
-		// Per run: the broker's two JBOD volumes and the testbed probe's (it
-		// measures a volume of the brokers' class), none reused afterwards.
-		storageClass = ensureVolumes(ctx, 8)
-		By("labelling the node for the sample's node pool (node-pool=streaming)")
-		var all corev1.NodeList
-		Expect(k8s.List(ctx, &all)).To(Succeed())
-		Expect(all.Items).To(HaveLen(1), "the spec scales the sample to one node")
-		node := all.Items[0].Name
-		kubectl(nil, "label", "node", node, "node-pool=streaming", "--overwrite")
-		DeferCleanup(func() { _, _ = kubectlE(nil, "label", "node", node, "node-pool-") })
-		var nodes corev1.NodeList
-		Expect(k8s.List(ctx, &nodes)).To(Succeed())
-		for _, n := range nodes.Items {
-			for _, a := range n.Status.Addresses {
-				if a.Type == corev1.NodeInternalIP && a.Address == brokerHost && len(nodes.Items) == 1 {
-					By("starting a Prometheus on this host that scrapes the Strimzi pods' metrics, as kube-prometheus-stack would")
-					prom = startHostPrometheus(ctx, testNS, "strimzi.io/kind=Kafka", n.Name)
-				}
-			}
+		// README's disks, where the cluster has no default StorageClass: a
+		// run claims the broker's two JBOD volumes, and the testbed probe
+		// one where it claims a volume of the brokers' class; the runs
+		// reuse them, wiped and freed after each as README says.
+		storageClass = localDisks(ctx, 3, "2Gi")
+		node := labelStreamingNode(ctx)
+		if nodeIsThisHost(ctx) {
+			By("starting a Prometheus on this host that scrapes the Strimzi pods' metrics, as kube-prometheus-stack would")
+			prom = startHostPrometheus(ctx, testNS, "strimzi.io/kind=Kafka", node)
 		}
 		if prom == nil {
 			logf("the pods of this cluster are not reachable from this host (not the local cluster): the runs get no Prometheus, and their broker figures are not checked")
@@ -135,6 +118,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 				return kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io", cluster) +
 					kubectl(nil, "-n", testNS, "get", "-o", "name", "kafkanodepools.kafka.strimzi.io,pvc", "-l", "strimzi.io/cluster="+cluster)
 			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+			freeLocalDisks(ctx)
 		}, SpecTimeout(25*time.Minute))
 	}
 
@@ -233,72 +217,4 @@ func installStrimzi(dir, ns string) {
 // CRDs go too, so a later install starts from its own.
 func uninstallStrimzi(dir, ns string) {
 	_, _ = kubectlE(strimziFiles(dir, ns), "-n", ns, "delete", "-f", "-", "--ignore-not-found", "--wait=false")
-}
-
-// ensureVolumes returns the StorageClass the spec's claims use: "" (the
-// cluster's default) when the cluster has a default StorageClass (kind's
-// local-path provisioner), else a class of its own with n static local
-// volumes of 2Gi in folders of this host, which is the node of the local
-// cluster. The volumes are Retain: a released one is deleted with its
-// folder after the spec, never reused with the data of a run before.
-func ensureVolumes(ctx context.Context, n int) string {
-	var classes storagev1.StorageClassList
-	Expect(k8s.List(ctx, &classes)).To(Succeed())
-	for _, c := range classes.Items {
-		if c.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
-			return ""
-		}
-	}
-	var nodes corev1.NodeList
-	Expect(k8s.List(ctx, &nodes)).To(Succeed())
-	Expect(nodes.Items).To(HaveLen(1), "a cluster without a default StorageClass must be the one-node local cluster, whose node is this host")
-	node := nodes.Items[0].Name
-
-	By(fmt.Sprintf("making %d local volumes of class %s on node %s", n, e2eStorageClass, node))
-	sc := &storagev1.StorageClass{
-		ObjectMeta:        metav1.ObjectMeta{Name: e2eStorageClass},
-		Provisioner:       "kubernetes.io/no-provisioner",
-		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
-		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimRetain),
-	}
-	if err := k8s.Create(ctx, sc); err != nil && !apierrors.IsAlreadyExists(err) {
-		Expect(err).NotTo(HaveOccurred())
-	}
-	base := filepath.Join(repoRoot, "bin", "local-cluster", "e2e-volumes", testNS)
-	var made []*corev1.PersistentVolume
-	for i := range n {
-		path := filepath.Join(base, fmt.Sprintf("disk%d", i))
-		// Kafka runs as uid 1001 in group 0; the folder is the disk's root.
-		Expect(os.MkdirAll(path, 0o777)).To(Succeed())
-		Expect(os.Chmod(path, 0o777)).To(Succeed())
-		pv := &corev1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-disk%d", testNS, i), Labels: map[string]string{"streambench.io/e2e": testNS}},
-			Spec: corev1.PersistentVolumeSpec{
-				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")},
-				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-				StorageClassName:              e2eStorageClass,
-				PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
-				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
-				}}}},
-			},
-		}
-		Expect(k8s.Create(ctx, pv)).To(Succeed())
-		made = append(made, pv)
-	}
-	DeferCleanup(func(ctx SpecContext) {
-		for _, pv := range made {
-			_ = k8s.Delete(ctx, pv)
-		}
-		Eventually(func(g Gomega) {
-			for _, pv := range made {
-				err := k8s.Get(ctx, client.ObjectKeyFromObject(pv), &corev1.PersistentVolume{})
-				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "volume %s still there", pv.Name)
-			}
-		}).WithTimeout(time.Minute).Should(Succeed())
-		Expect(os.RemoveAll(base)).To(Succeed())
-		_ = k8s.Delete(ctx, sc)
-	})
-	return e2eStorageClass
 }

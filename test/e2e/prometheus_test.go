@@ -38,6 +38,20 @@ type hostPrometheus struct {
 }
 
 func startHostPrometheus(ctx context.Context, ns, podSelector, node string) *hostPrometheus {
+	return startHostPrometheusWith(ctx, node, func(ctx context.Context) []targetGroup {
+		return podTargets(ctx, ns, podSelector, 9404)
+	})
+}
+
+// targetGroup is one file_sd entry.
+type targetGroup struct {
+	Targets []string          `json:"targets"`
+	Labels  map[string]string `json:"labels"`
+}
+
+// startHostPrometheusWith is startHostPrometheus with the pod targets
+// given by a function, asked every 2 s.
+func startHostPrometheusWith(ctx context.Context, node string, targetsOf func(context.Context) []targetGroup) *hostPrometheus {
 	bin := os.Getenv("PROMETHEUS_BIN")
 	if bin == "" {
 		out, err := exec.Command("bash", filepath.Join(repoRoot, "hack", "prometheus-binary.sh")).Output()
@@ -80,7 +94,7 @@ scrape_configs:
 	go func() {
 		defer close(done)
 		for watchCtx.Err() == nil {
-			writePodTargets(watchCtx, ns, podSelector, targets)
+			writeTargets(targetsOf(watchCtx), targets)
 			select {
 			case <-watchCtx.Done():
 			case <-time.After(2 * time.Second):
@@ -109,27 +123,31 @@ scrape_configs:
 	return p
 }
 
-// writePodTargets writes the running pods of ns matching the label
-// selector as file_sd targets on Strimzi's metrics port, atomically.
-func writePodTargets(ctx context.Context, ns, selector, path string) {
+// podTargets are the running pods of ns matching the label selector, on
+// port, with the namespace and pod labels a PodMonitor target carries.
+func podTargets(ctx context.Context, ns, selector string, port int) []targetGroup {
 	var pods corev1.PodList
 	sel, err := labels.Parse(selector)
 	if err != nil {
-		return
+		return nil
 	}
 	if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return
+		return nil
 	}
-	type group struct {
-		Targets []string          `json:"targets"`
-		Labels  map[string]string `json:"labels"`
-	}
-	groups := []group{}
+	var groups []targetGroup
 	for _, p := range pods.Items {
 		if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		groups = append(groups, group{Targets: []string{p.Status.PodIP + ":9404"}, Labels: map[string]string{"namespace": p.Namespace, "pod": p.Name}})
+		groups = append(groups, targetGroup{Targets: []string{p.Status.PodIP + ":" + strconv.Itoa(port)}, Labels: map[string]string{"namespace": p.Namespace, "pod": p.Name}})
+	}
+	return groups
+}
+
+// writeTargets writes the groups as a file_sd file, atomically.
+func writeTargets(groups []targetGroup, path string) {
+	if groups == nil {
+		groups = []targetGroup{}
 	}
 	raw, _ := json.Marshal(groups)
 	tmp := path + ".tmp"

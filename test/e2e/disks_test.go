@@ -1,0 +1,269 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// README's disks, for a cluster without a default StorageClass (the local
+// cluster, whose one node is this host): the StorageClass local-nvme and a
+// static local volume per disk made from config/nodepool as README makes
+// them, and freed after a run with README's command
+// (freeLocalDisksCommand). The managed specs claim them through
+// localDisks and free them between runs with freeLocalDisks; the "disks"
+// spec proves a disk serves a second and a third claim without a broker.
+
+// localDiskClass is README's StorageClass of the local disks.
+const localDiskClass = "local-nvme"
+
+// localDisk is a volume localDisks made: its PersistentVolume and the
+// directory on this host that is its disk.
+type localDisk struct{ pv, dir string }
+
+var (
+	// localDisksMade are the disks of the localDisks calls whose cleanup
+	// has not run yet; freeLocalDisks waits for them and checks them empty.
+	localDisksMade []localDisk
+	// localDiskSeq numbers the disks, so each call's volumes get new names.
+	localDiskSeq int
+)
+
+// localDisks returns the StorageClass a spec's claims use: "" (the
+// cluster's default) when the cluster has a default StorageClass (kind's
+// local-path provisioner), else local-nvme with count local volumes of
+// size, made as README says: `kubectl apply -f` of the StorageClass, then
+// per disk README's sed of config/nodepool/local-nvme-pv.yaml, with the
+// disk's name, a fresh directory of a temporary directory of this host as
+// its path, and size. They are removed, with the directories, when the
+// calling container (or spec) ends.
+func localDisks(ctx context.Context, count int, size string) (class string) {
+	var classes storagev1.StorageClassList
+	Expect(k8s.List(ctx, &classes)).To(Succeed())
+	for _, c := range classes.Items {
+		if c.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			logf("claims get volumes of the cluster's default StorageClass %s", c.Name)
+			return ""
+		}
+	}
+	var nodes corev1.NodeList
+	Expect(k8s.List(ctx, &nodes)).To(Succeed())
+	Expect(nodes.Items).To(HaveLen(1), "a cluster without a default StorageClass must be the one-node local cluster, whose node is this host")
+	node := nodes.Items[0].Name
+
+	By(fmt.Sprintf("making %d local disks of %s on node %s as README does (config/nodepool)", count, size, node))
+	classExisted := k8s.Get(ctx, client.ObjectKey{Name: localDiskClass}, &storagev1.StorageClass{}) == nil
+	kubectl(nil, "apply", "-f", filepath.Join(repoRoot, "config", "nodepool", "storageclass-local-nvme.yaml"))
+	base, err := os.MkdirTemp("", "streambench-e2e-disks-")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.Chmod(base, 0o755)).To(Succeed())
+	var made []localDisk
+	DeferCleanup(func(ctx SpecContext) {
+		By(fmt.Sprintf("removing the %d local disks and %s", len(made), base))
+		for _, d := range made {
+			_ = k8s.Delete(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: d.pv}})
+		}
+		Eventually(func(g Gomega) {
+			for _, d := range made {
+				var pv corev1.PersistentVolume
+				err := k8s.Get(ctx, client.ObjectKey{Name: d.pv}, &pv)
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "volume %s still there, %s, claim %v", d.pv, pv.Status.Phase, pv.Spec.ClaimRef)
+			}
+		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		localDisksMade = slices.DeleteFunc(localDisksMade, func(d localDisk) bool { return slices.Contains(made, d) })
+		Expect(os.RemoveAll(base)).To(Succeed())
+		if !classExisted {
+			_, _ = kubectlE(nil, "delete", "storageclass", localDiskClass, "--ignore-not-found")
+		}
+	}, NodeTimeout(3*time.Minute))
+
+	// README's command, without its `| kubectl apply -f -`: the template's
+	// one disk is copied per disk below.
+	var readmeSed string
+	for _, c := range readmeCommands {
+		if strings.Contains(c, "config/nodepool/local-nvme-pv.yaml") {
+			readmeSed, _, _ = strings.Cut(c, " | kubectl apply -f -")
+		}
+	}
+	Expect(readmeSed).To(HavePrefix("sed "), "README's command that makes the volumes")
+	sed := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", fill(readmeSed, node))
+	sed.Dir = repoRoot
+	out, err := sed.Output()
+	Expect(err).NotTo(HaveOccurred(), "%s", readmeSed)
+	template := string(out)
+
+	for range count {
+		name := fmt.Sprintf("local-nvme-%s-%s-nvme%d", node, testNS, localDiskSeq)
+		dir := filepath.Join(base, fmt.Sprintf("nvme%d", localDiskSeq))
+		localDiskSeq++
+		// Brokers run as users of their own (Kafka 1001): the directory is
+		// the disk's root, open to them.
+		Expect(os.Mkdir(dir, 0o777)).To(Succeed())
+		Expect(os.Chmod(dir, 0o777)).To(Succeed())
+		pv := template
+		for _, r := range []struct{ old, new string }{
+			{"name: local-nvme-" + node + "-nvme0\n", "name: " + name + "\n"},
+			{"path: /mnt/nvme0\n", "path: " + dir + "\n"},
+			{"storage: 1Ti\n", "storage: " + size + "\n"},
+		} {
+			Expect(strings.Count(pv, r.old)).To(Equal(1), "README's sed of config/nodepool/local-nvme-pv.yaml has no single %q:\n%s", r.old, template)
+			pv = strings.Replace(pv, r.old, r.new, 1)
+		}
+		kubectl([]byte(pv), "apply", "-f", "-")
+		made = append(made, localDisk{pv: name, dir: dir})
+		localDisksMade = append(localDisksMade, localDisk{pv: name, dir: dir})
+
+		var got corev1.PersistentVolume
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &got)).To(Succeed())
+		Expect(got.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain),
+			"README's volumes are Retain: a static local volume has no deleter")
+		Expect(got.Spec.StorageClassName).To(Equal(localDiskClass))
+		Expect(got.Spec.Capacity.Storage().Cmp(resource.MustParse(size))).To(Equal(0))
+	}
+	return localDiskClass
+}
+
+// freeLocalDisks is what README says to do after a run: once no claim
+// holds a disk localDisks made, it runs freeLocalDisksCommand as written
+// (KUBECTL and KUBECONFIG the suite's), on this host, the node; then no
+// volume of the class may be left Released or Failed, and the disks are
+// empty. Call it between runs. Without local disks (a default
+// StorageClass, whose provisioner deletes released volumes) it does
+// nothing.
+func freeLocalDisks(ctx context.Context) {
+	if len(localDisksMade) == 0 {
+		return
+	}
+	By("freeing the local disks as README says: " + freeLocalDisksCommand)
+	Eventually(func(g Gomega) {
+		for _, d := range localDisksMade {
+			var pv corev1.PersistentVolume
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Name: d.pv}, &pv)).To(Succeed())
+			g.Expect(pv.Status.Phase).NotTo(Equal(corev1.VolumeBound), "volume %s is still bound to %v: the run's claims must be gone", d.pv, pv.Spec.ClaimRef)
+		}
+	}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", freeLocalDisksCommand)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "KUBECTL="+kubectlBin, "KUBECONFIG="+kubeconfig)
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s:\n%s", freeLocalDisksCommand, out)
+	logf("%s", strings.TrimSpace(string(out)))
+
+	Eventually(func(g Gomega) {
+		var pvs corev1.PersistentVolumeList
+		g.Expect(k8s.List(ctx, &pvs)).To(Succeed())
+		for _, pv := range pvs.Items {
+			if pv.Spec.StorageClassName == localDiskClass {
+				g.Expect(pv.Status.Phase).NotTo(BeElementOf(corev1.VolumeReleased, corev1.VolumeFailed),
+					"volume %s after %s: %s", pv.Name, freeLocalDisksCommand, pv.Status.Message)
+			}
+		}
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	for _, d := range localDisksMade {
+		entries, err := os.ReadDir(d.dir)
+		Expect(err).NotTo(HaveOccurred(), "the wipe keeps the disk's directory")
+		Expect(entries).To(BeEmpty(), "the wipe left files on %s (%s)", d.pv, d.dir)
+	}
+}
+
+var _ = Describe("README's local disks", Label("disks"), func() {
+	It("serve a second and a third claim once freed as README says", func(ctx SpecContext) {
+		class := localDisks(ctx, 1, "1Gi")
+		if class == "" {
+			Skip("the cluster has a default StorageClass: README's local disks are for clusters without one, whose node is this host")
+		}
+		disk := localDisksMade[len(localDisksMade)-1]
+		for use := 1; use <= 3; use++ {
+			By(fmt.Sprintf("use %d: a pod's claim of class %s binds the disk %s", use, class, disk.pv))
+			claim := &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e2e-disk-use%d", use), Namespace: testNS},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: &class,
+					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}
+			Expect(k8s.Create(ctx, claim)).To(Succeed())
+			// WaitForFirstConsumer: the claim binds when a pod using it is
+			// scheduled. The image is distroless; `streambench version`
+			// starts and ends, with the disk mounted.
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: claim.Name, Namespace: testNS},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name: "use", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: []string{"version"},
+						VolumeMounts: []corev1.VolumeMount{{Name: "disk", MountPath: "/disk"}},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+					Volumes: []corev1.Volume{{Name: "disk", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}}},
+				},
+			}
+			Expect(k8s.Create(ctx, pod)).To(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+				if pod.Status.Phase == corev1.PodFailed {
+					StopTrying(fmt.Sprintf("pod %s failed: %s", pod.Name, podSummary(testNS))).Now()
+				}
+				g.Expect(pod.Status.Phase).To(Equal(corev1.PodSucceeded), "pods: %s", podSummary(testNS))
+			}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())
+			Expect(claim.Status.Phase).To(Equal(corev1.ClaimBound))
+			Expect(claim.Spec.VolumeName).To(Equal(disk.pv), "use %d binds the same disk", use)
+			entries, err := os.ReadDir(disk.dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(entries).To(BeEmpty(), "use %d finds the data of the use before", use)
+
+			By("leaving what a broker leaves: a file, and a folder of a file, of another user (Kafka's 1001)")
+			Expect(os.WriteFile(filepath.Join(disk.dir, "meta.properties"), []byte("cluster.id=use"+fmt.Sprint(use)+"\n"), 0o644)).To(Succeed())
+			Expect(os.Mkdir(filepath.Join(disk.dir, "kafka-log0"), 0o755)).To(Succeed())
+			Expect(os.WriteFile(filepath.Join(disk.dir, "kafka-log0", "00000000000000000000.log"), []byte("x"), 0o644)).To(Succeed())
+			for _, f := range []string{"meta.properties", "kafka-log0/00000000000000000000.log", "kafka-log0"} {
+				Expect(os.Chown(filepath.Join(disk.dir, f), 1001, 0)).To(Succeed())
+			}
+
+			By("deleting the pod and the claim, as a run's teardown does: the volume is Released, not deleted or Failed")
+			Expect(k8s.Delete(ctx, pod)).To(Succeed())
+			Expect(k8s.Delete(ctx, claim)).To(Succeed())
+			Eventually(func(g Gomega) {
+				err := k8s.Get(ctx, client.ObjectKeyFromObject(claim), &corev1.PersistentVolumeClaim{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "claim %s still there", claim.Name)
+				var pv corev1.PersistentVolume
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Name: disk.pv}, &pv)).To(Succeed())
+				g.Expect(pv.Status.Phase).To(Equal(corev1.VolumeReleased), pv.Status.Message)
+			}).WithTimeout(3 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+			freeLocalDisks(ctx)
+			var pv corev1.PersistentVolume
+			Expect(k8s.Get(ctx, client.ObjectKey{Name: disk.pv}, &pv)).To(Succeed())
+			Expect(pv.Status.Phase).To(Equal(corev1.VolumeAvailable))
+			Expect(pv.Spec.ClaimRef).To(BeNil())
+		}
+	}, SpecTimeout(20*time.Minute))
+})

@@ -1,0 +1,247 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+)
+
+// The managed Pulsar path for real: the operator, installed from
+// charts/streambench with its own RBAC, installs the Apache Pulsar chart
+// 4.7.0 (unchanged, served by the suite: chartrepo_test.go) for a run; its
+// ZooKeeper, bookie, autorecovery and broker run as pods of the image
+// hack/images/pulsar.sh assembles (docker.io/apachepulsar/pulsar-all:4.0.7,
+// imported by `make test-e2e-managed`); the run goes from `kubectl apply`
+// to Succeeded at level 1 (journal sync), scraped through the chart's own
+// PodMonitors as a default kube-prometheus-stack would scrape them, and
+// its deletion leaves no release, claim or Failed volume. One node: one
+// bookie and one broker, an ensemble of 1 acknowledged by it.
+
+// promRelease is the release label a default kube-prometheus-stack's
+// Prometheus selects PodMonitors by (its Helm release name); the operator
+// chart's monitoring.release default.
+const promRelease = "kube-prometheus-stack"
+
+var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("managed", "managed-pulsar"), Ordered, func() {
+	var storageClass string
+	var prom *hostPrometheus
+
+	BeforeAll(func(ctx SpecContext) {
+		Expect(pulsarChartRepo).NotTo(BeEmpty(), "the suite serves no Pulsar chart: %s has none (set E2E_PULSAR_CHART to the Apache Pulsar chart 4.7.0)", pulsarChartDir())
+		By("installing the Prometheus Operator's PodMonitor CRD, as kube-prometheus-stack does, so runs get the chart's PodMonitors")
+		kubectl(nil, "apply", "--server-side", "-f", filepath.Join(repoRoot, "..", "shared", "testdata", "prometheus-operator-v0.93.0", "monitoring.coreos.com_podmonitors.yaml"))
+		kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/podmonitors.monitoring.coreos.com")
+		// ZooKeeper's data, the bookie's journal and ledgers; the testbed
+		// probe takes none of a static class's disks.
+		storageClass = localDisks(ctx, 3, "2Gi")
+		node := labelStreamingNode(ctx)
+		if nodeIsThisHost(ctx) {
+			By("starting a Prometheus on this host that scrapes what the run's PodMonitors select, as prometheus-operator would")
+			prom = startHostPrometheusWith(ctx, node, func(ctx context.Context) []targetGroup { return podMonitorTargets(ctx, testNS) })
+		} else {
+			logf("the pods of this cluster are not reachable from this host (not the local cluster): the run gets no Prometheus, and its broker figures are not checked")
+		}
+	})
+
+	It("runs a one-bookie Pulsar at level 1 to Succeeded and leaves no release, claim or Failed volume", func(ctx SpecContext) {
+		run := managedPulsarRun("e2e-pulsar-l1", storageClass)
+		if prom != nil {
+			run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
+		}
+		applyRun(run)
+		rel := pulsar.ReleaseName(run)
+
+		By("the bookie and the broker run in the run's envelope: the memory limit is the request")
+		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 15*time.Minute)
+		for _, c := range []string{pulsar.ComponentBookie, pulsar.ComponentBroker} {
+			var pods corev1.PodList
+			Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{"release": rel, "component": c})).To(Succeed())
+			Expect(pods.Items).To(HaveLen(1), "%s pods", c)
+			Expect(pods.Items[0].Spec.Containers[0].Resources.Limits.Memory().String()).To(Equal("1Gi"), c)
+		}
+
+		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
+		expectResults(ctx, got, v1alpha1.SystemPulsar)
+		logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+		logf("envelope: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.testbed.topology.components}"))
+
+		By("the durability achieved is level 1, verified by the experiment for the Pulsar the chart ran")
+		d := got.Status.Durability
+		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level1), d.Explanation)
+		Expect(d.BrokerVersion).To(Equal("4.0.7"))
+		Expect(d.Verification).To(Equal(v1alpha1.Verified), "Pulsar %s: %s", d.BrokerVersion, d.Explanation)
+		logf("durability: %s", d.Explanation)
+
+		if prom != nil {
+			By("the broker resources come from the pods the chart's PodMonitors select, through Prometheus")
+			br := got.Status.Results.BrokerResources
+			Expect(br).NotTo(BeNil(), "status.results.brokerResources; monitoring: %+v", got.Status.Monitoring)
+			logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
+			Expect(br.Source).To(Equal("prometheus"))
+			Expect(br.CPUCores).NotTo(BeNil())
+			Expect(*br.CPUCores).To(BeNumerically(">", 0))
+			Expect(br.GCPauseMs).NotTo(BeNil())
+			Expect(br.JournalLatencyMs).NotTo(BeNil(), "the bookie's journal latency (bookie_journal_JOURNAL_ADD_ENTRY)")
+		}
+
+		By("kubectl delete leaves no release, no claim and, once freed as README says, no Failed volume")
+		kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
+		Eventually(func() string {
+			return kubectl(nil, "-n", testNS, "get", "secret,pvc,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm") +
+				kubectl(nil, "-n", testNS, "get", "pvc,statefulset,job", "-o", "name", "-l", pulsar.ClaimSelector(rel).String())
+		}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+		freeLocalDisks(ctx)
+	}, SpecTimeout(35*time.Minute))
+
+	It("fails a run whose chart install fails, with the install's own error", func(ctx SpecContext) {
+		run := managedPulsarRun("e2e-pulsar-bad", storageClass)
+		// Not a label value: the API server refuses the chart's
+		// StatefulSets, and helm install returns its words.
+		run.Spec.Cluster.Managed.Placement.NodeSelector = map[string]string{"node-pool": "streaming pool"}
+		applyRun(run)
+		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 5*time.Minute)
+		logf("status.message: %s", got.Status.Message)
+		Expect(got.Status.Message).To(ContainSubstring("streaming pool"))
+		Expect(got.Status.Message).To(ContainSubstring("nodeSelector"))
+		rel := pulsar.ReleaseName(got)
+		Eventually(func() string {
+			return kubectl(nil, "-n", testNS, "get", "secret,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm")
+		}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "teardown removes the release of a failed run")
+	}, SpecTimeout(10*time.Minute))
+})
+
+// managedPulsarRun is config/samples/run-ack2-async-pulsar.yaml, the
+// managed Pulsar sample, scaled to the one node of the test cluster: one
+// ZooKeeper, one bookie and one broker (the node labelled for the sample's
+// pool, its tolerations kept), Pulsar 4.0.7 (the image the local cluster
+// has; the sample names the chart's 4.0.12), memory requests of 1Gi for
+// the bookie and the broker, journal, ledgers and ZooKeeper's data on 2Gi
+// volumes of the spec's class, durability level 1 with an ensemble of 1
+// (a level's own is 3), a short workload and two workers without the
+// sample's 4-core requests and client pool.
+func managedPulsarRun(prefix, storageClass string) *v1alpha1.BenchmarkRun {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", "run-ack2-async-pulsar.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var run v1alpha1.BenchmarkRun
+	Expect(yaml.UnmarshalStrict(raw, &run)).To(Succeed())
+	run.Name = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
+	run.Namespace = testNS
+	m := run.Spec.Cluster.Managed
+	Expect(m).NotTo(BeNil(), "the sample is a managed run")
+	m.Brokers, m.Bookies, m.MetadataStoreReplicas, m.Version = 1, 1, 1, "4.0.7"
+	gi := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	m.Resources.Broker, m.Resources.Bookie = gi, gi
+	var class *string
+	if storageClass != "" {
+		class = ptr.To(storageClass)
+	}
+	size := ptr.To(resource.MustParse("2Gi"))
+	for _, v := range []*v1alpha1.VolumeSpec{&m.Storage.Journal, &m.Storage.Ledgers, &m.Storage.MetadataStore} {
+		v.Size, v.StorageClassName = size, class
+	}
+	run.Spec.Durability = &v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
+		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync},
+	}
+	run.Spec.Workload = smallWorkload(prefix, 0.5)
+	run.Spec.Workers = v1alpha1.WorkersSpec{Count: 2}
+	run.Spec.Timeouts = v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}}
+	return &run
+}
+
+// labelStreamingNode labels the one node for the samples' node pool
+// (node-pool=streaming) until the container ends, and returns its name.
+func labelStreamingNode(ctx context.Context) string {
+	By("labelling the node for the sample's node pool (node-pool=streaming)")
+	var all corev1.NodeList
+	Expect(k8s.List(ctx, &all)).To(Succeed())
+	Expect(all.Items).To(HaveLen(1), "the spec scales the sample to one node")
+	node := all.Items[0].Name
+	kubectl(nil, "label", "node", node, "node-pool=streaming", "--overwrite")
+	DeferCleanup(func() { _, _ = kubectlE(nil, "label", "node", node, "node-pool-") })
+	return node
+}
+
+// nodeIsThisHost: the cluster's one node is this host (the local cluster),
+// so pods' addresses are reachable from here.
+func nodeIsThisHost(ctx context.Context) bool {
+	var nodes corev1.NodeList
+	Expect(k8s.List(ctx, &nodes)).To(Succeed())
+	if len(nodes.Items) != 1 {
+		return false
+	}
+	for _, a := range nodes.Items[0].Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && a.Address == brokerHost {
+			return true
+		}
+	}
+	return false
+}
+
+// podMonitorTargets does for the PodMonitors of ns what prometheus-operator
+// does for a kube-prometheus-stack Prometheus (podMonitorSelector
+// release: kube-prometheus-stack): every PodMonitor with that label, every
+// running pod its selector matches, every endpoint's named container port
+// and path. A PodMonitor without the label, or whose port no container
+// names, yields no target, as it would not be scraped.
+func podMonitorTargets(ctx context.Context, ns string) []targetGroup {
+	var monitors unstructured.UnstructuredList
+	monitors.SetAPIVersion("monitoring.coreos.com/v1")
+	monitors.SetKind("PodMonitorList")
+	if err := k8s.List(ctx, &monitors, client.InNamespace(ns), client.MatchingLabels{"release": promRelease}); err != nil {
+		return nil
+	}
+	var groups []targetGroup
+	for _, pm := range monitors.Items {
+		matchLabels, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+		endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(matchLabels)}); err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			for _, e := range endpoints {
+				ep, _ := e.(map[string]any)
+				portName, _ := ep["port"].(string)
+				path, _ := ep["path"].(string)
+				if path == "" {
+					path = "/metrics"
+				}
+				for _, c := range p.Spec.Containers {
+					for _, port := range c.Ports {
+						if port.Name != portName {
+							continue
+						}
+						groups = append(groups, targetGroup{
+							Targets: []string{p.Status.PodIP + ":" + strconv.Itoa(int(port.ContainerPort))},
+							Labels:  map[string]string{"namespace": p.Namespace, "pod": p.Name, "container": c.Name, "job": ns + "/" + pm.GetName(), "__metrics_path__": path},
+						})
+					}
+				}
+			}
+		}
+	}
+	return groups
+}
