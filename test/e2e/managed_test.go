@@ -15,11 +15,12 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
 
-// Managed Pulsar needs the Apache Pulsar chart's images, which only a
-// networked CI can pull (kind on GitHub Actions: `make
-// test-e2e-kind-managed`, build tag e2e_managed). Managed Kafka runs
-// everywhere: managed_kafka_test.go. One node, sized for a CI runner: one
-// replica, acknowledged by it.
+// Managed Pulsar on upstream's own image (apachepulsar/pulsar-all, the
+// chart's default version), which only a networked CI can pull (kind on
+// GitHub Actions: `make test-e2e-kind-managed`, build tag e2e_managed). The
+// local cluster runs the same chart on the image hack/images/pulsar.sh
+// assembles: managed_pulsar_test.go; managed Kafka: managed_kafka_test.go.
+// One node, sized for a CI runner: one replica, acknowledged by it.
 
 func managedRun(prefix string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
 	size := ptr.To(resource.MustParse("2Gi"))
