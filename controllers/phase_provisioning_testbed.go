@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,9 +24,12 @@ import (
 )
 
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
 
 // The testbed step sits between "brokers ready" and "workers started":
-// the probes measure each broker node's storage before any load, and with
+// the probes measure each broker node's storage before any load (unless
+// spec.testbed.probe is false, and never on a class whose every volume is
+// some broker's disk: probe.PlanFor), and with
 // spec.testbed.dropPageCache the page cache of those nodes is dropped last,
 // just before the workers start (so before warm-up and the measured phase).
 // A backlog written later is dropped again mid-run, before its catch-up
@@ -49,11 +53,15 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		return false, ctrl.Result{}, err
 	}
 	if run.Status.Testbed == nil {
-		probes, finished, err := r.runProbes(ctx, run, nodes)
+		plan, err := r.probePlan(ctx, run)
+		if err != nil {
+			return false, ctrl.Result{}, err
+		}
+		probes, finished, err := r.runProbes(ctx, run, nodes, plan)
 		if err != nil || !finished {
 			return false, ctrl.Result{RequeueAfter: time.Second}, err
 		}
-		tb := probe.Testbed(run, probes)
+		tb := probe.Testbed(run, plan, probes)
 		if note != "" {
 			tb.Note = strings.TrimPrefix(tb.Note+"; "+note, "; ")
 		}
@@ -107,6 +115,9 @@ func dropPageCache(run *v1alpha1.BenchmarkRun) bool {
 
 func testbedMessage(tb *v1alpha1.Testbed) string {
 	msg := fmt.Sprintf("testbed probed on %d nodes", len(tb.Nodes))
+	if len(tb.Nodes) == 0 {
+		msg = "testbed not measured"
+	}
 	if tb.SlowestFsyncP99Ms != nil {
 		msg += fmt.Sprintf(", slowest write+fdatasync p99 %.3f ms", *tb.SlowestFsyncP99Ms)
 	}
@@ -188,16 +199,32 @@ func labelsText(l client.MatchingLabels) string {
 	return strings.Join(kv, ",")
 }
 
-// runProbes creates the probe Jobs (one per broker node; one on the
-// workers' pool for an existing cluster) and collects their results once
-// every Job has finished.
-func (r *BenchmarkRunReconciler) runProbes(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode) ([]v1alpha1.NodeProbe, bool, error) {
+// probePlan decides what the probes may claim (probe.PlanFor). The
+// StorageClasses are read only for a managed run that is probed: no other
+// run claims a volume.
+func (r *BenchmarkRunReconciler) probePlan(ctx context.Context, run *v1alpha1.BenchmarkRun) (probe.Plan, error) {
+	var classes storagev1.StorageClassList
+	if run.Spec.Cluster.Managed != nil && run.Spec.Testbed.ProbeOrDefault() {
+		if err := r.List(ctx, &classes); err != nil {
+			return probe.Plan{}, fmt.Errorf("listing StorageClasses to decide what the testbed probe may claim: %w", err)
+		}
+	}
+	return probe.PlanFor(run, classes.Items), nil
+}
+
+// runProbes creates the probe Jobs the plan asks for (one per broker node;
+// one on the workers' pool for an existing cluster; none when the plan
+// probes nothing) and collects their results once every Job has finished.
+func (r *BenchmarkRunReconciler) runProbes(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode, plan probe.Plan) ([]v1alpha1.NodeProbe, bool, error) {
+	if !plan.Probes() {
+		return nil, true, nil
+	}
 	var jobs []*batchv1.Job
 	if run.Spec.Cluster.Managed == nil {
 		jobs = append(jobs, probe.WorkerPoolJob(run, r.WorkerImage))
 	}
 	for _, n := range nodes {
-		jobs = append(jobs, probe.NodeJob(run, r.WorkerImage, n.name, n.roles))
+		jobs = append(jobs, probe.NodeJob(run, r.WorkerImage, n.name, n.roles, plan.Volumes))
 	}
 	var out []v1alpha1.NodeProbe
 	finished := true

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,6 +113,19 @@ func labelNamespace(name string, labels map[string]string) {
 		ns.Labels[k] = v
 	}
 	ExpectWithOffset(1, k8sClient.Update(ctx, &ns)).To(Succeed())
+}
+
+// storageClass makes sure the cluster-scoped StorageClass name exists with
+// provisioner (specs of the suite share it; none marks a default class,
+// which would change every other run's probe).
+func storageClass(name, provisioner string) {
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner}
+	if err := k8sClient.Create(ctx, sc); apierrors.IsAlreadyExists(err) {
+		ExpectWithOffset(1, k8sClient.Get(ctx, client.ObjectKey{Name: name}, sc)).To(Succeed())
+		ExpectWithOffset(1, sc.Provisioner).To(Equal(provisioner), "StorageClass %s exists with another provisioner", name)
+	} else {
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	}
 }
 
 // brokerPod plays Strimzi or the Pulsar chart: a running broker pod with

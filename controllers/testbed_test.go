@@ -18,10 +18,17 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
+// dynamicProvisioner makes a volume per claim: the probe may claim its
+// classes.
+const dynamicProvisioner = "ebs.csi.aws.com"
+
 // managedPulsarWithBrokerPods creates a managed Pulsar run whose bookies
 // and brokers (pods the chart's StatefulSets would make, played here) sit
-// on node-a and node-b, and makes the release ready.
+// on node-a and node-b, and makes the release ready. Its journal and
+// ledgers classes provision volumes on demand, unless mutate says other.
 func managedPulsarWithBrokerPods(ns string, mutate func(*v1alpha1.BenchmarkRun)) *v1alpha1.BenchmarkRun {
+	storageClass("nvme-journal", dynamicProvisioner)
+	storageClass("nvme-ledgers", dynamicProvisioner)
 	run := validRun(ns, v1alpha1.SystemPulsar)
 	s := &run.Spec.Cluster.Managed.Storage
 	s.Journal.StorageClassName = ptr.To("nvme-journal")
@@ -133,6 +140,75 @@ var _ = Describe("the testbed of a run", func() {
 		finishJob(drop, true)
 		running := waitPhase(run, v1alpha1.PhaseRunning)
 		Expect(running.Status.Testbed.PageCacheDropped).NotTo(BeNil())
+		// A testbed section without probe is probed: the CRD's default.
+		Expect(running.Spec.Testbed.Probe).To(HaveValue(BeTrue()))
+	})
+
+	It("claims no volume of a static class (each one a bookie's disk): no probe Job, and status.testbed says why", func() {
+		storageClass("local-nvme", probe.StaticProvisioner)
+		ns := manualNamespace()
+		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.Storage.Journal.StorageClassName = ptr.To("local-nvme")
+			r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = ptr.To("local-nvme")
+		})
+		// The namespace is manual: a probe Job, once created, would hold
+		// the run in Provisioning until its deadline (minutes), since no
+		// one here finishes it.
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		tb := running.Status.Testbed
+		Expect(tb).NotTo(BeNil())
+		Expect(tb.Note).To(Equal("storage not probed: class local-nvme has static volumes (kubernetes.io/no-provisioner), each one a bookie's disk; the probe would take one"))
+		Expect(tb.Nodes).To(BeEmpty())
+		Expect(tb.SlowestFsyncP99Ms).To(BeNil())
+		Expect(tb.Scope).To(Equal(v1alpha1.TestbedBrokerNodes))
+		Expect(tb.Topology).NotTo(BeNil(), "what was deployed is still recorded")
+		Expect(jobNamesWithRole(ns, probe.RoleProbe)()).To(BeEmpty())
+	})
+
+	It("probes a dynamic journal class and leaves static ledgers out, saying so", func() {
+		storageClass("local-nvme", probe.StaticProvisioner)
+		ns := manualNamespace()
+		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = ptr.To("local-nvme")
+		})
+		for _, node := range []string{"node-a", "node-b"} {
+			job := getJob(run, probe.JobName(run, node))
+			var claims []string
+			for _, v := range job.Spec.Template.Spec.Volumes {
+				Expect(v.Ephemeral).NotTo(BeNil(), "volume %s", v.Name)
+				claims = append(claims, v.Name+"="+*v.Ephemeral.VolumeClaimTemplate.Spec.StorageClassName)
+			}
+			Expect(claims).To(Equal([]string{"journal=nvme-journal"}), "node %s", node)
+			Expect(probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
+			finishJob(job, true)
+		}
+		tb := waitPhase(run, v1alpha1.PhaseRunning).Status.Testbed
+		Expect(tb.Nodes).To(HaveLen(2))
+		Expect(tb.Note).To(Equal("ledgers not probed: class local-nvme has static volumes (kubernetes.io/no-provisioner), each one a bookie's disk; the probe would take one"))
+	})
+
+	It("runs no probe when spec.testbed.probe is false, and says so", func() {
+		ns := manualNamespace()
+		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Testbed = &v1alpha1.TestbedSpec{Probe: ptr.To(false)}
+		})
+		// Manual namespace: a probe Job would hold the run (see above).
+		tb := waitPhase(run, v1alpha1.PhaseRunning).Status.Testbed
+		Expect(tb).NotTo(BeNil())
+		Expect(tb.Note).To(Equal(probe.NoteProbeOff))
+		Expect(tb.Nodes).To(BeEmpty())
+		Expect(jobNamesWithRole(ns, probe.RoleProbe)()).To(BeEmpty())
+	})
+
+	It("runs no probe on the workers' pool of an existing cluster when spec.testbed.probe is false", func() {
+		ns := manualNamespace()
+		run := existingKafkaRun(ns)
+		run.Spec.Testbed = &v1alpha1.TestbedSpec{Probe: ptr.To(false)}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		tb := waitPhase(run, v1alpha1.PhaseRunning).Status.Testbed
+		Expect(tb.Note).To(Equal(probe.NoteProbeOff), "not the note of a probed workers' node")
+		Expect(tb.Nodes).To(BeEmpty())
+		Expect(jobNamesWithRole(ns, probe.RoleProbe)()).To(BeEmpty())
 	})
 
 	It("fails a run whose page-cache drop failed, saying on which node", func() {

@@ -73,8 +73,9 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Timeouts TimeoutsSpec `json:"timeouts"`
 
-	// Testbed asks for more than the probe every run gets (e.g. a dropped
-	// page cache).
+	// Testbed says what is measured and prepared on the brokers' nodes
+	// before the load: the storage probe (on by default, never on a
+	// broker's disk) and a dropped page cache.
 	// +optional
 	Testbed *TestbedSpec `json:"testbed,omitempty"`
 	// Monitoring says where the broker figures of the measured phase are
@@ -187,6 +188,14 @@ type StorageSpec struct {
 	// Ledgers is the bookies' ledger volume (pulsar only).
 	// +optional
 	Ledgers VolumeSpec `json:"ledgers,omitempty"`
+	// MetadataStore is ZooKeeper's data volume (pulsar only). ZooKeeper
+	// runs off the brokers' node pool, so it does not take the journal's or
+	// the ledgers' class; empty means the cluster's default class (a
+	// cluster without one, such as a new EKS cluster, must name a class
+	// here, or ZooKeeper's claims stay Pending). Size defaults to the
+	// chart's 20Gi.
+	// +optional
+	MetadataStore VolumeSpec `json:"metadataStore,omitempty"`
 	// DeleteClaim removes the volumes with the brokers at teardown.
 	// +kubebuilder:default=true
 	// +optional

@@ -4,6 +4,20 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // TestbedSpec asks for what makes a run's ground comparable with another's.
 type TestbedSpec struct {
+	// Probe measures the ground before the load (default true): a Job per
+	// broker or bookie node writes to a 1 Gi ephemeral volume of the
+	// brokers' StorageClass (an existing cluster: a node of the workers'
+	// pool, on an emptyDir) and records the node's disk, CPU, memory and
+	// kernel in status.testbed. Set it to false to run no probe Job and
+	// claim no volume; status.testbed.note then says so. Even when true, a
+	// class with static volumes (provisioner kubernetes.io/no-provisioner,
+	// e.g. one local PersistentVolume per NVMe disk), a class that does
+	// not exist, or no class at all (none named and no default class) is
+	// never claimed: there every volume is some broker's disk, and the
+	// probe would take one. The note says which was left out and why.
+	// +kubebuilder:default=true
+	// +optional
+	Probe *bool `json:"probe,omitempty"`
 	// DropPageCache drops the page cache of every broker and bookie node
 	// before the load starts (so before warm-up and the measured phase), and
 	// again, mid-run, just before the catch-up reads of a backlog or mixed
@@ -16,6 +30,12 @@ type TestbedSpec struct {
 	// and in summary.json.
 	// +optional
 	DropPageCache bool `json:"dropPageCache,omitempty"`
+}
+
+// ProbeOrDefault is spec.testbed.probe, true when unset: a run without a
+// testbed section (whose default the API server never fills in) is probed.
+func (t *TestbedSpec) ProbeOrDefault() bool {
+	return t == nil || t.Probe == nil || *t.Probe
 }
 
 // TestbedScope says which nodes a testbed probe measured.

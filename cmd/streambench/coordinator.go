@@ -43,6 +43,7 @@ type coordinatorFlags struct {
 	bootstrap, serviceURL, adminURL  string
 	workloadFile, workloadJSON       string
 	durabilityJSON, driverJSON       string
+	brokerVersion                    string
 	testbedJSON                      string
 	runID, runName, namespace        string
 	resultsConfigMap, ownerUID       string
@@ -82,6 +83,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.workloadJSON, "workload-json", "", "workload as JSON (spec.workload)")
 	fl.StringVar(&f.testbedJSON, "testbed-json", "", "the testbed the operator probed before the load (status.testbed as JSON), kept in summary.json")
 	fl.StringVar(&f.durabilityJSON, "durability-json", "", `durability as JSON (spec.durability, e.g. {"level":2}; default level 2)`)
+	fl.StringVar(&f.brokerVersion, "broker-version", "", "the brokers' version (status.durability.brokerVersion), so the results say whether the durability experiment verified the level on it")
 	fl.StringVar(&f.driverJSON, "driver-json", "", "client setting overrides as JSON (spec.driver)")
 	fl.StringVar(&f.runID, "run-id", "", "names the run's topics and subscriptions (default: derived from --run-name and the time)")
 	fl.StringVar(&f.runName, "run-name", "local", "the BenchmarkRun's name, in the results")
@@ -123,7 +125,10 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		l := v1alpha1.Level2
 		dspec.Level = &l
 	}
-	eff, err := durability.Translate(sys, dspec)
+	// With the version, the results' durability says what status.durability
+	// says (verified by the experiment, or as configured); an existing
+	// cluster's is read from the brokers instead (readDurability).
+	eff, err := durability.TranslateFor(sys, f.brokerVersion, dspec)
 	if err != nil {
 		return err
 	}

@@ -221,6 +221,9 @@ func warnings(runs []Named) []string {
 		if s.Results.Partial {
 			out = append(out, fmt.Sprintf("%s: partial results: the run did not finish, its figures cover only what was measured before it stopped", n.Name))
 		}
+		if tb := s.Testbed; tb != nil && !disksMeasured(tb) {
+			out = append(out, fmt.Sprintf("%s: testbed not measured (%s): its disks are not compared", n.Name, nonEmpty(tb.Note, "no probe result")))
+		}
 	}
 	return out
 }

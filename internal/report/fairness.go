@@ -302,6 +302,9 @@ func testbedCells(s *results.Summary) (fsync50, fsync99, write, topo string) {
 	if tb == nil {
 		return
 	}
+	if !disksMeasured(tb) {
+		fsync50 = "not measured" // why: the compare warnings quote the note
+	}
 	if l, _, ok := testbed.SlowestFsync(tb.Nodes); ok {
 		fsync50 = fmt.Sprintf("%.3f", l.P50)
 		if sp := testbed.Spread(l.RoundP50s); sp > 1 {
@@ -316,6 +319,16 @@ func testbedCells(s *results.Summary) (fsync50, fsync99, write, topo string) {
 	}
 	topo = topologyText(s.System, tb.Topology)
 	return
+}
+
+// disksMeasured says whether any volume of the testbed has a figure. A
+// testbed without one (the probe off, a static class it must not claim,
+// every probe failed) is not a disk to compare: no testbed flag is raised
+// on it, and compare says why it was not measured instead.
+func disksMeasured(tb *v1alpha1.Testbed) bool {
+	_, _, fsync := testbed.SlowestFsync(tb.Nodes)
+	_, write := testbed.SlowestWrite(tb.Nodes)
+	return fsync || write
 }
 
 func topologyText(sys v1alpha1.System, t *v1alpha1.Topology) string {

@@ -178,9 +178,9 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{end}}</tbody></table>{{end}}{{end}}
 {{if .PageCacheDrops}}<p>Page cache (spec.testbed.dropPageCache):</p><ul>{{range .PageCacheDrops}}{{if .Dropped}}<li>dropped {{.Reason}} on {{range $i, $n := .Nodes}}{{if $i}}, {{end}}<span class="code">{{$n}}</span>{{end}} at {{.At}}</li>{{else}}<li class="bad">NOT dropped {{.Reason}}: {{.Message}}</li>{{end}}{{end}}</ul>
 {{else if .PageCacheDropped}}<p>Page cache dropped on the broker nodes at {{.PageCacheDropped}}.</p>{{end}}
-<table><thead><tr><th>node</th><th>roles</th><th>CPU</th><th class="n">CPUs</th><th class="n">memory GiB</th><th>kernel</th><th>volume</th><th>class</th><th class="n">write MB/s</th><th class="n">fsync p50</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">max (ms)</th></tr></thead><tbody>
+{{if not .Nodes}}<p>Not measured: no node was probed{{if .Note}} (see the note above){{end}}.</p>{{else}}<table><thead><tr><th>node</th><th>roles</th><th>CPU</th><th class="n">CPUs</th><th class="n">memory GiB</th><th>kernel</th><th>volume</th><th>class</th><th class="n">write MB/s</th><th class="n">fsync p50</th><th class="n">p99</th><th class="n">p99.9</th><th class="n">max (ms)</th></tr></thead><tbody>
 {{range .Nodes}}{{$n := .}}{{if .Error}}<tr><td class="code">{{.Node}}</td><td>{{range .Roles}}{{.}} {{end}}</td><td colspan="11" class="bad">not measured: {{.Error}}</td></tr>{{end}}{{range .Volumes}}<tr><td class="code">{{$n.Node}}</td><td>{{range $n.Roles}}{{.}} {{end}}</td><td>{{$n.CPUModel}}</td><td class="n">{{$n.CPUs}}</td><td class="n">{{gib $n.MemoryBytes}}</td><td class="code">{{$n.Kernel}}</td><td>{{.Name}}</td><td class="code">{{.StorageClassName}}</td><td class="n">{{printf "%.1f" .WriteMBPerSec}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P50}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P99}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.P999}}</td><td class="n">{{printf "%.3f" .FsyncLatencyMs.Max}}</td></tr>
-{{end}}{{end}}</tbody></table>
+{{end}}{{end}}</tbody></table>{{end}}
 </section>{{end}}
 
 {{with .BrokerRes}}<section id="broker-resources"><h2>Broker resources</h2>

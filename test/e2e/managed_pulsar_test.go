@@ -6,8 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -101,6 +104,17 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			Expect(*br.CPUCores).To(BeNumerically(">", 0))
 			Expect(br.GCPauseMs).NotTo(BeNil())
 			Expect(br.JournalLatencyMs).NotTo(BeNil(), "the bookie's journal latency (bookie_journal_JOURNAL_ADD_ENTRY)")
+		}
+
+		By("streambench report renders the run's durability and broker resources")
+		html := renderReport(ctx, got)
+		durabilitySection := htmlSection(html, "<section><h2>Durability in effect</h2>")
+		Expect(durabilitySection).To(ContainSubstring("journalSyncData"))
+		logf("report, durability in effect: %s", durabilitySection)
+		if prom != nil {
+			resources := htmlSection(html, `<section id="broker-resources">`)
+			Expect(resources).To(ContainSubstring("journal"))
+			logf("report, broker resources: %s", resources)
 		}
 
 		By("kubectl delete leaves no release, no claim and, once freed as README says, no Failed volume")
@@ -244,4 +258,38 @@ func podMonitorTargets(ctx context.Context, ns string) []targetGroup {
 		}
 	}
 	return groups
+}
+
+// renderReport runs `streambench report -n <ns> <run>` as README does (a
+// binary built from this tree) and returns the report's HTML.
+func renderReport(ctx context.Context, run *v1alpha1.BenchmarkRun) string {
+	work := GinkgoT().TempDir()
+	bin := filepath.Join(work, "streambench")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/streambench")
+	build.Dir, build.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
+	cmd := exec.CommandContext(ctx, bin, "report", "-n", run.Namespace, run.Name)
+	cmd.Dir, cmd.Env = work, append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err = cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "streambench report: %s", out)
+	raw, err := os.ReadFile(filepath.Join(work, "results", run.Name, "report.html"))
+	Expect(err).NotTo(HaveOccurred(), "streambench report: %s", out)
+	return string(raw)
+}
+
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
+
+// htmlSection is the text of the section of html that starts with start,
+// tags stripped and white space collapsed ("" when there is none).
+func htmlSection(html, start string) string {
+	i := strings.Index(html, start)
+	if i < 0 {
+		return ""
+	}
+	rest := html[i:]
+	if j := strings.Index(rest, "</section>"); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.Join(strings.Fields(htmlTag.ReplaceAllString(rest, " ")), " ")
 }

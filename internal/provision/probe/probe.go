@@ -1,8 +1,10 @@
 // Package probe builds the testbed Jobs of a run: a probe Job per broker
-// (or bookie) node, on a volume of the brokers' StorageClass; a probe Job
-// on the workers' pool for existing clusters; and the privileged Job that
-// drops a node's page cache. Builders are pure; the controller finds the
-// nodes, creates the Jobs and reads the probes' termination messages.
+// (or bookie) node, on a volume of the brokers' StorageClass when that
+// class provisions volumes on demand (PlanFor); a probe Job on the
+// workers' pool for existing clusters; and the privileged Job that drops
+// a node's page cache. Builders are pure; the controller reads the
+// StorageClasses, finds the nodes, creates the Jobs and reads the probes'
+// termination messages.
 package probe
 
 import (
@@ -37,8 +39,9 @@ var ClaimSize = resource.MustParse("1Gi")
 
 // Deadline bounds a probe Job: two tests of at most 20 s per volume, plus
 // scheduling, pulling the image and provisioning the volumes. A node whose
-// volume cannot be provisioned (e.g. a static local PV pool with no free
-// disk) fails its Job here, and the run records it as not measured.
+// volume cannot be provisioned (a provisioner that fails, a full pool)
+// fails its Job here, and the run records it as not measured; a static
+// class is not claimed at all (PlanFor).
 const Deadline = 5 * 60
 
 // nonRootUID is the distroless image's nonroot user; fsGroup makes the
@@ -54,7 +57,8 @@ type Volume struct {
 // Volumes are the volumes a broker node's probe writes to: Kafka's log
 // directories (data, and each JBOD directory whose class differs), or a
 // bookie's journal and ledgers. The same StorageClass as the brokers', so
-// the probe measures the kind of disk the brokers write to.
+// the probe measures the kind of disk the brokers write to. PlanFor says
+// which of them a probe may claim.
 func Volumes(run *v1alpha1.BenchmarkRun) []Volume {
 	m := run.Spec.Cluster.Managed
 	if m == nil {
@@ -143,16 +147,16 @@ func tolerations(p v1alpha1.Placement) []corev1.Toleration {
 }
 
 // NodeJob probes one broker node: pinned to it, tolerating what the
-// brokers tolerate, with one ephemeral volume per entry of Volumes (a PVC
-// of the brokers' StorageClass that lives and goes with the pod). The
-// result is the container's termination message (JSON of a
+// brokers tolerate, with one ephemeral volume per entry of vols (a Plan's
+// Volumes: a PVC of the brokers' StorageClass that lives and goes with
+// the pod). The result is the container's termination message (JSON of a
 // v1alpha1.NodeProbe); the probe runs as non-root with no capabilities.
-func NodeJob(run *v1alpha1.BenchmarkRun, image, node string, roles []string) *batchv1.Job {
+func NodeJob(run *v1alpha1.BenchmarkRun, image, node string, roles []string, vols []Volume) *batchv1.Job {
 	var placement v1alpha1.Placement
 	if m := run.Spec.Cluster.Managed; m != nil {
 		placement = m.Placement
 	}
-	spec := podSpec(run, image, Volumes(run), true)
+	spec := podSpec(run, image, vols, true)
 	spec.Affinity = onNode(node)
 	spec.Tolerations = tolerations(placement)
 	job := job(run, JobName(run, node), RoleProbe, spec)

@@ -61,7 +61,7 @@ func TestNodeJob(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j := NodeJob(tc.run, "img:1", "node-7", []string{"bookie", "broker"})
+			j := NodeJob(tc.run, "img:1", "node-7", []string{"bookie", "broker"}, Volumes(tc.run))
 			if j.Name != "run-a-probe-"+nodeHash("node-7") || j.Namespace != "bench" {
 				t.Errorf("name %s/%s", j.Namespace, j.Name)
 			}
@@ -207,7 +207,7 @@ func TestTestbed(t *testing.T) {
 		r.Spec.Cluster.Managed.Version = "4.0.7"
 		r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = sp("nvme")
 	})
-	tb := Testbed(pulsar, []v1alpha1.NodeProbe{node("b", 3.5), node("a", 1.25), {Node: "c", Error: "probe Job failed: DeadlineExceeded"}})
+	tb := Testbed(pulsar, Plan{Volumes: Volumes(pulsar)}, []v1alpha1.NodeProbe{node("b", 3.5), node("a", 1.25), {Node: "c", Error: "probe Job failed: DeadlineExceeded"}})
 	if tb.Scope != v1alpha1.TestbedBrokerNodes || tb.Nodes[0].Node != "a" {
 		t.Errorf("scope %s, first node %s", tb.Scope, tb.Nodes[0].Node)
 	}
@@ -229,9 +229,34 @@ func TestTestbed(t *testing.T) {
 	existing := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 		r.Spec.Cluster = v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}}
 	})
-	tb = Testbed(existing, []v1alpha1.NodeProbe{{Node: "w", Volumes: []v1alpha1.VolumeProbe{{Name: "scratch", FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 3, P99: 2}}}}})
+	tb = Testbed(existing, Plan{Volumes: Volumes(existing)}, []v1alpha1.NodeProbe{{Node: "w", Volumes: []v1alpha1.VolumeProbe{{Name: "scratch", FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 3, P99: 2}}}}})
 	if tb.Scope != v1alpha1.TestbedWorkerNodes || !strings.Contains(tb.Note, "the brokers' disks were not measured") || tb.Topology != nil {
 		t.Errorf("existing: %+v", tb)
+	}
+
+	// A plan that probes nothing: no nodes, no figures, its note alone
+	// (not the existing cluster's "the figures are of a node of the
+	// workers' pool": there are none).
+	tb = Testbed(existing, Plan{Note: NoteProbeOff}, nil)
+	if tb.Note != NoteProbeOff || len(tb.Nodes) != 0 || tb.SlowestFsyncP99Ms != nil {
+		t.Errorf("existing, probe off: %+v", tb)
+	}
+	static := "storage not probed: class local-nvme has static volumes (kubernetes.io/no-provisioner), each one a bookie's disk; the probe would take one"
+	tb = Testbed(pulsar, Plan{Note: static}, nil)
+	if tb.Scope != v1alpha1.TestbedBrokerNodes || tb.Note != static || len(tb.Nodes) != 0 || tb.Topology == nil {
+		t.Errorf("pulsar, static class: %+v", tb)
+	}
+
+	// A plan that leaves a volume out: its note comes first, then the
+	// nodes not measured; the probed volume has the plan's resolved class.
+	partial := Plan{Volumes: []Volume{{Name: "journal", StorageClassName: sp("standard")}}, Note: "ledgers not probed: class local-nvme has static volumes"}
+	journal := v1alpha1.NodeProbe{Node: "a", Volumes: []v1alpha1.VolumeProbe{{Name: "journal", WriteBytes: 1, FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 1, P99: 1}}}}
+	tb = Testbed(pulsar, partial, []v1alpha1.NodeProbe{journal, {Node: "b", Error: "probe Job failed"}})
+	if want := partial.Note + "; 1 of 2 nodes not measured ([b]): see nodes[].error"; tb.Note != want {
+		t.Errorf("note %q, want %q", tb.Note, want)
+	}
+	if tb.Nodes[0].Volumes[0].StorageClassName != "standard" {
+		t.Errorf("journal's class %q, want the plan's standard", tb.Nodes[0].Volumes[0].StorageClassName)
 	}
 }
 

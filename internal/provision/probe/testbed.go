@@ -11,18 +11,24 @@ import (
 	"github.com/streambench/streambench-operator/internal/testbed"
 )
 
-// Testbed assembles a run's status.testbed from its probes: the scope and
-// what it does not cover, the topology the spec deployed, each volume's
-// StorageClass, and the slowest fsync p99 (the wide printer column).
-func Testbed(run *v1alpha1.BenchmarkRun, nodes []v1alpha1.NodeProbe) v1alpha1.Testbed {
+// Testbed assembles a run's status.testbed from the plan and its probes:
+// the scope and what it does not cover, the topology the spec deployed,
+// each volume's StorageClass, and the slowest fsync p99 (the wide printer
+// column). A plan that probes nothing gives no nodes, only its note.
+func Testbed(run *v1alpha1.BenchmarkRun, plan Plan, nodes []v1alpha1.NodeProbe) v1alpha1.Testbed {
 	classes := map[string]string{}
-	for _, v := range Volumes(run) {
+	for _, v := range plan.Volumes {
 		classes[v.Name] = className(v.StorageClassName)
 	}
 	out := v1alpha1.Testbed{Scope: v1alpha1.TestbedBrokerNodes, Topology: TopologyOf(run)}
 	if run.Spec.Cluster.Managed == nil {
 		out.Scope = v1alpha1.TestbedWorkerNodes
-		out.Note = "existing cluster: the brokers' disks were not measured; the figures are of a node of the workers' pool (emptyDir)"
+		if plan.Probes() {
+			out.Note = "existing cluster: the brokers' disks were not measured; the figures are of a node of the workers' pool (emptyDir)"
+		}
+	}
+	if plan.Note != "" {
+		out.Note = strings.TrimPrefix(out.Note+"; "+plan.Note, "; ")
 	}
 	for _, n := range nodes {
 		n = *n.DeepCopy()

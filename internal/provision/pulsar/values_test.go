@@ -493,6 +493,7 @@ func TestValuesErrors(t *testing.T) {
 				m.BrokerConfig = map[string]string{"a=b": "c"}
 				m.Storage.Journal.StorageClassName = ptr("")
 				m.Storage.Ledgers.Size = qty("0")
+				m.Storage.MetadataStore.StorageClassName = ptr("")
 			}),
 			want: []string{
 				`spec.cluster.managed.version "4.0.12; rm -rf /" is not an image tag`,
@@ -500,6 +501,7 @@ func TestValuesErrors(t *testing.T) {
 				`spec.cluster.managed.brokerConfig key "a=b"`,
 				"spec.cluster.managed.storage.journal.storageClassName is empty",
 				"spec.cluster.managed.storage.ledgers.size (0) must be positive",
+				"spec.cluster.managed.storage.metadataStore.storageClassName is empty",
 			},
 		},
 	}

@@ -279,6 +279,11 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// The workers exit when the run is done, so their Job completes.
 		"--shutdown-workers",
 	}
+	if d := run.Status.Durability; d != nil && d.BrokerVersion != "" {
+		// The results' durability then says, as status does, whether the
+		// experiment verified the level on that version.
+		args = append(args, "--broker-version="+d.BrokerVersion)
+	}
 	if run.Spec.Cluster.Existing != nil {
 		// streambench configured nothing on these brokers: the
 		// coordinator reads what they really do (it reaches them; the

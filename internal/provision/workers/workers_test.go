@@ -110,6 +110,13 @@ func TestCoordinatorJob(t *testing.T) {
 				"owner-uid":         string(r.UID),
 				"durability-json":   `{"level":2}`,
 			}
+			if _, ok := got["broker-version"]; ok {
+				t.Error("--broker-version set before status.durability knows the version")
+			}
+			r.Status.Durability = &v1alpha1.EffectiveDurability{BrokerVersion: "4.0.7"}
+			if v := args(mustCoordinatorJob(t, r, c.brokers))["broker-version"]; v != "4.0.7" {
+				t.Errorf("--broker-version = %q, want status.durability's 4.0.7: the results would call a verified level not verified", v)
+			}
 			if _, ok := got["shutdown-workers"]; !ok {
 				t.Error("--shutdown-workers missing: the worker Job would never complete")
 			}
@@ -371,4 +378,13 @@ func TestCoordinatorJobDropPageCacheFlag(t *testing.T) {
 			t.Errorf("dropPageCache %v: --drop-page-cache given = %v", drop, got)
 		}
 	}
+}
+
+func mustCoordinatorJob(t *testing.T, r *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) *batchv1.Job {
+	t.Helper()
+	job, err := CoordinatorJob(r, "img", brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
 }
