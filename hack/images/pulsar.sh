@@ -23,10 +23,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$root/hack/images"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 PULSAR_VERSION=4.0.7
 IMAGE="docker.io/apachepulsar/pulsar-all:$PULSAR_VERSION"
-MVN_DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 out="${PULSAR_IMAGE_DIR:-$root/bin/pulsar-image/$PULSAR_VERSION}"
 
 log() { echo "pulsar-image: $*" >&2; }
@@ -39,18 +40,9 @@ fetch_libs() {
   [ -f "$out/lib/.$stamp" ] && return
   rm -rf "$out/lib"
   log "fetching Pulsar $PULSAR_VERSION's jars from Maven Central"
-  mvn -B -q -f "$pom" "$MVN_DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime \
-    -DoutputDirectory="$out/lib" > "$out/maven.log" 2>&1 ||
-    { tail -n 20 "$out/maven.log" >&2; die "fetching Pulsar's jars failed (is Maven Central reachable?)"; }
+  copy_jars "$pom" "$out/lib" "$out/maven.log" ||
+    die "fetching Pulsar's jars failed (is Maven Central reachable?)"
   touch "$out/lib/.$stamp"
-}
-
-fsimage() {
-  local tool="$root/bin/images/fsimage"
-  if [ ! -x "$tool" ] || [ -n "$(find "$here/fsimage" "$root/hack/imagetar" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
-    (cd "$root" && go build -o "$tool" ./hack/images/fsimage)
-  fi
-  "$tool" "$@"
 }
 
 # build_image: /pulsar laid out as the upstream image lays it out. conf,

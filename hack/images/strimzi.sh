@@ -34,6 +34,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$root/hack/images"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 STRIMZI_VERSION=0.49.1
 KAFKA_VERSION=4.1.1
@@ -44,8 +46,6 @@ JMX_EXPORTER_VERSION=1.0.1
 SRC_SHA256=4d5d119c0360870bc86bd582708486455152d8e050f8a66ef05989a7d7a635fd
 OPERATOR_IMAGE="quay.io/strimzi/operator:$STRIMZI_VERSION"
 KAFKA_IMAGE="quay.io/strimzi/kafka:$STRIMZI_VERSION-kafka-$KAFKA_VERSION"
-# The Maven dependency plugin pinned (not what the super POM picks today).
-MVN_DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 
 out="${STRIMZI_DIR:-$root/bin/strimzi/$STRIMZI_VERSION}"
 src_tar="${STRIMZI_SRC:-$root/../shared/testdata/strimzi-$STRIMZI_VERSION-src.tar.gz}"
@@ -102,21 +102,12 @@ fetch_kafka_libs() {
   [ -f "$out/kafka-libs/.$stamp" ] && return
   rm -rf "$out/kafka-libs" "$out/jmx-exporter"
   log "fetching Kafka $KAFKA_VERSION's jars from Maven Central"
-  mvn -B -q -f "$pom" "$MVN_DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime \
-    -DoutputDirectory="$out/kafka-libs" > "$out/maven-kafka.log" 2>&1 ||
-    { tail -n 20 "$out/maven-kafka.log" >&2; die "fetching Kafka's jars failed (is Maven Central reachable?)"; }
+  copy_jars "$pom" "$out/kafka-libs" "$out/maven-kafka.log" ||
+    die "fetching Kafka's jars failed (is Maven Central reachable?)"
   mvn -B -q "$MVN_DEPENDENCY_PLUGIN:copy" -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$JMX_EXPORTER_VERSION" \
     -DoutputDirectory="$out/jmx-exporter" > "$out/maven-jmx.log" 2>&1 ||
     { tail -n 20 "$out/maven-jmx.log" >&2; die "fetching the JMX exporter agent failed"; }
   touch "$out/kafka-libs/.$stamp"
-}
-
-fsimage() {
-  local tool="$root/bin/images/fsimage"
-  if [ ! -x "$tool" ] || [ -n "$(find "$here/fsimage" "$root/hack/imagetar" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
-    (cd "$root" && go build -o "$tool" ./hack/images/fsimage)
-  fi
-  "$tool" "$@"
 }
 
 # build_images: the operator's and Kafka's images on the shared root file

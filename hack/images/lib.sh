@@ -1,0 +1,23 @@
+# Sourced by the image scripts of hack/images (strimzi.sh, pulsar.sh); they
+# set root (the repository) and here (hack/images) first.
+
+# The Maven dependency plugin pinned (not what the super POM picks today).
+MVN_DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+
+# copy_jars POM DIR LOG: the runtime jars POM lists, with what they need,
+# from Maven Central into DIR (Maven's output in LOG); false on failure,
+# after printing the log's tail.
+copy_jars() {
+  mvn -B -q -f "$1" "$MVN_DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime \
+    -DoutputDirectory="$2" > "$3" 2>&1 || { tail -n 20 "$3" >&2; return 1; }
+}
+
+# fsimage ARGS...: hack/images/fsimage, built when missing or older than
+# its sources.
+fsimage() {
+  local tool="$root/bin/images/fsimage"
+  if [ ! -x "$tool" ] || [ -n "$(find "$here/fsimage" "$root/hack/imagetar" -newer "$tool" -name '*.go' 2>/dev/null)" ]; then
+    (cd "$root" && go build -o "$tool" ./hack/images/fsimage)
+  fi
+  "$tool" "$@"
+}
