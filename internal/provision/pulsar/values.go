@@ -263,7 +263,6 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 			"replicaCount": int(counts.ZooKeeper),
 			"affinity":     antiAffinity(),
 		},
-
 		"bookkeeper": map[string]any{
 			"replicaCount": int(counts.Bookies),
 			"affinity":     antiAffinity(),
