@@ -11,6 +11,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,6 +25,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/monitoring"
@@ -34,12 +37,15 @@ import (
 // validation is exercised through the API server, not only in Go.
 
 var (
-	cfg       *rest.Config
-	k8sClient client.Client
-	testEnv   *envtest.Environment
-	scheme    = runtime.NewScheme()
-	ctx       context.Context
-	cancel    context.CancelFunc
+	// cfg is the API server's admin, which the specs act as; operatorCfg
+	// is the operator's own identity (operatorIdentity).
+	cfg         *rest.Config
+	operatorCfg *rest.Config
+	k8sClient   client.Client
+	testEnv     *envtest.Environment
+	scheme      = runtime.NewScheme()
+	ctx         context.Context
+	cancel      context.CancelFunc
 
 	// The operator under test; stopManager and startManager let a test
 	// restart it mid-run.
@@ -87,6 +93,7 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 
+	operatorCfg = operatorIdentity()
 	charts = newChartServer()
 	go playTestbed(ctx)
 	startManager()
@@ -106,10 +113,35 @@ var _ = AfterSuite(func() {
 	}
 })
 
+// operatorUser is the user the manager and its Helm installer act as.
+const operatorUser = "streambench-operator"
+
+// operatorIdentity returns a client config of a user that holds only the
+// operator's generated ClusterRole (config/rbac/role.yaml, which the chart
+// copies), as the operator's ServiceAccount does in a cluster. envtest's
+// API server enforces RBAC, so a verb the role lacks fails the spec that
+// needs it, as it would fail a real run, where the admin's config would
+// hide it.
+func operatorIdentity() *rest.Config {
+	raw, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var role rbacv1.ClusterRole
+	Expect(yaml.UnmarshalStrict(raw, &role)).To(Succeed())
+	Expect(k8sClient.Create(ctx, &role)).To(Succeed())
+	Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: operatorUser},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
+	})).To(Succeed())
+	user, err := testEnv.AddUser(envtest.User{Name: operatorUser}, cfg)
+	Expect(err).NotTo(HaveOccurred())
+	return user.Config()
+}
+
 // startManager starts a new operator process-equivalent: its own manager,
 // cache and Helm installer, with nothing carried over from the last one.
 func startManager() {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{
@@ -118,7 +150,7 @@ func startManager() {
 		},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	helm := pulsar.NewInstaller(cfg, pulsar.InstallerOptions{
+	helm := pulsar.NewInstaller(operatorCfg, pulsar.InstallerOptions{
 		Chart:    pulsar.ChartSource{RepoURL: charts.URL, Name: "pulsar", Version: testChartVersion},
 		CacheDir: GinkgoT().TempDir(),
 	})
