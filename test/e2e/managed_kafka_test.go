@@ -147,14 +147,8 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 // workload and two workers without the sample's 4-core requests and client
 // pool.
 func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", "run-ack2-async.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	var run v1alpha1.BenchmarkRun
-	Expect(yaml.UnmarshalStrict(raw, &run)).To(Succeed())
-	run.Name = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
-	run.Namespace = testNS
+	run := sampleRun("run-ack2-async.yaml", prefix)
 	m := run.Spec.Cluster.Managed
-	Expect(m).NotTo(BeNil(), "the sample is a managed run")
 	m.Brokers, m.Version = 1, ""
 	// A memory request only: the envelope makes it the limit too and sizes
 	// the heap from it (half of 1Gi).
@@ -176,6 +170,21 @@ func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *
 		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
 		Local:       &v1alpha1.LocalDurability{Mode: local},
 	}
+	return run
+}
+
+// sampleRun is config/samples/<file> as a run of the test namespace named
+// prefix-<n>, with the managed specs' short workload, two workers without
+// the samples' requests and client pool, and a 15-minute provisioning
+// timeout; the caller scales its cluster to the node.
+func sampleRun(file, prefix string) *v1alpha1.BenchmarkRun {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", file))
+	Expect(err).NotTo(HaveOccurred())
+	var run v1alpha1.BenchmarkRun
+	Expect(yaml.UnmarshalStrict(raw, &run)).To(Succeed())
+	run.Name = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
+	run.Namespace = testNS
+	Expect(run.Spec.Cluster.Managed).NotTo(BeNil(), "%s is a managed run", file)
 	run.Spec.Workload = smallWorkload(prefix, 0.5)
 	run.Spec.Workers = v1alpha1.WorkersSpec{Count: 2}
 	run.Spec.Timeouts = v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}}

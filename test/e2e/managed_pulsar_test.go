@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +16,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
@@ -153,14 +150,8 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 // (a level's own is 3), a short workload and two workers without the
 // sample's 4-core requests and client pool.
 func managedPulsarRun(prefix, storageClass string) *v1alpha1.BenchmarkRun {
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", "run-ack2-async-pulsar.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	var run v1alpha1.BenchmarkRun
-	Expect(yaml.UnmarshalStrict(raw, &run)).To(Succeed())
-	run.Name = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
-	run.Namespace = testNS
+	run := sampleRun("run-ack2-async-pulsar.yaml", prefix)
 	m := run.Spec.Cluster.Managed
-	Expect(m).NotTo(BeNil(), "the sample is a managed run")
 	m.Brokers, m.Bookies, m.MetadataStoreReplicas, m.Version = 1, 1, 1, "4.0.7"
 	gi := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	m.Resources.Broker, m.Resources.Bookie = gi, gi
@@ -176,10 +167,7 @@ func managedPulsarRun(prefix, storageClass string) *v1alpha1.BenchmarkRun {
 		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
 		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync},
 	}
-	run.Spec.Workload = smallWorkload(prefix, 0.5)
-	run.Spec.Workers = v1alpha1.WorkersSpec{Count: 2}
-	run.Spec.Timeouts = v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}}
-	return &run
+	return run
 }
 
 // labelStreamingNode labels the one node for the samples' node pool
