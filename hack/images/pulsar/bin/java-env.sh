@@ -19,12 +19,15 @@ java_version() {
 # upstream image's); Java 17 (Debian bookworm's, this image's) exits with
 # "Unrecognized VM option" on it. ZGC itself is in 17, non-generational.
 without_unsupported_flags() {
-  local v out=() f
-  v="$(java_version)"
+  local v="" out=() f
   for f in "$@"; do
-    if [ "$f" = "-XX:+ZGenerational" ] && [ "${v:-0}" -lt 21 ]; then
-      echo "pulsar-image: dropping $f: Java $v has no generational ZGC (it came in 21)" >&2
-      continue
+    if [ "$f" = "-XX:+ZGenerational" ]; then
+      # The JVM is asked its version (a JVM start) only when the flag is there.
+      v="${v:-$(java_version)}"
+      if [ "${v:-0}" -lt 21 ]; then
+        echo "pulsar-image: dropping $f: Java $v has no generational ZGC (it came in 21)" >&2
+        continue
+      fi
     fi
     out+=("$f")
   done
