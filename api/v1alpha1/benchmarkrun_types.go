@@ -29,6 +29,12 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"
 // +kubebuilder:validation:XValidation:rule="!has(self.payload) || (has(self.workload.payloadFile) && self.workload.payloadFile.size() > 0)",message="spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.mechanism) || (self.system == 'kafka') == (self.cluster.existing.authentication.mechanism in ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'])",message="spec.cluster.existing.authentication.mechanism: kafka takes PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER; pulsar takes Token or OAuth2"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.strimziKafkaUser) || self.system == 'kafka'",message="spec.cluster.existing.authentication.strimziKafkaUser applies to system kafka only; use mechanism Token or OAuth2 for pulsar"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.strimziKafkaUser) || self.cluster.existing.authentication.strimziKafkaUser.type != 'tls' || (has(self.cluster.existing.tls) && !has(self.cluster.existing.tls.clientCertificate))",message="spec.cluster.existing.authentication.strimziKafkaUser of type tls is mutual TLS: set spec.cluster.existing.tls (its ca) and leave tls.clientCertificate out (the user's Secret has it)"
+// +kubebuilder:validation:XValidation:rule="self.system != 'kafka' || !has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.oauth2) || has(self.cluster.existing.authentication.oauth2.tokenEndpoint)",message="spec.cluster.existing.authentication.oauth2.tokenEndpoint is required for kafka (sasl.oauthbearer.token.endpoint.url)"
+// +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.oauth2) || has(self.cluster.existing.authentication.oauth2.issuerURL) || has(self.cluster.existing.authentication.oauth2.tokenEndpoint)",message="spec.cluster.existing.authentication.oauth2 needs issuerURL (Pulsar's issuerUrl) or tokenEndpoint for pulsar"
+// +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.existing) || !has(self.cluster.existing.tls) || (self.cluster.existing.serviceURL.startsWith('pulsar+ssl://') && self.cluster.existing.adminURL.startsWith('https://'))",message="spec.cluster.existing.tls for pulsar needs serviceURL pulsar+ssl://host:6651 and adminURL https://host:8443"
 type BenchmarkRunSpec struct {
 	// System is the messaging system under test.
 	System System `json:"system"`
@@ -231,6 +237,14 @@ type ExistingCluster struct {
 	// +kubebuilder:validation:Pattern=`^https?://[^/:\s]+`
 	// +optional
 	AdminURL string `json:"adminURL,omitempty"`
+	// TLS encrypts the clients' connections (security_types.go). Pulsar's
+	// service and admin URLs must then be pulsar+ssl:// and https://.
+	// +optional
+	TLS *ClientTLS `json:"tls,omitempty"`
+	// Authentication of the clients, with credentials from Secrets
+	// (security_types.go).
+	// +optional
+	Authentication *ClientAuthentication `json:"authentication,omitempty"`
 }
 
 // StrimziClusterRef names a Strimzi Kafka resource.

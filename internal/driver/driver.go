@@ -25,6 +25,9 @@ type Config struct {
 	// RunID names this run; Pulsar creates the namespace streambench/sb-<RunID>,
 	// Kafka names its topics sb-<RunID>-<i>, so runs never share topics.
 	RunID string
+	// Security is how the clients reach a secured cluster (TLS,
+	// authentication); nil means plaintext and anonymous.
+	Security *Security
 }
 
 // Topic is one benchmark topic.
@@ -67,6 +70,12 @@ type Consumer interface {
 	Pause()
 	Resume()
 	Close() error
+}
+
+// SecurityDescriber is a Driver that says which security its clients
+// negotiated (protocol, mechanism, TLS version), for the results.
+type SecurityDescriber interface {
+	SecurityInfo() v1alpha1.SecurityInfo
 }
 
 // Driver is one system's client factory.
