@@ -62,6 +62,9 @@ type Input struct {
 	Delivery *Delivery
 	// Brokers is how the brokers ran (local mode); nil when not known.
 	Brokers *BrokerSetup
+	// Security is the clients' security (protocol, mechanism, negotiated
+	// TLS version) as the workers saw it; nil when not recorded.
+	Security *v1alpha1.SecurityInfo
 }
 
 // BrokerSetup is how the brokers of a run ran: where, the JVM's heap,
@@ -351,6 +354,9 @@ type Summary struct {
 	BrokerResources *brokerres.Report `json:"brokerResources,omitempty"`
 	// Brokers is how the brokers ran (Input.Brokers).
 	Brokers *BrokerSetup `json:"brokers,omitempty"`
+	// Security is how the clients reached the brokers (Input.Security).
+	// OMB's result JSON has no place for it; it is only here.
+	Security *v1alpha1.SecurityInfo `json:"security,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed
@@ -481,6 +487,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
 		Notes:   append([]string(nil), in.Notes...),
 		Testbed: in.Testbed, BrokerResources: in.BrokerResources, Brokers: in.Brokers,
+		Security: in.Security,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {
