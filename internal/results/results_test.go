@@ -643,3 +643,36 @@ func TestWriteCreatesThenUpdates(t *testing.T) {
 	}
 	near(t, "publish rate after update", got.Results.PublishRateMsgPerSec, 300)
 }
+
+// TestSecurityInSummaryOnly: the clients' security is carried into
+// summary.json as "security" (no secret, only what was negotiated); OMB's
+// result JSON has no field for it and stays OMB's. No security recorded
+// (an old run) leaves the key out, so a reader can tell "not recorded"
+// from a plaintext run.
+func TestSecurityInSummaryOnly(t *testing.T) {
+	snaps := syntheticRun(1, 1, 1, 1000, []phasePlan{{phase: stats.PhaseMeasure, intervals: 2, acked: 100, publishUs: 2500, e2eUs: 7000}})
+	in := testInput(snaps)
+	in.Security = &v1alpha1.SecurityInfo{Protocol: "SASL_SSL", Mechanism: "SCRAM-SHA-512", TLSVersion: "TLS 1.3", Verification: "full"}
+	s, err := Summarize(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, s); !strings.Contains(got, `"security":{"protocol":"SASL_SSL","mechanism":"SCRAM-SHA-512","tlsVersion":"TLS 1.3","verification":"full"}`) {
+		t.Errorf("summary.json lacks the security: %s", got[strings.LastIndex(got, "}}")-200:])
+	}
+	omb, err := BuildOMB(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, omb); strings.Contains(got, "SASL_SSL") || strings.Contains(got, "security") {
+		t.Errorf("OMB's result JSON got the security: it has no such field")
+	}
+	in.Security = nil
+	s, err = Summarize(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, s); strings.Contains(got, `"security"`) {
+		t.Errorf("an unrecorded security must leave the key out, got it in summary.json")
+	}
+}
