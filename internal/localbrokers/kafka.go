@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,13 +64,19 @@ type KafkaOptions struct {
 	// JVM replaces DefaultJVMArgs: the heap, collector and compiler
 	// options of every node (e.g. Kafka's own -Xmx1g -XX:+UseG1GC ...).
 	JVM []string
+	// Listeners are secured client listeners every broker opens beside
+	// the plaintext one (kafka_security.go); ListenerBootstrap gives their
+	// addresses.
+	Listeners []KafkaListener
 }
 
 // KafkaNode is one started Kafka node.
 type KafkaNode struct {
-	ID      int
-	Port    int
-	Process *Process
+	ID   int
+	Port int
+	// ListenerPorts are the ports of the secured listeners, by name.
+	ListenerPorts map[string]int
+	Process       *Process
 }
 
 // Kafka is a running local Kafka cluster.
@@ -137,6 +144,9 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			return nil, fmt.Errorf("KafkaOptions.BrokerConfig[%q] is set by StartKafka per node; remove it", key)
 		}
 	}
+	if err := checkListeners(o.Listeners); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	cp, err := FetchKafka(ctx, o.Version)
 	if err != nil {
@@ -156,11 +166,14 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			_ = k.Stop()
 		}
 	}()
-	ports, err := FreePorts(o.Brokers + 1)
+	ports, err := FreePorts(o.Brokers + 1 + o.Brokers*len(o.Listeners))
 	if err != nil {
 		return nil, err
 	}
 	k.ControllerPort = ports[o.Brokers]
+	if err := writeKeystores(k.Dir, o.Listeners); err != nil {
+		return nil, err
+	}
 	log4j := filepath.Join(k.Dir, "log4j2.properties")
 	if err := os.WriteFile(log4j, []byte(kafkaLog4j), 0o644); err != nil {
 		return nil, err
@@ -191,11 +204,17 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			return nil, err
 		}
 		props[i] = filepath.Join(nodeDir, "server.properties")
-		text := kafkaPropertiesOnHost(KafkaNodeProperties(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig), o.Host)
-		if err := os.WriteFile(props[i], []byte(text), 0o644); err != nil {
+		settings := kafkaNodeSettings(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig)
+		lports := map[string]int{}
+		for j, l := range o.Listeners {
+			lports[l.Name] = ports[o.Brokers+1+j*o.Brokers+i]
+		}
+		addListeners(settings, o.Listeners, lports, k.hostname(), k.Dir)
+		text := kafkaPropertiesOnHost(properties("", settings), o.Host)
+		if err := os.WriteFile(props[i], []byte(text), 0o600); err != nil {
 			return nil, err
 		}
-		k.Nodes = append(k.Nodes, KafkaNode{ID: id, Port: ports[i]})
+		k.Nodes = append(k.Nodes, KafkaNode{ID: id, Port: ports[i], ListenerPorts: lports})
 	}
 	fmtStart := time.Now()
 	errs := make([]error, o.Brokers)
@@ -211,7 +230,9 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			// --standalone.
 			args := []string{"format", "-t", clusterID, "-c", props[i], "--ignore-formatted"}
 			if i == 0 {
-				args = append(args, "--standalone")
+				// SCRAM credentials live in the metadata log, which the
+				// controller bootstraps from its formatted storage.
+				args = append(append(args, "--standalone"), scramArgs(o.Listeners)...)
 			}
 			errs[i] = runKafkaTool(ctx, cp, jvmArgs, "kafka.tools.StorageTool", args...)
 		}(i)
@@ -226,7 +247,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		n := &k.Nodes[i]
 		j := JVM{
 			Name: "kafka-" + strconv.Itoa(n.ID), Classpath: cp, Main: "kafka.Kafka",
-			Args: []string{props[i]}, JVMArgs: nodeJVMArgs(jvmArgs, o.NodeJVMArgs, n.ID), Dir: filepath.Dir(props[i]), Env: o.Env,
+			Args: []string{props[i]}, JVMArgs: append(slices.Clone(nodeJVMArgs(jvmArgs, o.NodeJVMArgs, n.ID)), oauthJVMArgs(o.Listeners)...), Dir: filepath.Dir(props[i]), Env: o.Env,
 			GCLog: filepath.Join(filepath.Dir(props[i]), "gc.log"),
 		}
 		if o.Detached {
@@ -255,6 +276,11 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 // KafkaNodeProperties is the server.properties of node id (1-based) of an
 // n-node local cluster. Pure, for the table test.
 func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra map[string]string) string {
+	return properties("", kafkaNodeSettings(id, port, controllerPort, n, dataDir, extra))
+}
+
+// kafkaNodeSettings are KafkaNodeProperties as a map, for addListeners.
+func kafkaNodeSettings(id, port, controllerPort, n int, dataDir string, extra map[string]string) map[string]string {
 	p := kafkaSettings(n, extra)
 	for k, v := range map[string]string{
 		"node.id":                             strconv.Itoa(id),
@@ -275,7 +301,7 @@ func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra 
 		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
 		p["advertised.listeners"] = p["listeners"]
 	}
-	return properties("", p)
+	return p
 }
 
 // kafkaSettings are the settings every node of an n-node local cluster
