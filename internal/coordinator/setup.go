@@ -28,12 +28,31 @@ func (c *coordinator) readDurability(ctx context.Context, topics []string) {
 }
 
 func (c *coordinator) initialize(ctx context.Context) error {
-	return each(c.all(), func(i int) error {
+	answers := make([]protocol.InitializeResponse, len(c.clients))
+	err := each(c.all(), func(i int) error {
 		return c.clients[i].post(ctx, protocol.PathInitialize, protocol.InitializeRequest{
 			WorkerIndex: i, Driver: c.o.Driver, Workload: c.wl, PayloadData: c.o.PayloadData,
 			SnapshotIntervalMillis: c.o.SnapshotInterval.Milliseconds(),
-		}, nil, callOpt{idempotent: true, timeout: 2 * time.Minute})
+		}, &answers[i], callOpt{idempotent: true, timeout: 2 * time.Minute})
 	})
+	if err != nil {
+		return err
+	}
+	c.res.Security = firstSecurity(answers)
+	return nil
+}
+
+// firstSecurity is the security the first worker that says reports: every
+// worker's driver has the same configuration, and a TLS version that
+// differed between workers would be the same client library on the same
+// brokers.
+func firstSecurity(answers []protocol.InitializeResponse) *v1alpha1.SecurityInfo {
+	for _, a := range answers {
+		if a.Security != nil {
+			return a.Security
+		}
+	}
+	return nil
 }
 
 // createClients creates the consumers first, so no message is published

@@ -133,6 +133,9 @@ type Result struct {
 	// ClockOffsets are per worker (index as Workers).
 	ClockOffsets []protocol.ClockOffset `json:"clockOffsets"`
 	Accounting   Accounting             `json:"accounting"`
+	// Security is how the workers' clients reached the brokers
+	// (protocol, mechanism, TLS version); nil when not said.
+	Security *v1alpha1.SecurityInfo `json:"security,omitempty"`
 	// Accounted says the accounting was done: the run reached the end of
 	// its final drain (false in a checkpoint or a failed run's result).
 	Accounted bool `json:"accounted,omitempty"`

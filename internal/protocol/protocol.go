@@ -78,6 +78,14 @@ type InitializeRequest struct {
 // the worker's work, which goes on to its end when the call is abandoned.
 const CreateTopicsTimeout = 2 * time.Minute
 
+// InitializeResponse says how the worker's driver reached the brokers.
+type InitializeResponse struct {
+	// Security is the protocol, mechanism and negotiated TLS version of
+	// the worker's clients (no secret values); nil when the driver does
+	// not say.
+	Security *v1alpha1.SecurityInfo `json:"security,omitempty"`
+}
+
 // CreateTopicsRequest is sent to the leader worker only.
 type CreateTopicsRequest struct {
 	Topics             int   `json:"topics"`

@@ -45,7 +45,10 @@ func (w *Worker) Handler() http.Handler {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
-		return protocol.Empty{}, w.Initialize(r.Context(), req)
+		if err := w.Initialize(r.Context(), req); err != nil {
+			return nil, err
+		}
+		return protocol.InitializeResponse{Security: w.SecurityInfo()}, nil
 	})
 	post(protocol.PathCreateTopics, func(r *http.Request) (any, error) {
 		var req protocol.CreateTopicsRequest

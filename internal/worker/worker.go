@@ -131,6 +131,23 @@ func (w *Worker) current() (*run, error) {
 
 // Initialize creates the driver and payloads of a run, discarding any
 // previous run (its clients are closed).
+// SecurityInfo is how the current run's driver reached the brokers, when the
+// driver says (driver.SecurityDescriber); nil otherwise.
+func (w *Worker) SecurityInfo() *v1alpha1.SecurityInfo {
+	w.mu.Lock()
+	r := w.run
+	w.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	d, ok := r.drv.(driver.SecurityDescriber)
+	if !ok {
+		return nil
+	}
+	info := d.SecurityInfo()
+	return &info
+}
+
 func (w *Worker) Initialize(ctx context.Context, req protocol.InitializeRequest) error {
 	w.mu.Lock()
 	old := w.run
