@@ -21,6 +21,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/security"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -212,6 +213,7 @@ func WorkerJob(run *v1alpha1.BenchmarkRun, defaultImage string) *batchv1.Job {
 		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: Port}},
 		Resources: workerResources(run),
 	}, false, WorkerGrace)
+	mountSecrets(run, &spec)
 	spec.Subdomain = ServiceName(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: WorkerJobName(run), Namespace: run.Namespace, Labels: labels(run, RoleWorker)},
@@ -297,6 +299,20 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		}
 		args = append(args, "--driver-json="+string(js))
 	}
+	// The paths of the mounted Secret keys, never their values; the
+	// coordinator hands them to the workers in the driver's config, and the
+	// workers' pods mount the same keys at the same paths.
+	sec, err := security.Resolve(&run.Spec, SecretPath)
+	if err != nil {
+		return nil, err
+	}
+	if sec != nil {
+		js, err := json.Marshal(sec)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--security-json="+string(js))
+	}
 	if run.Spec.Testbed != nil && run.Spec.Testbed.DropPageCache {
 		// The coordinator asks the operator to drop the page cache again
 		// before a backlog is drained (internal/pagecache): the backlog is
@@ -328,6 +344,7 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		Resources:    coordinatorResources,
 	}, true, CoordinatorGrace)
 	spec.Volumes = append(spec.Volumes, volumes...)
+	mountSecrets(run, &spec)
 	spec.ServiceAccountName = CoordinatorName(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CoordinatorName(run), Namespace: run.Namespace, Labels: labels(run, RoleCoord)},
@@ -340,6 +357,60 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 			},
 		},
 	}, nil
+}
+
+// SecretsDir holds the Secret keys a run's clients read
+// (spec.cluster.existing.tls and authentication): SecretPath.
+const SecretsDir = "/etc/streambench/secrets"
+
+// SecretPath is where the coordinator and the workers find a Secret's key:
+// SecretsDir/<secret>/<key>. Secret names are DNS subdomains and keys
+// match [-._a-zA-Z0-9]+, so neither can leave SecretsDir.
+func SecretPath(ref v1alpha1.SecretKeyRef) string {
+	return path.Join(SecretsDir, ref.Name, ref.Key)
+}
+
+// SecretGroup is the group that may read the mounted Secret keys: the
+// image's (distroless nonroot, 65532). As the pod's fsGroup it is a
+// supplementary group of the container's process whatever user it runs as
+// (spec.workers.image may run as another), and the kubelet gives the files
+// that group.
+const SecretGroup = 65532
+
+// secretMode is the mounted keys' mode: read-only, for the owner (root) and
+// SecretGroup only. The kubelet adds the group's read bit to a read-only
+// volume's files under an fsGroup anyway; 0400 alone would leave them
+// readable by root only, and the containers never run as root.
+const secretMode = 0o440
+
+// mountSecrets mounts the keys the run's clients read (security.Refs), and
+// no other key of their Secrets: one read-only volume per Secret whose
+// items list only those keys, at SecretPath. A run that reads none is left
+// as it was.
+func mountSecrets(run *v1alpha1.BenchmarkRun, spec *corev1.PodSpec) {
+	refs := security.Refs(&run.Spec)
+	if len(refs) == 0 {
+		return
+	}
+	var names []string
+	items := map[string][]corev1.KeyToPath{}
+	for _, r := range refs {
+		if _, ok := items[r.Name]; !ok {
+			names = append(names, r.Name)
+		}
+		items[r.Name] = append(items[r.Name], corev1.KeyToPath{Key: r.Key, Path: r.Key})
+	}
+	c := &spec.Containers[0]
+	for i, name := range names {
+		// Volume names are DNS labels; a Secret's name may be longer and
+		// hold dots, so the volumes are numbered in the spec's order.
+		vol := fmt.Sprintf("secret-%d", i)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: name, Items: items[name], DefaultMode: ptr.To[int32](secretMode)},
+		}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: vol, MountPath: path.Join(SecretsDir, name), ReadOnly: true})
+	}
+	spec.SecurityContext.FSGroup = ptr.To[int64](SecretGroup)
 }
 
 // PayloadDir is where the coordinator pod sees spec.payload's ConfigMap.
