@@ -60,6 +60,9 @@ type PulsarOptions struct {
 	// JVM replaces PulsarJVM: the heap, collector and compiler options
 	// (the module openings Pulsar needs are always added).
 	JVM []string
+	// Security opens TLS ports and turns on token authentication
+	// (pulsar_security.go); nil is plaintext and anonymous.
+	Security *PulsarSecurity
 }
 
 // Pulsar is a running local Pulsar standalone: one JVM with ZooKeeper, the
@@ -75,10 +78,16 @@ type Pulsar struct {
 	Version        string
 	// Setup is how the standalone runs, for the results.
 	Setup Setup
+	// TLSBrokerPort and TLSWebPort are the TLS ports, when
+	// PulsarOptions.Security has a certificate; 0 otherwise.
+	TLSBrokerPort, TLSWebPort int
 
 	removeDir bool
 	stopped   stopper
 	host      string
+	// adminToken authenticates StartPulsar's own admin requests when
+	// Security turns tokens on.
+	adminToken string
 }
 
 // pulsarOwnedKeys are set by StartPulsar; the config maps may not override
@@ -230,6 +239,25 @@ func pulsarSettings(broker, bookie map[string]string) map[string]string {
 	return all
 }
 
+// pulsarQuorumDefaults lowers the base's 3/3/2 default persistence (the
+// broker's own topics, StartPulsar's readiness topic) to what fewer than 3
+// bookies can hold, unless broker sets it: a 1-bookie standalone could
+// otherwise create no topic and never be ready.
+func pulsarQuorumDefaults(broker map[string]string, bookies int) map[string]string {
+	if bookies >= 3 {
+		return broker
+	}
+	out := map[string]string{
+		"managedLedgerDefaultEnsembleSize": strconv.Itoa(bookies),
+		"managedLedgerDefaultWriteQuorum":  strconv.Itoa(bookies),
+		"managedLedgerDefaultAckQuorum":    strconv.Itoa(min(bookies, 2)),
+	}
+	for k, v := range broker {
+		out[k] = v
+	}
+	return out
+}
+
 // StartPulsar starts Pulsar standalone with real BookKeeper: ZooKeeper,
 // o.Bookies bookies and one broker in one JVM, on free loopback ports. It
 // returns when the admin API answers and a topic can be created, or stops
@@ -238,8 +266,14 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
+	if err := o.Security.check(o.BrokerConfig); err != nil {
+		return nil, err
+	}
 	logf := o.Log
 	p := &Pulsar{Version: o.Version, host: o.Host}
+	if o.Security != nil {
+		p.adminToken = strings.TrimSpace(o.Security.AdminToken)
+	}
 	if p.Dir, p.removeDir, err = clusterDir(o.Dir, "streambench-pulsar-"); err != nil {
 		if p.removeDir {
 			_ = os.RemoveAll(p.Dir)
@@ -262,7 +296,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		return nil, err
 	}
 
-	if err := pulsarPorts(p, o.Bookies, o.BookieHTTP); err != nil {
+	if err := pulsarPorts(p, o.Bookies, o.BookieHTTP, o.Security.tls()); err != nil {
 		return nil, err
 	}
 	owned := map[string]string{
@@ -274,6 +308,13 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 	for k, v := range pulsarHostConfig(o.Host) {
 		owned[k] = v
 	}
+	secured, err := pulsarSecurityConfig(o.Security, p.Dir, p.TLSBrokerPort, p.TLSWebPort)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range secured {
+		owned[k] = v
+	}
 	if o.BookieHTTP {
 		owned["httpServerPort"] = strconv.Itoa(p.BookieHTTPPort)
 		owned["httpServerHost"] = "127.0.0.1"
@@ -281,7 +322,8 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		// comes with pulsar-broker's dependencies.
 		owned["httpServerClass"] = "org.apache.bookkeeper.http.vertx.VertxHttpServer"
 	}
-	conf, err := pulsarConfig(owned, o.BrokerConfig, o.BookieConfig)
+	broker := pulsarQuorumDefaults(o.BrokerConfig, o.Bookies)
+	conf, err := pulsarConfig(owned, broker, o.BookieConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -295,14 +337,15 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		return nil, err
 	}
 	confPath := filepath.Join(p.Dir, "standalone.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+	// 0600: with Security, it names the admin token's file and the keys.
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		return nil, err
 	}
 	jvm := PulsarJVM
 	if o.JVM != nil {
 		jvm = o.JVM
 	}
-	p.Setup = Setup{JVM: append([]string(nil), jvm...), Config: pulsarSettings(o.BrokerConfig, o.BookieConfig)}
+	p.Setup = Setup{JVM: append([]string(nil), jvm...), Config: pulsarSettings(broker, o.BookieConfig)}
 	logConf := filepath.Join(p.Dir, "log4j2.xml")
 	if err := os.WriteFile(logConf, []byte(pulsarLog4j), 0o644); err != nil {
 		return nil, err
@@ -365,12 +408,19 @@ const pulsarLog4jVersion = "2.23.1"
 // pulsarPorts picks free loopback ports. The bookies take consecutive ports
 // from --bookkeeper-port (the standalone counts up from it), so a block of
 // free consecutive ports is searched for.
-func pulsarPorts(p *Pulsar, bookies int, http bool) error {
-	ports, err := FreePorts(3)
+func pulsarPorts(p *Pulsar, bookies int, http, tls bool) error {
+	n := 3
+	if tls {
+		n = 5
+	}
+	ports, err := FreePorts(n)
 	if err != nil {
 		return err
 	}
 	p.BrokerPort, p.WebPort, p.ZooKeeperPort = ports[0], ports[1], ports[2]
+	if tls {
+		p.TLSBrokerPort, p.TLSWebPort = ports[3], ports[4]
+	}
 	if p.BookiePorts, err = consecutiveFreePorts(bookies); err != nil {
 		return err
 	}
@@ -423,7 +473,7 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("pulsar standalone exited before it was ready (%v); log %s:\n%s", p.Process.waitErr, p.Process.LogFile, p.Process.LogTail(4000))
 		}
 		if step == "admin API" {
-			code, body, err := httpDo(ctx, client, http.MethodGet, p.AdminURL()+"/admin/v2/clusters")
+			code, body, err := p.adminDo(ctx, client, http.MethodGet, p.AdminURL()+"/admin/v2/clusters")
 			switch {
 			case err != nil:
 				last = err.Error()
@@ -434,14 +484,14 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		if step == "topic creation" {
-			code, body, err := httpDo(ctx, client, http.MethodPut, topic)
+			code, body, err := p.adminDo(ctx, client, http.MethodPut, topic)
 			switch {
 			case err != nil:
 				last = err.Error()
 			case code == http.StatusNoContent || code == http.StatusOK || code == http.StatusConflict:
 				// The topic forces a ledger onto the bookies: produce
 				// a real write path check, then clean up.
-				_, _, _ = httpDo(ctx, client, http.MethodDelete, topic+"?force=true")
+				_, _, _ = p.adminDo(ctx, client, http.MethodDelete, topic+"?force=true")
 				return nil
 			default:
 				last = fmt.Sprintf("PUT %s: %d %s", topic, code, body)
@@ -455,11 +505,14 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-func httpDo(ctx context.Context, c *http.Client, method, url string) (int, string, error) {
+// adminDo sends one admin request, with the admin token when Security
+// turned tokens on.
+func (p *Pulsar) adminDo(ctx context.Context, c *http.Client, method, url string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return 0, "", err
 	}
+	p.authorize(req)
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, "", err
