@@ -52,7 +52,7 @@ func newConsumer(d *Driver, topic, group string, cb driver.ConsumerCallback) (*c
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitMarks(),
 	}, d.consumer.opts()...)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(opts, d.security.Opts()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("creating consumer of %s in group %s: %w", topic, group, err)
 	}

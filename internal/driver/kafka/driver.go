@@ -40,13 +40,17 @@ type Driver struct {
 	producer  producerSettings
 	consumer  consumerSettings
 	topicConf map[string]*string
+	security  *ClientSecurity
 
 	mu        sync.Mutex
 	producers map[*producer]struct{}
 	consumers map[*consumer]struct{}
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver            = (*Driver)(nil)
+	_ driver.SecurityDescriber = (*Driver)(nil)
+)
 
 // topicNameChars are what Kafka allows in topic names.
 var topicNameChars = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
@@ -92,10 +96,19 @@ func New(ctx context.Context, cfg driver.Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
+	sec, err := LoadSecurity(cfg.Security)
+	if err != nil {
+		return nil, fmt.Errorf("kafka driver: %w", err)
+	}
+	// One connection first, also without security: a listener that wants
+	// TLS or SASL is said so in milliseconds, not after ListBrokers' 30 s.
+	if err := sec.Check(ctx, seeds); err != nil {
+		return nil, fmt.Errorf("kafka driver: %w", err)
+	}
 	// kadm answers metadata-based calls (ListTopics) from a cache up to
 	// MetadataMinAge old (default 5 s); the waits for created and deleted
 	// topics need fresh answers.
-	admin, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(250*time.Millisecond))
+	admin, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(250 * time.Millisecond)}, sec.Opts()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka driver: %w", err)
 	}
@@ -108,7 +121,7 @@ func New(ctx context.Context, cfg driver.Config) (*Driver, error) {
 	}
 	return &Driver{
 		cfg: cfg, seeds: seeds, admin: admin, adm: adm,
-		producer: ps, consumer: cs, topicConf: tc,
+		producer: ps, consumer: cs, topicConf: tc, security: sec,
 		producers: map[*producer]struct{}{}, consumers: map[*consumer]struct{}{},
 	}, nil
 }
@@ -296,7 +309,7 @@ func (d *Driver) runTopics(ctx context.Context) ([]string, error) {
 // producers' batches and in-flight requests, so a "4 producers" workload
 // would behave like one producer.
 func (d *Driver) CreateProducer(ctx context.Context, topic string) (driver.Producer, error) {
-	opts := append([]kgo.Opt{kgo.SeedBrokers(d.seeds...), kgo.DefaultProduceTopic(topic)}, d.producer.opts()...)
+	opts := append(append([]kgo.Opt{kgo.SeedBrokers(d.seeds...), kgo.DefaultProduceTopic(topic)}, d.producer.opts()...), d.security.Opts()...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating producer for %s: %w", topic, err)
@@ -327,6 +340,10 @@ func (d *Driver) CreateConsumer(ctx context.Context, topic, subscription string,
 	d.mu.Unlock()
 	return c, nil
 }
+
+// SecurityInfo is the security the driver's clients use, with the TLS
+// version they negotiated.
+func (d *Driver) SecurityInfo() v1alpha1.SecurityInfo { return d.security.Info() }
 
 // Close closes producers and consumers still open, then the admin client.
 func (d *Driver) Close() error {

@@ -2,7 +2,9 @@ package kafka
 
 // These tests run against a real 3-broker KRaft cluster (local JVMs from
 // Maven Central jars, internal/localbrokers), started once for the package
-// by the first test that needs it and always stopped by TestMain.
+// by the first test that needs it and always stopped by TestMain. Beside
+// its plaintext listener it has the secured ones of security_test.go, so
+// the package starts one cluster.
 
 import (
 	"context"
@@ -40,6 +42,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	fixture.close()
 	os.Exit(code)
 }
 
@@ -52,9 +55,14 @@ func kafkaCluster(t *testing.T) *localbrokers.Kafka {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		start := time.Now()
+		var listeners []localbrokers.KafkaListener
+		if listeners, clusterErr = fixture.listeners(); clusterErr != nil {
+			return
+		}
 		cluster, clusterErr = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{
 			Brokers:      3,
 			BrokerConfig: brokerConfig,
+			Listeners:    listeners,
 		})
 		if clusterErr == nil {
 			t.Logf("3-broker Kafka %s ready at %s in %s", cluster.Version, cluster.Bootstrap(), time.Since(start).Round(time.Millisecond))
