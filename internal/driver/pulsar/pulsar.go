@@ -14,8 +14,11 @@ import (
 	"sync"
 
 	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/apache/pulsar-client-go/pulsar/auth"
 	"github.com/apache/pulsar-client-go/pulsar/log"
 	"github.com/apache/pulsar-client-go/pulsaradmin"
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/admin"
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/admin/config"
 	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/rest"
 	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 
@@ -34,6 +37,7 @@ type Driver struct {
 	namespace string
 	admin     pulsaradmin.Client
 	client    pulsar.Client
+	sec       *clientSecurity
 
 	mu     sync.Mutex
 	topics []driver.Topic
@@ -66,7 +70,18 @@ func New(ctx context.Context, cfg driver.Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := pulsaradmin.NewClient(&pulsaradmin.Config{WebServiceURL: cfg.Brokers.AdminURL})
+	useTLS := usesTLS(cfg.Security, cfg.Brokers)
+	if err := schemes(useTLS, cfg.Brokers); err != nil {
+		return nil, err
+	}
+	sec, err := newClientSecurity(cfg.Security, useTLS)
+	if err != nil {
+		return nil, err
+	}
+	if err := sec.check(ctx, cfg.Brokers); err != nil {
+		return nil, err
+	}
+	adm, err := admin.NewPulsarClientWithAuthProvider(&config.Config{WebServiceURL: cfg.Brokers.AdminURL}, sec.transport())
 	if err != nil {
 		return nil, fmt.Errorf("pulsar admin client for %s: %w", cfg.Brokers.AdminURL, err)
 	}
@@ -74,12 +89,27 @@ func New(ctx context.Context, cfg driver.Config) (*Driver, error) {
 	// The client logs every connection, producer and consumer at info level;
 	// a benchmark worker keeps warnings and errors only.
 	opts.Logger = log.NewLoggerWithSlog(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	// The one tls.Config carries the CA, the client certificate and the
+	// verification mode (driver.TLSConfig), and records the negotiated
+	// version; the client then ignores its own TLS* file options.
+	opts.TLSConfig = sec.tls
+	if sec.auth != nil {
+		// check has initialised the provider (and, for OAuth2, holds
+		// the first access token); a second Init would fetch another.
+		opts.Authentication = initialized{sec.auth}
+	}
 	client, err := pulsar.NewClient(opts)
 	if err != nil {
-		return nil, fmt.Errorf("pulsar client for %s: %w", cfg.Brokers.ServiceURL, err)
+		return nil, sec.scrub(fmt.Errorf("pulsar client for %s: %w", cfg.Brokers.ServiceURL, err))
 	}
-	return &Driver{cfg: cfg, settings: s, namespace: Namespace(cfg.RunID), admin: admin, client: client}, nil
+	return &Driver{cfg: cfg, settings: s, namespace: Namespace(cfg.RunID), admin: adm, client: client, sec: sec}, nil
 }
+
+// initialized is an auth provider whose Init has run: pulsar.NewClient calls
+// Init again, which for OAuth2 would drop the token check fetched.
+type initialized struct{ auth.Provider }
+
+func (initialized) Init() error { return nil }
 
 func checkPersistence(p *v1alpha1.PulsarDurability) error {
 	if p == nil {
