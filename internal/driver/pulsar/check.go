@@ -179,7 +179,7 @@ func (s *clientSecurity) checkBinary(ctx context.Context, serviceURL, addr strin
 	case r.typ == cmdConnected || r.typ == cmdAuthChallenge:
 		return nil
 	case r.typ == cmdError && r.code == serverErrorAuthentication:
-		return fmt.Errorf("%w (the broker at %s said: %s)", s.refused("the broker at "+serviceURL), serviceURL, r.message)
+		return fmt.Errorf("%w (the broker said: %s)", s.refused("the broker at "+serviceURL), r.message)
 	case r.typ == cmdError:
 		return fmt.Errorf("pulsar driver: the broker at %s refused the connection (error %d: %s)", serviceURL, r.code, r.message)
 	}
