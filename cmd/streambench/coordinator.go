@@ -43,6 +43,7 @@ type coordinatorFlags struct {
 	bootstrap, serviceURL, adminURL  string
 	workloadFile, workloadJSON       string
 	durabilityJSON, driverJSON       string
+	securityJSON                     string
 	brokerVersion                    string
 	testbedJSON                      string
 	runID, runName, namespace        string
@@ -85,6 +86,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.durabilityJSON, "durability-json", "", `durability as JSON (spec.durability, e.g. {"level":2}; default level 2)`)
 	fl.StringVar(&f.brokerVersion, "broker-version", "", "the brokers' version (status.durability.brokerVersion), so the results say whether the durability experiment verified the level on it")
 	fl.StringVar(&f.driverJSON, "driver-json", "", "client setting overrides as JSON (spec.driver)")
+	fl.StringVar(&f.securityJSON, "security-json", "", "how the clients reach a secured cluster, as JSON (driver.Security: TLS and authentication with the paths of the files that hold the secrets, never the secrets); the coordinator passes it to the workers")
 	fl.StringVar(&f.runID, "run-id", "", "names the run's topics and subscriptions (default: derived from --run-name and the time)")
 	fl.StringVar(&f.runName, "run-name", "local", "the BenchmarkRun's name, in the results")
 	fl.StringVar(&f.namespace, "namespace", "", "namespace of the results ConfigMap (default: the pod's)")
@@ -146,6 +148,10 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 			return fmt.Errorf("--driver-json: %w", err)
 		}
 	}
+	sec, err := securityFlag(f.securityJSON)
+	if err != nil {
+		return err
+	}
 	workers, err := resolveWorkers(ctx, f)
 	if err != nil {
 		return err
@@ -190,7 +196,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		Workers: workers,
 		Driver: driver.Config{System: sys, Durability: eff, Overrides: overrides, RunID: runID, Brokers: v1alpha1.BrokerEndpoints{
 			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
-		}},
+		}, Security: sec},
 		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
 		ShutdownWorkers: f.shutdownWorkers,
 		ReadDurability:  f.existingCluster,
@@ -266,6 +272,21 @@ func loadWorkload(f coordinatorFlags) (v1alpha1.WorkloadSpec, error) {
 		return wl, nil
 	}
 	return v1alpha1.WorkloadSpec{}, fmt.Errorf("no workload: give --workload-file or --workload-json")
+}
+
+// securityFlag reads --security-json; nil for none. The flag carries
+// paths only (the operator mounts the Secret keys at them), so an unknown
+// field is refused like --driver-json's: a setting the drivers would not
+// apply must not be dropped silently.
+func securityFlag(s string) (*driver.Security, error) {
+	if s == "" {
+		return nil, nil
+	}
+	sec := &driver.Security{}
+	if err := strictJSON(s, sec); err != nil {
+		return nil, fmt.Errorf("--security-json: %w", err)
+	}
+	return sec, nil
 }
 
 func strictJSON(s string, v any) error {
