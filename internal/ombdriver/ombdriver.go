@@ -10,10 +10,14 @@
 // Keys that have no place in a streambench run (broker addresses, OMB's
 // namespace naming, Java-client thread pools) are dropped and listed, each
 // with the reason, so nothing changes a run silently.
+//
+// Security keys (Kafka's security.protocol, sasl.*, ssl.*; Pulsar's TLS
+// and authentication keys) are mapped by MapSecurity in local mode, where
+// the file's secrets and stores are on the machine, and refused by Map in
+// a cluster, which takes its security from Secrets (security.go).
 package ombdriver
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -156,46 +160,149 @@ func flatten(prefix string, m map[string]any, out map[string]string) {
 }
 
 // ParseProperties reads a java.util.Properties string as OMB's Kafka driver
-// does (Properties.load): one key per line, separated from its value by
-// '=' or ':' (or white space), '#' and '!' start comments.
+// does (Properties.load): one key per logical line, separated from its
+// value by '=' or ':' (or white space); '#' and '!' start comments; a line
+// ending in an odd number of backslashes goes on on the next line (how a
+// long sasl.jaas.config is usually written); backslash escapes (\t, \n,
+// \uXXXX, \= ...) are resolved. Values are trimmed, as Kafka's ConfigDef
+// trims them.
 func ParseProperties(s string) map[string]string {
 	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimLeft(lines[i], " \t\f")
 		if line == "" || line[0] == '#' || line[0] == '!' {
 			continue
 		}
-		i := strings.IndexAny(line, "=: \t")
-		if i < 0 {
-			out[line] = ""
-			continue
+		for continued(line) && i+1 < len(lines) {
+			i++
+			line = line[:len(line)-1] + strings.TrimLeft(lines[i], " \t\f")
 		}
-		k := line[:i]
-		v := strings.TrimSpace(line[i:])
-		if v != "" && (v[0] == '=' || v[0] == ':') {
-			v = strings.TrimSpace(v[1:])
+		if continued(line) {
+			line = line[:len(line)-1]
 		}
-		out[k] = v
+		k, v := splitProperty(line)
+		out[unescapeProperty(k)] = strings.TrimSpace(unescapeProperty(v))
 	}
 	return out
+}
+
+// continued: the line ends in an odd number of backslashes.
+func continued(line string) bool {
+	n := 0
+	for i := len(line) - 1; i >= 0 && line[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// splitProperty splits a logical line at the first unescaped '=', ':' or
+// white space (then one '=' or ':' after white space belongs to it).
+func splitProperty(line string) (key, value string) {
+	i := 0
+	for ; i < len(line); i++ {
+		c := line[i]
+		if c == '\\' {
+			i++
+			continue
+		}
+		if c == '=' || c == ':' || c == ' ' || c == '\t' || c == '\f' {
+			break
+		}
+	}
+	if i >= len(line) {
+		return line, ""
+	}
+	key, rest := line[:i], strings.TrimLeft(line[i:], " \t\f")
+	if rest != "" && (rest[0] == '=' || rest[0] == ':') && (line[i] == ' ' || line[i] == '\t' || line[i] == '\f' || rest[0] == line[i]) {
+		rest = strings.TrimLeft(rest[1:], " \t\f")
+	}
+	return key, rest
+}
+
+// unescapeProperty resolves Properties' escapes: \t \n \r \f, \uXXXX, and
+// \x for any other x.
+func unescapeProperty(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'f':
+			b.WriteByte('\f')
+		case 'u':
+			if i+4 < len(s) {
+				if r, err := strconv.ParseUint(s[i+1:i+5], 16, 16); err == nil {
+					b.WriteRune(rune(r))
+					i += 4
+					continue
+				}
+			}
+			b.WriteByte('u')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 // Map maps a parsed driver file onto spec.driver for a run of system with
 // the effective durability eff (durability.Translate of spec.durability).
 // It returns the settings, the keys it dropped and why, or an error naming
 // the file's key and the fix.
+//
+// Map is the cluster's mapping: a file with security keys (Kafka's
+// security.protocol, sasl.*, ssl.*; Pulsar's TLS and authentication keys)
+// is refused, naming them, with the way a cluster run takes its security
+// (spec.cluster.existing.tls and authentication, with Secrets). Local mode
+// maps them instead (MapWithSecurity).
 func Map(f File, system v1alpha1.System, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, []Dropped, error) {
-	if f.System != system {
-		return nil, nil, fmt.Errorf("the driver file is OMB's %s driver (driverClass %s) but spec.system is %s; give a driver-%s file", f.System, f.DriverClass, system, system)
+	if f.System == system {
+		if err := refuseSecurity(f); err != nil {
+			return nil, nil, err
+		}
 	}
+	drv, _, dropped, err := MapWithSecurity(f, system, eff)
+	return drv, dropped, err
+}
+
+// MapWithSecurity is Map for local mode: the file's security keys are
+// mapped (MapSecurity) rather than refused; the returned Security is nil
+// for a plaintext, anonymous client.
+func MapWithSecurity(f File, system v1alpha1.System, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, *Security, []Dropped, error) {
+	if f.System != system {
+		return nil, nil, nil, fmt.Errorf("the driver file is OMB's %s driver (driverClass %s) but spec.system is %s; give a driver-%s file", f.System, f.DriverClass, system, system)
+	}
+	sec, secDropped, secErr := MapSecurity(f)
+	var drv *v1alpha1.DriverSpec
+	var dropped []Dropped
+	var err error
 	switch system {
 	case v1alpha1.SystemKafka:
-		return mapKafka(f, eff)
+		drv, dropped, err = mapKafka(f, eff)
 	case v1alpha1.SystemPulsar:
-		return mapPulsar(f, eff)
+		drv, dropped, err = mapPulsar(f, eff)
+	default:
+		return nil, nil, nil, fmt.Errorf("spec.system %q is neither kafka nor pulsar", system)
 	}
-	return nil, nil, fmt.Errorf("spec.system %q is neither kafka nor pulsar", system)
+	dropped = append(dropped, secDropped...)
+	if err := errors.Join(err, secErr); err != nil {
+		return nil, nil, dropped, err
+	}
+	return drv, sec, dropped, nil
 }
 
 const fix = "remove it and choose the durability level instead"
@@ -241,6 +348,9 @@ func mapKafka(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, [
 		for _, k := range slices.Sorted(maps.Keys(kv)) {
 			v := kv[k]
 			switch {
+			case isSecurityKey("kafka", section, k):
+				// MapSecurity's.
+				continue
 			case k == "bootstrap.servers":
 				drop(section, k, "the brokers come from spec.cluster (or the local brokers)")
 				continue
@@ -306,11 +416,6 @@ var pulsarRunKeys = map[string]string{
 	"clusterName":                      "streambench creates its own namespace per run",
 	"topicType":                        "streambench's topics are persistent",
 	"persistence.deduplicationEnabled": "streambench does not change the namespace's deduplication policy",
-	"tlsAllowInsecureConnection":       "TLS to the brokers is not supported by streambench's Pulsar driver",
-	"tlsEnableHostnameVerification":    "TLS to the brokers is not supported by streambench's Pulsar driver",
-	"tlsTrustCertsFilePath":            "TLS to the brokers is not supported by streambench's Pulsar driver",
-	"authentication.plugin":            "authentication is not supported by streambench's Pulsar driver",
-	"authentication.data":              "authentication is not supported by streambench's Pulsar driver",
 }
 
 func mapPulsar(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, []Dropped, error) {
@@ -340,6 +445,10 @@ func mapPulsar(f File, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, 
 				} else {
 					errs = append(errs, fmt.Errorf("client.%s=%s is set by spec.durability (which sets %d); %s", k, v, want, fix))
 				}
+				continue
+			}
+			if isSecurityKey("pulsar", name, k) {
+				// MapSecurity's.
 				continue
 			}
 			if why, ok := pulsarRunKeys[k]; ok && name == "client" {
