@@ -225,7 +225,7 @@ func (s *ClientSecurity) checkSeed(ctx context.Context, addr string) error {
 	}
 	if _, err := seeds[0].Request(rctx, req); err != nil {
 		if isDialError(err) {
-			return fmt.Errorf("%s: %w", addr, err)
+			return err // names addr
 		}
 		return s.explain(err, addr, mech)
 	}

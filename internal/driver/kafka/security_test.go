@@ -441,3 +441,21 @@ func TestSecurityInfoBeforeConnecting(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckTriesEverySeed: a seed that refuses connections is passed over;
+// when none accepts, the error names each.
+func TestCheckTriesEverySeed(t *testing.T) {
+	s, err := LoadSecurity(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = s.Check(context.Background(), []string{"127.0.0.1:1", "127.0.0.1:2"})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") || !strings.Contains(err.Error(), "127.0.0.1:2") || !strings.Contains(err.Error(), "no bootstrap server accepts connections") {
+		t.Fatalf("Check() = %v; want an error naming both seeds", err)
+	}
+	if took := time.Since(start); took > failBound {
+		t.Errorf("took %s", took)
+	}
+	t.Log(err)
+}
