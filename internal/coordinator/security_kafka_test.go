@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -115,7 +116,18 @@ func TestKafkaSecured(t *testing.T) {
 			infos = nil
 			mu.Unlock()
 			cfg := driver.Config{System: v1alpha1.SystemKafka, Brokers: v1alpha1.BrokerEndpoints{BootstrapServers: tt.bootstrap}, Durability: eff, RunID: "ksec", Security: tt.sec}
-			runCase(t, urls, cfg, shortWorkload("secured", 1000, 4), Options{})
+			// ReadDurability: the coordinator's own read of the brokers'
+			// settings (an existing cluster's) goes through the same
+			// security.
+			res := runCase(t, urls, cfg, shortWorkload("secured", 1000, 4), Options{ReadDurability: true})
+			if res.Security == nil || *res.Security != tt.want {
+				t.Errorf("the run's security (from the workers' initialize answers) = %+v, want %+v", res.Security, tt.want)
+			}
+			for _, n := range res.Notes {
+				if strings.Contains(n, "could not be read") {
+					t.Errorf("the brokers' durability was not read through %s: %s", tt.name, n)
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if len(infos) != 2 {

@@ -16,7 +16,7 @@ import (
 // the level is as requested, not verified, and why it was not read.
 func (c *coordinator) readDurability(ctx context.Context, topics []string) {
 	asked := c.o.Driver.Durability
-	eff, err := inspect.Existing(ctx, c.o.Driver.System, c.o.Driver.Brokers, asked, topics)
+	eff, err := inspect.Existing(ctx, c.o.Driver.System, c.o.Driver.Brokers, c.o.Driver.Security, asked, topics)
 	if err != nil {
 		eff = asked
 		eff.Verification = v1alpha1.NotVerified

@@ -27,16 +27,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/driver/kafka"
+	"github.com/streambench/streambench-operator/internal/driver/pulsar"
 	"github.com/streambench/streambench-operator/internal/durability"
 )
 
 // Existing reads the cluster of cfg and returns the durability in effect for
 // a run that asked for asked, on the given topics (Kafka topic names, or
 // Pulsar topic names of the run's namespace).
-func Existing(ctx context.Context, system v1alpha1.System, brokers v1alpha1.BrokerEndpoints, asked v1alpha1.EffectiveDurability, topics []string) (v1alpha1.EffectiveDurability, error) {
+// sec is how the clients reach a secured cluster (nil: plaintext,
+// anonymous); the read uses the run's own credentials, so it sees what the
+// run's principal may see.
+func Existing(ctx context.Context, system v1alpha1.System, brokers v1alpha1.BrokerEndpoints, sec *driver.Security, asked v1alpha1.EffectiveDurability, topics []string) (v1alpha1.EffectiveDurability, error) {
 	switch system {
 	case v1alpha1.SystemKafka:
-		o, err := Kafka(ctx, brokers.BootstrapServers, topics)
+		o, err := Kafka(ctx, brokers.BootstrapServers, sec, topics)
 		if err != nil {
 			return asked, err
 		}
@@ -49,7 +55,7 @@ func Existing(ctx context.Context, system v1alpha1.System, brokers v1alpha1.Brok
 		if err != nil {
 			return asked, err
 		}
-		o, err := Pulsar(ctx, brokers.AdminURL, ns)
+		o, err := Pulsar(ctx, brokers.AdminURL, sec, ns)
 		if err != nil {
 			return asked, err
 		}
@@ -59,9 +65,13 @@ func Existing(ctx context.Context, system v1alpha1.System, brokers v1alpha1.Brok
 }
 
 // Kafka reads the durability keys of every broker and of topics.
-func Kafka(ctx context.Context, bootstrap string, topics []string) (durability.KafkaObservation, error) {
+func Kafka(ctx context.Context, bootstrap string, sec *driver.Security, topics []string) (durability.KafkaObservation, error) {
 	o := durability.KafkaObservation{Brokers: map[int32]map[string]durability.Setting{}, Topics: map[string]map[string]durability.Setting{}, Replicas: map[string]int{}}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...))
+	opts, _, err := kafka.ClientOpts(sec)
+	if err != nil {
+		return o, fmt.Errorf("inspect: %w", err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(strings.Split(bootstrap, ",")...))...)
 	if err != nil {
 		return o, err
 	}
@@ -237,9 +247,13 @@ func NamespaceOf(topic string) (string, error) {
 
 // Pulsar reads the namespace's persistence policy, the broker's runtime
 // configuration and its version through the admin REST API at adminURL.
-func Pulsar(ctx context.Context, adminURL, namespace string) (durability.PulsarObservation, error) {
+func Pulsar(ctx context.Context, adminURL string, sec *driver.Security, namespace string) (durability.PulsarObservation, error) {
 	var o durability.PulsarObservation
-	c := &http.Client{Timeout: 30 * time.Second}
+	hc, authorize, err := pulsar.AdminHTTP(sec)
+	if err != nil {
+		return o, fmt.Errorf("inspect: %w", err)
+	}
+	c := &admin{Client: hc, authorize: authorize}
 	base := strings.TrimRight(adminURL, "/")
 	var p struct {
 		EnsembleSize int32 `json:"bookkeeperEnsemble"`
@@ -279,10 +293,22 @@ func Pulsar(ctx context.Context, adminURL, namespace string) (durability.PulsarO
 	return o, nil
 }
 
-func get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+// admin is an HTTP client of the admin API with the run's TLS and
+// credentials.
+type admin struct {
+	*http.Client
+	authorize func(*http.Request) error
+}
+
+func get(ctx context.Context, c *admin, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
+	}
+	if c.authorize != nil {
+		if err := c.authorize(req); err != nil {
+			return nil, fmt.Errorf("inspect: GET %s: %w", url, err)
+		}
 	}
 	resp, err := c.Do(req)
 	if err != nil {

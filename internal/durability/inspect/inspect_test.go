@@ -69,7 +69,7 @@ func TestKafkaExistingCluster(t *testing.T) {
 	create("no-isr-override", map[string]string{"unclean.leader.election.enable": "false"})
 
 	t.Run("read back", func(t *testing.T) {
-		o, err := Kafka(ctx, k.Bootstrap(), []string{"as-asked", "no-isr-override"})
+		o, err := Kafka(ctx, k.Bootstrap(), nil, []string{"as-asked", "no-isr-override"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestKafkaExistingCluster(t *testing.T) {
 		}
 	})
 	t.Run("level 2 asked, the brokers' per-message flush gives level 1", func(t *testing.T) {
-		got, err := Existing(ctx, v1alpha1.SystemKafka, v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, asked, []string{"as-asked"})
+		got, err := Existing(ctx, v1alpha1.SystemKafka, v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, nil, asked, []string{"as-asked"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestKafkaExistingCluster(t *testing.T) {
 		}
 	})
 	t.Run("a topic without the min.insync.replicas override is async replication", func(t *testing.T) {
-		got, err := Existing(ctx, v1alpha1.SystemKafka, v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, asked, []string{"as-asked", "no-isr-override"})
+		got, err := Existing(ctx, v1alpha1.SystemKafka, v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, nil, asked, []string{"as-asked", "no-isr-override"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestKafkaExistingCluster(t *testing.T) {
 		}
 	})
 	t.Run("a topic that does not exist is an error naming it", func(t *testing.T) {
-		if _, err := Kafka(ctx, k.Bootstrap(), []string{"missing-topic"}); err == nil || !strings.Contains(err.Error(), "missing-topic") {
+		if _, err := Kafka(ctx, k.Bootstrap(), nil, []string{"missing-topic"}); err == nil || !strings.Contains(err.Error(), "missing-topic") {
 			t.Errorf("error %v, want one naming missing-topic", err)
 		}
 	})
@@ -167,7 +167,7 @@ func TestPulsarExistingCluster(t *testing.T) {
 	admin(http.MethodPut, "/admin/v2/namespaces/public/nopolicy", "")
 
 	asked := translate(t, v1alpha1.SystemPulsar, v1alpha1.Level1)
-	got, err := Existing(ctx, v1alpha1.SystemPulsar, v1alpha1.BrokerEndpoints{AdminURL: p.AdminURL()}, asked, []string{"persistent://public/ack1/topic-0"})
+	got, err := Existing(ctx, v1alpha1.SystemPulsar, v1alpha1.BrokerEndpoints{AdminURL: p.AdminURL()}, nil, asked, []string{"persistent://public/ack1/topic-0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestPulsarExistingCluster(t *testing.T) {
 		}
 	}
 	// localbrokers' standalone defaults to 3/3/2 for namespaces without a policy.
-	got, err = Existing(ctx, v1alpha1.SystemPulsar, v1alpha1.BrokerEndpoints{AdminURL: p.AdminURL()}, asked, []string{"persistent://public/nopolicy/topic-0"})
+	got, err = Existing(ctx, v1alpha1.SystemPulsar, v1alpha1.BrokerEndpoints{AdminURL: p.AdminURL()}, nil, asked, []string{"persistent://public/nopolicy/topic-0"})
 	if err != nil {
 		t.Fatal(err)
 	}
