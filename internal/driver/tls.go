@@ -124,15 +124,15 @@ func ExplainTLS(err error, addr string) error {
 	var recordHeader tls.RecordHeaderError
 	switch {
 	case errors.As(err, &unknown):
-		return fmt.Errorf("TLS to %s: the broker's certificate is signed by a CA the client does not trust (%v); give the CA that signed it in spec.cluster.existing.tls.ca", addr, err)
+		return fmt.Errorf("TLS to %s: the broker's certificate is signed by a CA the client does not trust (%w); give the CA that signed it in spec.cluster.existing.tls.ca", addr, err)
 	case errors.As(err, &hostname):
-		return fmt.Errorf("TLS to %s: the broker's certificate is not for the name the client checks (%v); set spec.cluster.existing.tls.serverName to a name it carries, or connect by that name", addr, err)
+		return fmt.Errorf("TLS to %s: the broker's certificate is not for the name the client checks (%w); set spec.cluster.existing.tls.serverName to a name it carries, or connect by that name", addr, err)
 	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
-		return fmt.Errorf("TLS to %s: a certificate has expired or is not yet valid (%v); renew it (or check the clocks)", addr, err)
+		return fmt.Errorf("TLS to %s: a certificate has expired or is not yet valid (%w); renew it (or check the clocks)", addr, err)
 	case errors.As(err, &recordHeader):
-		return fmt.Errorf("TLS to %s: the broker did not answer in TLS (%v); the address is a plaintext listener: use the TLS listener's address or remove spec.cluster.existing.tls", addr, err)
+		return fmt.Errorf("TLS to %s: the broker did not answer in TLS (%w); the address is a plaintext listener: use the TLS listener's address or remove spec.cluster.existing.tls", addr, err)
 	case strings.Contains(err.Error(), "certificate required") || strings.Contains(err.Error(), "bad certificate"):
-		return fmt.Errorf("TLS to %s: the broker refused the client's certificate (%v); it wants mutual TLS with a certificate its truststore accepts: set spec.cluster.existing.tls.clientCertificate", addr, err)
+		return fmt.Errorf("TLS to %s: the broker refused the client's certificate (%w); it wants mutual TLS with a certificate its truststore accepts: set spec.cluster.existing.tls.clientCertificate", addr, err)
 	}
 	return err
 }
