@@ -35,6 +35,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.system != 'kafka' || !has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.oauth2) || has(self.cluster.existing.authentication.oauth2.tokenEndpoint)",message="spec.cluster.existing.authentication.oauth2.tokenEndpoint is required for kafka (sasl.oauthbearer.token.endpoint.url)"
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.oauth2) || has(self.cluster.existing.authentication.oauth2.issuerURL) || has(self.cluster.existing.authentication.oauth2.tokenEndpoint)",message="spec.cluster.existing.authentication.oauth2 needs issuerURL (Pulsar's issuerUrl) or tokenEndpoint for pulsar"
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.existing) || !has(self.cluster.existing.tls) || (self.cluster.existing.serviceURL.startsWith('pulsar+ssl://') && self.cluster.existing.adminURL.startsWith('https://'))",message="spec.cluster.existing.tls for pulsar needs serviceURL pulsar+ssl://host:6651 and adminURL https://host:8443"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster.managed) || !has(self.cluster.managed.security) || !has(self.cluster.managed.security.authentication) || (self.system == 'kafka') == (self.cluster.managed.security.authentication in ['scram-sha-512', 'tls'])",message="spec.cluster.managed.security.authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"
 type BenchmarkRunSpec struct {
 	// System is the messaging system under test.
 	System System `json:"system"`
@@ -154,6 +155,13 @@ type ManagedCluster struct {
 	// BookieConfig is extra bookie configuration (pulsar only).
 	// +optional
 	BookieConfig map[string]string `json:"bookieConfig,omitempty"`
+
+	// Security secures the brokers' client listener (TLS, and users or
+	// tokens the run makes), so the cost of security itself can be
+	// measured: the same workload plain, with TLS and with TLS and
+	// authentication (security_types.go).
+	// +optional
+	Security *ManagedSecurity `json:"security,omitempty"`
 }
 
 // ComponentResources are compute resources per broker component.

@@ -207,3 +207,37 @@ type SecurityInfo struct {
 	// +optional
 	Verification string `json:"verification,omitempty"`
 }
+
+// ManagedAuthentication is how the clients of managed brokers authenticate.
+// +kubebuilder:validation:Enum=scram-sha-512;tls;token
+type ManagedAuthentication string
+
+const (
+	// ManagedAuthScramSHA512 is a Strimzi KafkaUser of type scram-sha-512
+	// on a listener with scram-sha-512 authentication (kafka).
+	ManagedAuthScramSHA512 ManagedAuthentication = "scram-sha-512"
+	// ManagedAuthTLS is a Strimzi KafkaUser of type tls on a listener with
+	// tls authentication: mutual TLS (kafka).
+	ManagedAuthTLS ManagedAuthentication = "tls"
+	// ManagedAuthToken is the Pulsar chart's JWT token authentication,
+	// with a signing key and a client token the run makes (pulsar).
+	ManagedAuthToken ManagedAuthentication = "token"
+)
+
+// ManagedSecurity secures the client listener of brokers deployed for a run.
+// The run makes everything it needs (Strimzi's cluster CA and a KafkaUser;
+// for Pulsar a CA, the brokers' certificates, a signing key and a token) and
+// its clients use it like an existing cluster's, from Secrets mounted into
+// the coordinator and the workers.
+// +kubebuilder:validation:XValidation:rule="!has(self.authentication) || self.authentication != 'tls' || (has(self.tls) && self.tls)",message="spec.cluster.managed.security.authentication tls is mutual TLS: set tls: true"
+type ManagedSecurity struct {
+	// TLS encrypts the clients' connections: Strimzi's listener with tls
+	// (its cluster CA), or the Pulsar chart's TLS for brokers (and the
+	// proxy off) with certificates of a CA the run makes.
+	// +optional
+	TLS bool `json:"tls,omitempty"`
+	// Authentication of the clients: scram-sha-512 or tls (kafka, a
+	// KafkaUser the run creates), token (pulsar).
+	// +optional
+	Authentication ManagedAuthentication `json:"authentication,omitempty"`
+}
