@@ -28,13 +28,25 @@ this process, prints progress every 10 s and a summary table at the end, and
 writes summary.json, omb-result.json and report.html into
 <results-dir>/<run-name>/.
 
+An existing cluster's TLS and authentication (spec.cluster.existing.tls and
+authentication) name Secrets: give their manifests with --secrets FILE; the
+keys the run names are written to a private directory removed at the end. An
+OMB driver file's security keys (security.protocol, sasl.*, ssl.*, Pulsar's
+TLS and authentication) are mapped with the stores and files they name.
+
 Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.`,
 		Example: `  streambench run -f config/samples/run-ack2-async.yaml --local \
     --workload workloads/latency-1-topic-16-partitions-1kb-local.yaml
 
   # OMB's own files, run from OMB's repository root (workloads/ beside payload/):
   streambench run -f run.yaml --local --driver driver-kafka/kafka-latency.yaml \
-    --workload workloads/1-topic-16-partitions-1kb.yaml`,
+    --workload workloads/1-topic-16-partitions-1kb.yaml
+
+  # An existing SASL_SSL cluster: the Secrets the run names, as kubectl apply takes them:
+  kubectl create secret generic kafka-ca --from-file=ca.crt --dry-run=client -o yaml > secrets.yaml
+  echo --- >> secrets.yaml
+  kubectl create secret generic alice --from-file=password=alice.txt --dry-run=client -o yaml >> secrets.yaml
+  streambench run -f run-sasl.yaml --local --secrets secrets.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.RunFile == "" {
@@ -55,7 +67,8 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 	fl.StringVarP(&o.RunFile, "file", "f", "", "BenchmarkRun YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.WorkloadFile, "workload", "", "OMB workload YAML file that replaces spec.workload")
-	fl.StringVar(&o.DriverFile, "driver", "", "OMB driver YAML file (driver-kafka/kafka*.yaml, driver-pulsar/pulsar*.yaml) mapped onto spec.driver; its durability keys must match spec.durability")
+	fl.StringVar(&o.DriverFile, "driver", "", "OMB driver YAML file (driver-kafka/kafka*.yaml, driver-pulsar/pulsar*.yaml) mapped onto spec.driver; its durability keys must match spec.durability; its security keys (security.protocol, sasl.*, ssl.*, Pulsar's TLS and auth) are mapped with the files they name")
+	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets with data or stringData, as kubectl apply takes them) that spec.cluster.existing.tls and authentication name; their keys are written to a private directory for the run only")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here (default: a temporary directory, removed at the end)")
 	fl.StringVar(&brokerJVM, "broker-jvm", "", "the local brokers' heap, collector and compiler options, replacing streambench's small defaults (e.g. \"-Xms1g -Xmx1g -XX:+UseG1GC\"); the results state them either way")

@@ -19,7 +19,7 @@ func TestLoadDriverFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, dropped, err := LoadDriverFile(filepath.Join(ombDrivers, "driver-kafka", "kafka-latency.yaml"), v1alpha1.SystemKafka, eff)
+	drv, sec, dropped, err := LoadDriverFile(filepath.Join(ombDrivers, "driver-kafka", "kafka-latency.yaml"), v1alpha1.SystemKafka, eff)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,10 @@ func TestLoadDriverFile(t *testing.T) {
 	if len(dropped) == 0 {
 		t.Error("bootstrap.servers and the level's own keys must be listed as not applied")
 	}
-	_, _, err = LoadDriverFile(filepath.Join(ombDrivers, "driver-kafka", "kafka-sync.yaml"), v1alpha1.SystemKafka, eff)
+	if sec != nil {
+		t.Errorf("kafka-latency.yaml has no security keys, got %+v", sec)
+	}
+	_, _, _, err = LoadDriverFile(filepath.Join(ombDrivers, "driver-kafka", "kafka-sync.yaml"), v1alpha1.SystemKafka, eff)
 	if err == nil || !strings.Contains(err.Error(), "--driver") || !strings.Contains(err.Error(), "choose the durability level instead") {
 		t.Errorf("kafka-sync.yaml at level 2: want the durability refusal naming --driver, got %v", err)
 	}

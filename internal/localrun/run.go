@@ -53,8 +53,13 @@ type Options struct {
 	WorkloadFile string
 	// DriverFile, if set, is an OMB driver file (driver-kafka/kafka*.yaml,
 	// driver-pulsar/pulsar*.yaml) mapped onto spec.driver; settings written
-	// in spec.driver win over the file's.
+	// in spec.driver win over the file's. Its security keys (Kafka's
+	// security.protocol, sasl.*, ssl.*; Pulsar's TLS and authentication)
+	// are mapped too, with the stores and files they name on this machine.
 	DriverFile string
+	// SecretsFile, if set, holds the Secret manifests (as kubectl apply
+	// takes them) that spec.cluster.existing.tls and authentication name.
+	SecretsFile string
 	// ResultsDir is where results/<run-name>/ goes (default "results").
 	ResultsDir string
 	// DataDir holds the brokers' data and logs, kept after the run (default:
@@ -102,11 +107,18 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	o.defaults()
 	say := sayTo(o.Stderr)
 
-	run, eff, err := prepare(o, say)
+	run, eff, fileSec, err := prepare(o, say)
 	if err != nil {
 		return nil, err
 	}
 	out = &Outcome{Run: run, Durability: eff, Dir: filepath.Join(o.ResultsDir, run.Name)}
+	sec, secNotes, err := prepareSecurity(run, o.SecretsFile, fileSec, o.DriverFile)
+	if err != nil {
+		return out, err
+	}
+	// The Secrets' values and the driver file's secrets live in a private
+	// directory only while the run does.
+	defer sec.cleanup()
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -117,6 +129,12 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	notes := LocalNotes(run)
 	for _, n := range notes[1:] {
 		say("note: %s", n)
+	}
+	for _, n := range secNotes {
+		say("note: %s", n)
+	}
+	if sec.driver != nil {
+		say("clients: %s (secret material in %s, removed at the end)", DescribeSecurity(run.Spec.System, sec.driver), sec.dir)
 	}
 
 	bs, err := startSystem(ctx, run, eff, o.DataDir, o.BrokerJVM, say)
@@ -180,6 +198,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		Driver: driver.Config{
 			System: run.Spec.System, Brokers: bs.endpoints, Durability: eff,
 			Overrides: run.Spec.Driver, RunID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix()),
+			Security: sec.driver,
 		},
 		Workload: run.Spec.Workload, PayloadData: payload,
 		SnapshotInterval: o.SnapshotInterval,
@@ -247,47 +266,49 @@ func sayTo(w io.Writer) func(format string, args ...any) {
 
 // prepare reads the run (the given one, or the file admitted by the CRD),
 // translates its durability for the broker version local mode starts, and
-// maps an OMB driver file onto spec.driver; it stops before anything starts
-// when managed brokers cannot (no Java).
-func prepare(o Options, say func(string, ...any)) (*v1alpha1.BenchmarkRun, v1alpha1.EffectiveDurability, error) {
+// maps an OMB driver file onto spec.driver (and its security keys, if any);
+// it stops before anything starts when managed brokers cannot (no Java).
+func prepare(o Options, say func(string, ...any)) (*v1alpha1.BenchmarkRun, v1alpha1.EffectiveDurability, *ombdriver.Security, error) {
 	var eff v1alpha1.EffectiveDurability
 	run := o.Run.DeepCopy()
 	if run == nil {
 		var err error
 		if run, err = Load(o.RunFile, o.WorkloadFile); err != nil {
-			return nil, eff, err
+			return nil, eff, nil, err
 		}
 	}
 	eff, err := durability.TranslateFor(run.Spec.System, localVersion(run), run.Spec.DurabilityOrDefault())
 	if err != nil {
-		return nil, eff, err
+		return nil, eff, nil, err
 	}
 	if d := run.Spec.Driver; d != nil && d.ConfigMapRef != nil {
 		// The same run file serves a cluster, where the driver file is in a
 		// ConfigMap; here there is no cluster to read it from.
 		if o.DriverFile == "" {
-			return nil, eff, fmt.Errorf("spec.driver.configMapRef (ConfigMap %s) is read in a cluster only; in local mode give the same OMB driver file with --driver FILE", d.ConfigMapRef.Name)
+			return nil, eff, nil, fmt.Errorf("spec.driver.configMapRef (ConfigMap %s) is read in a cluster only; in local mode give the same OMB driver file with --driver FILE", d.ConfigMapRef.Name)
 		}
 		say("--driver %s stands for spec.driver.configMapRef (ConfigMap %s)", o.DriverFile, d.ConfigMapRef.Name)
 		d.ConfigMapRef = nil
 	}
+	var fileSec *ombdriver.Security
 	if o.DriverFile != "" {
-		drv, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
+		drv, sec, dropped, err := LoadDriverFile(o.DriverFile, run.Spec.System, eff)
 		if err != nil {
-			return nil, eff, err
+			return nil, eff, nil, err
 		}
 		for _, d := range dropped {
 			say("--driver %s: not applied: %s", o.DriverFile, d)
 		}
 		run.Spec.Driver = ombdriver.Merge(drv, run.Spec.Driver)
+		fileSec = sec
 	}
 	if run.Spec.Cluster.Managed != nil {
 		// Stop before anything starts: without Java and Maven no broker can.
 		if err := localbrokers.CheckJava(); err != nil {
-			return nil, eff, err
+			return nil, eff, nil, err
 		}
 	}
-	return run, eff, nil
+	return run, eff, fileSec, nil
 }
 
 // signals is what the run's signal handler reaches: the first signal
@@ -539,19 +560,21 @@ func brokerWhat(run *v1alpha1.BenchmarkRun) string {
 }
 
 // LoadDriverFile reads an OMB driver file and maps it onto spec.driver for
-// a run of system at the effective durability eff; errors name the file.
-func LoadDriverFile(path string, system v1alpha1.System, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, []ombdriver.Dropped, error) {
+// a run of system at the effective durability eff, with its security keys
+// (nil for a plaintext, anonymous client; its secrets are read when
+// written, by prepareSecurity); errors name the file.
+func LoadDriverFile(path string, system v1alpha1.System, eff v1alpha1.EffectiveDurability) (*v1alpha1.DriverSpec, *ombdriver.Security, []ombdriver.Dropped, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--driver: %w", err)
+		return nil, nil, nil, fmt.Errorf("--driver: %w", err)
 	}
 	f, err := ombdriver.Parse(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--driver %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("--driver %s: %w", path, err)
 	}
-	drv, dropped, err := ombdriver.Map(f, system, eff)
+	drv, sec, dropped, err := ombdriver.MapWithSecurity(f, system, eff)
 	if err != nil {
-		return nil, dropped, fmt.Errorf("--driver %s: %w", path, err)
+		return nil, nil, dropped, fmt.Errorf("--driver %s: %w", path, err)
 	}
-	return drv, dropped, nil
+	return drv, sec, dropped, nil
 }
