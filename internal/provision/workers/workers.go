@@ -302,7 +302,7 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 	// The paths of the mounted Secret keys, never their values; the
 	// coordinator hands them to the workers in the driver's config, and the
 	// workers' pods mount the same keys at the same paths.
-	sec, err := security.Resolve(&run.Spec, SecretPath)
+	sec, err := security.RunResolve(run, SecretPath)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +388,9 @@ const secretMode = 0o440
 // items list only those keys, at SecretPath. A run that reads none is left
 // as it was.
 func mountSecrets(run *v1alpha1.BenchmarkRun, spec *corev1.PodSpec) {
-	refs := security.Refs(&run.Spec)
+	// An error here is CoordinatorJob's too (RunResolve), which refuses
+	// the run before any Job is made.
+	refs, _ := security.RunRefs(run)
 	if len(refs) == 0 {
 		return
 	}
