@@ -12,7 +12,8 @@ import (
 )
 
 // existingBrokers uses brokers that run already: nothing is deployed or
-// removed; a named Strimzi cluster gives its bootstrap address.
+// removed; a named Strimzi cluster gives the bootstrap address of the
+// listener that fits the run's TLS and authentication.
 type existingBrokers struct{ client.Client }
 
 func (existingBrokers) Deploy(context.Context, *v1alpha1.BenchmarkRun) error { return nil }
@@ -36,8 +37,20 @@ func (b existingBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 		}
 		return nil, "", err
 	}
-	endpoints, reason := strimziEndpoints(kafka)
-	return endpoints, reason, nil
+	// The listener is chosen from the Kafka's spec before it is ready, so
+	// a cluster without one for these clients fails the run at once.
+	listener, err := strimzi.SelectListener(kafka, strimzi.NeedsOf(e))
+	if err != nil {
+		return nil, "", permanent(err)
+	}
+	if ready, reason := strimzi.Ready(kafka); !ready {
+		return nil, reason, nil
+	}
+	bootstrap, waiting := strimzi.ListenerBootstrap(kafka, listener.Name)
+	if bootstrap == "" {
+		return nil, waiting, nil
+	}
+	return &v1alpha1.BrokerEndpoints{BootstrapServers: bootstrap}, "", nil
 }
 
 func (existingBrokers) Teardown(context.Context, *v1alpha1.BenchmarkRun) (bool, error) {

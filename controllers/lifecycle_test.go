@@ -324,7 +324,12 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 		owner := validRun(ns, v1alpha1.SystemKafka)
 		owner.Name, owner.GenerateName = "other", ""
 		kafka := kafkaObject(owner)
-		kafka.Object["spec"] = map[string]any{"kafka": map[string]any{}}
+		// A plaintext, anonymous run takes the listener without TLS or
+		// authentication (the TLS one, listed first, does not fit).
+		kafka.Object["spec"] = map[string]any{"kafka": map[string]any{"listeners": []any{
+			listener(9093, true, ""),
+			map[string]any{"name": "plain", "port": int64(9092), "type": "internal", "tls": false},
+		}}}
 		Expect(k8sClient.Create(ctx, kafka)).To(Succeed())
 		bootstrap := strimziReady(owner)
 
@@ -334,6 +339,10 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 		running := waitPhase(run, v1alpha1.PhaseRunning)
 		Expect(running.Status.Brokers.BootstrapServers).To(Equal(bootstrap))
 	})
+
+	// TLS and authentication against a named Strimzi cluster
+	// (security_test.go), here where Strimzi's CRDs are installed.
+	securedStrimziSpecs()
 
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()

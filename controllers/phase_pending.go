@@ -82,9 +82,10 @@ func brokerVersion(run *v1alpha1.BenchmarkRun) string {
 	return ""
 }
 
-// reconcilePending reads the files the run names in ConfigMaps, deploys the
-// brokers (nothing for an existing cluster) and starts the provisioning
-// clock. A bad file fails the run before anything is deployed.
+// reconcilePending reads the files the run names in ConfigMaps, checks the
+// Secrets it names, deploys the brokers (nothing for an existing cluster)
+// and starts the provisioning clock. A bad file or a missing Secret or key
+// fails the run before anything is deployed.
 func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	refused, dropped, err := r.readRunFiles(ctx, run)
 	if err != nil {
@@ -101,6 +102,25 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 		}
 		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "DriverFileKeysNotApplied", "Pending",
 			"%s: not applied: %s", run.Spec.Driver.ConfigMapRef.Name, strings.Join(notes, "; "))
+	}
+	// The cluster's credentials, before the brokers are looked at: a
+	// missing Secret or key fails the run with the fix, and never reaches
+	// the pods (a Secret volume that cannot be mounted leaves a pod in
+	// ContainerCreating, saying nothing to the run).
+	refused, waiting, err := r.checkSecrets(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if refused != nil {
+		return r.fail(ctx, run, refused.reason, refused.message)
+	}
+	if waiting != "" {
+		if run.Status.Message != waiting {
+			if _, err := r.patchStatus(ctx, run, setMessage(waiting)); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(provisioningDeadline(run))+time.Second)}, nil
 	}
 	// Refused at once rather than after the brokers are up: the privileged
 	// page-cache Job is the last step before the load.
