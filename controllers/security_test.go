@@ -233,7 +233,6 @@ func listener(port int64, tls bool, auth string) map[string]any {
 	return l
 }
 
-
 // securedStrimziSpecs run inside the Ordered container that installs
 // Strimzi's CRDs (lifecycle_test.go).
 func securedStrimziSpecs() {
