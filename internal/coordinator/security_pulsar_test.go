@@ -13,6 +13,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
 	pulsardriver "github.com/streambench/streambench-operator/internal/driver/pulsar"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/testcerts"
 	"github.com/streambench/streambench-operator/internal/testoauth"
@@ -61,7 +62,14 @@ func TestPulsarSecurity(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = foreign.Close() })
 
-	eff := oneBookie(level2(t, v1alpha1.SystemPulsar))
+	// One bookie: every ledger on it (ensemble, write and ack quorum 1).
+	eff, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync, Replicas: 1, AckReplicas: 1},
+		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	began := time.Now()
 	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
 		Bookies: 1, BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf,
@@ -110,7 +118,18 @@ func TestPulsarSecurity(t *testing.T) {
 			grants := issuer.Grants.Load()
 			cfg := tlsCfg
 			cfg.Security = tt.sec
-			res := runCase(t, urls, cfg, shortWorkload(tt.name, 200, 4), Options{})
+			// ReadDurability: the coordinator's own read of the brokers'
+			// settings (pulsar.AdminHTTP) goes through the same TLS and
+			// credentials.
+			res := runCase(t, urls, cfg, shortWorkload(tt.name, 200, 4), Options{ReadDurability: true})
+			for _, n := range res.Notes {
+				if strings.Contains(n, "could not be read") {
+					t.Errorf("the brokers' durability was not read through %s: %s", tt.name, n)
+				}
+			}
+			if res.Durability == nil || res.Durability.BrokerVersion != p.Version {
+				t.Errorf("durability %+v; want it read from the brokers (version %s)", res.Durability, p.Version)
+			}
 			s := res.Security
 			if s == nil {
 				t.Fatal("the result has no security")
@@ -228,21 +247,4 @@ func TestPulsarSecurity(t *testing.T) {
 			t.Errorf("the run's error does not carry the driver's explanation, or carries the token")
 		}
 	})
-}
-
-// oneBookie is eff on a one-bookie standalone: every ledger on the one
-// bookie (ensemble, write and ack quorum 1), the bookie's journal settings
-// as eff has them.
-func oneBookie(eff v1alpha1.EffectiveDurability) v1alpha1.EffectiveDurability {
-	p := *eff.Pulsar
-	p.EnsembleSize, p.WriteQuorum, p.AckQuorum = 1, 1, 1
-	p.Broker = map[string]string{}
-	for k, v := range eff.Pulsar.Broker {
-		p.Broker[k] = v
-	}
-	for _, k := range []string{"managedLedgerDefaultEnsembleSize", "managedLedgerDefaultWriteQuorum", "managedLedgerDefaultAckQuorum"} {
-		p.Broker[k] = "1"
-	}
-	eff.Pulsar = &p
-	return eff
 }

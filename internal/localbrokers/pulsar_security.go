@@ -100,12 +100,12 @@ func pulsarSecurityConfig(s *PulsarSecurity, dir string, tlsBroker, tlsWeb int) 
 		return c, nil
 	}
 	if s.tls() {
-		abs := func(f string) (string, error) { return filepath.Abs(f) }
-		cert, err := abs(s.CertFile)
+		// The standalone runs in its Dir: relative paths would move.
+		cert, err := filepath.Abs(s.CertFile)
 		if err != nil {
 			return nil, err
 		}
-		key, err := abs(s.KeyFile)
+		key, err := filepath.Abs(s.KeyFile)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +115,7 @@ func pulsarSecurityConfig(s *PulsarSecurity, dir string, tlsBroker, tlsWeb int) 
 		c["tlsKeyFilePath"] = key
 		c["tlsAllowInsecureConnection"] = "false"
 		if s.ClientCAFile != "" {
-			ca, err := abs(s.ClientCAFile)
+			ca, err := filepath.Abs(s.ClientCAFile)
 			if err != nil {
 				return nil, err
 			}
