@@ -78,6 +78,10 @@ type Table struct {
 	// BrokerJVM is how each run's brokers ran (where, JVM options), in
 	// Rows' order; empty when no run says.
 	BrokerJVM [][]string
+	// Security is each run's client security (SecurityLabel) and how it
+	// checked the brokers' certificates, in Rows' order; empty when no run
+	// recorded it.
+	Security [][]string
 }
 
 // Compare tabulates runs as the durability study's Tables 2-2 to 2-5:
@@ -115,6 +119,15 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 	}
 	t.BrokerResources = brokerResRows(runs)
 	t.LoadGenerator = toolDelayRows(runs, f)
+	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Security != nil }) {
+		for _, n := range runs {
+			verification := "–"
+			if sec := n.Summary.Security; sec != nil && tlsOn(sec) {
+				verification = verificationText(sec.Verification)
+			}
+			t.Security = append(t.Security, []string{n.Name, SecurityLabel(n.Summary.Security), verification})
+		}
+	}
 	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Brokers != nil }) {
 		for _, n := range runs {
 			if b := n.Summary.Brokers; b != nil {
@@ -266,6 +279,10 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "Load generator (measured phase)", append([][]string{loadGeneratorColumns}, t.LoadGenerator...))
 	}
+	if len(t.Security) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "Client security", append([][]string{{"", "security", "brokers' certificates"}}, t.Security...))
+	}
 	if len(t.BrokerJVM) > 0 {
 		b.WriteString("\n")
 		writeGrid(&b, "How the brokers ran", append([][]string{{"", "where", "JVM"}}, t.BrokerJVM...))
@@ -361,6 +378,7 @@ type comparePage struct {
 	BrokerRes [][]string
 	LoadGen   [][]string
 	BrokerJVM [][]string
+	Security  [][]string
 	Sections  []latencySection
 	Rows      []compareRow
 	Charts    []*chart
@@ -423,6 +441,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		Testbed:   t.Testbed,
 		LoadGen:   t.LoadGenerator,
 		BrokerJVM: t.BrokerJVM,
+		Security:  t.Security,
 		BrokerRes: t.BrokerResources,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }

@@ -36,6 +36,9 @@ const (
 	// FlagEnvelope: the managed data paths got different CPU or memory,
 	// or one has no memory limit (its page cache is unbounded).
 	FlagEnvelope FlagKind = "envelope"
+	// FlagSecurity: the clients' TLS or authentication differ (or one
+	// run's is not recorded).
+	FlagSecurity FlagKind = "security"
 )
 
 // Flag marks a pair of runs (or one run, for the load generator) whose
@@ -75,8 +78,9 @@ type Fairness struct {
 var DefaultFairness = Fairness{TestbedTolerance: 0.25, FsyncTolerance: 1, MaxSendDelayP99Ms: 5}
 
 // Flags compares every pair of runs: achieved durability, topology
-// (broker and bookie counts, versions), testbed figures, workload; and
-// each run's load generator.
+// (broker and bookie counts, versions), testbed figures, workload, the
+// clients' security (TLS and authentication); and each run's load
+// generator.
 func Flags(runs []Named, f Fairness) []Flag {
 	var out []Flag
 	for i := range runs {
@@ -127,6 +131,12 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 
 	if workloadKey(sa.Workload) != workloadKey(sb.Workload) {
 		add(FlagWorkload, "different workloads (%s vs %s)", describeWorkload(sa.Workload), describeWorkload(sb.Workload))
+	}
+
+	if d := securityDiff(sa.Security, sb.Security, sa.System == sb.System); d != "" {
+		add(FlagSecurity, "the clients' security differs (%s): TLS costs CPU on clients and brokers for every byte and changes batching, so the numbers differ by it as much as by the broker", d)
+	} else if (sa.Security == nil) != (sb.Security == nil) {
+		add(FlagSecurity, "the clients' security of %s is not recorded (results written before streambench recorded it)", nameOfNil(a, b, sa.Security == nil))
 	}
 
 	if ja, jb := sa.Brokers, sb.Brokers; ja != nil && jb != nil {

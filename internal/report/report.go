@@ -132,6 +132,7 @@ type reportPage struct {
 	Testbed    *v1alpha1.Testbed
 	BrokerRes  *brokerResView
 	Brokers    *results.BrokerSetup
+	Security   *securityView
 	RateSearch *results.RateSearch
 	Subs       *results.Subscriptions
 	Truncation *results.Truncation
@@ -222,6 +223,10 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 	}
 
 	pg.Brokers = s.Brokers
+	pg.Security = securityOf(s)
+	if w := securityWarning(s.Security); w != "" {
+		pg.Warnings = append(pg.Warnings, w)
+	}
 	pg.Cards = headlineCards(s)
 	if err := addCharts(pg, s, omb); err != nil {
 		return nil, err

@@ -111,6 +111,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{if .System}}<span class="badge {{.System}}">{{.System}}</span>{{end}}
 {{with .Level}}<span class="badge lvl{{.Achieved}}">durability level {{.Achieved}}{{if .Lowered}} (requested {{.Requested}}){{end}}, {{.Evidence}}</span>{{end}}
 {{if .Workers}}<span class="badge">{{len .Workers}} workers</span>{{end}}
+{{with .Security}}<span class="badge" id="security-badge">{{.Label}}</span>{{end}}
 </div>
 </div></header>
 <main><div class="wrap">
@@ -159,6 +160,13 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </tbody></table>
 <div class="kv">{{range .Components}}<div><h3>{{.Name}}</h3>
 {{if .Settings}}<table><tbody>{{range .Settings}}<tr><td class="code">{{.Key}}</td><td class="code n">{{.Value}}</td></tr>{{end}}</tbody></table>{{else}}<p class="muted">no settings applied</p>{{end}}</div>{{end}}</div>
+</section>{{end}}
+
+{{with .Security}}<section id="security"><h2>Client security</h2>
+{{if .Recorded}}<p><b>{{.Label}}</b></p>
+<table class="facts"><tbody>{{range .Rows}}<tr><td>{{.Key}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Value}}</td></tr>{{end}}</tbody></table>
+<p class="muted" style="font-size:13px">As the workers' clients negotiated it. TLS and authentication change the numbers: compare runs of the same security.</p>
+{{else}}<p class="muted">Not recorded: these results were written before streambench recorded the clients' security, so it is unknown (not necessarily plaintext).</p>{{end}}
 </section>{{end}}
 
 {{with .Brokers}}<section id="brokers"><h2>How the brokers ran</h2>
@@ -252,6 +260,10 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 <table><thead><tr><th></th><th class="n">send delay p99 (ms)</th><th class="n">publish p99 (ms)</th><th class="n">share</th><th>the latency is</th></tr></thead><tbody>
 {{range .LoadGen}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td><td>{{index . 4}}</td></tr>
 {{end}}</tbody></table><p class="sub">Send delay is how late the load generator sent against its intended-time schedule (measured phase); where it is a visible share of the publish p99, part of the tail is the tool's.</p></section>{{end}}
+{{if .Security}}<section id="security"><h2>Client security</h2>
+<table><thead><tr><th></th><th>security</th><th>brokers' certificates</th></tr></thead><tbody>
+{{range .Security}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>
+{{end}}</tbody></table><p class="sub">As each run's clients negotiated it (protocol, authentication, TLS version); TLS and authentication change the numbers.</p></section>{{end}}
 {{if .BrokerJVM}}<section><h2>How the brokers ran</h2>
 <table><thead><tr><th></th><th>where</th><th>JVM</th></tr></thead><tbody>
 {{range .BrokerJVM}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td class="code">{{index . 2}}</td></tr>
