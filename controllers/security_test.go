@@ -3,6 +3,9 @@ package controllers
 import (
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
@@ -183,6 +187,26 @@ var _ = Describe("a run against a secured existing cluster", func() {
 
 		runToSucceeded(run)
 		noSecretValues(run, scramPassword, caPEM, jaasConfig, caP12Password)
+	})
+
+	// The sample's comments say which Secrets to create; with exactly
+	// those, it runs, and its pods mount exactly those keys.
+	It("runs config/samples/run-existing-kafka-sasl-ssl.yaml with the Secrets its comments create", func() {
+		data, err := os.ReadFile(filepath.Join("..", "config", "samples", "run-existing-kafka-sasl-ssl.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var want []string
+		for _, m := range regexp.MustCompile(`(?m)^#\s+kubectl create secret generic (\S+) --from-file=([^=\s]+)=`).FindAllStringSubmatch(string(data), -1) {
+			secret(ns, m[1], map[string]string{m[2]: "value of " + m[1] + "/" + m[2]})
+			want = append(want, m[1]+"/"+m[2])
+		}
+		Expect(want).To(ConsistOf("kafka-ca/ca.crt", "bench-scram/password"))
+		var run v1alpha1.BenchmarkRun
+		Expect(yaml.UnmarshalStrict(data, &run)).To(Succeed())
+		run.Namespace = ns
+		Expect(k8sClient.Create(ctx, &run)).To(Succeed())
+		waitPhase(&run, v1alpha1.PhaseRunning)
+		Expect(mountedSecretKeys(getJob(&run, workers.CoordinatorName(&run)))).To(ConsistOf(want))
+		Expect(mountedSecretKeys(getJob(&run, workers.WorkerJobName(&run)))).To(ConsistOf(want))
 	})
 
 	It("refuses to trust a Strimzi cluster's CA from another namespace, saying how to copy it", func() {
