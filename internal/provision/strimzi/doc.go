@@ -5,10 +5,15 @@
 //
 // What a managed Kafka run deploys, all in the run's namespace:
 //
-//   - a Kafka named ClusterName(run) with one internal plain listener
-//     (9092, no TLS), the durability translation's broker settings
-//     overlaid by spec.cluster.managed.brokerConfig, and JMX Prometheus
-//     metrics read from the metrics ConfigMap;
+//   - a Kafka named ClusterName(run) with one internal listener: plain
+//     (9092, no TLS), or as spec.cluster.managed.security asks, tls (9093,
+//     Strimzi's cluster CA) and SCRAM-SHA-512 or client certificates; the
+//     durability translation's broker settings overlaid by
+//     spec.cluster.managed.brokerConfig; JMX Prometheus metrics read from
+//     the metrics ConfigMap; and, when the clients authenticate, an entity
+//     operator running the User Operator alone;
+//   - when the clients authenticate, a KafkaUser (UserName(run)) of that
+//     type, whose Secret the User Operator writes and the clients read;
 //   - one KafkaNodePool (PoolName(run)) whose nodes are both KRaft
 //     controllers and brokers, with the run's replicas, storage,
 //     resources and placement, and a required pod anti-affinity that

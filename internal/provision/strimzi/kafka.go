@@ -86,10 +86,19 @@ func forbiddenPrefix(key string) string {
 // Private mirrors of the parts of Strimzi's Kafka schema set here.
 type kafkaSpec struct {
 	Kafka kafkaClusterSpec `json:"kafka"`
-	// No entityOperator: the workers create and delete the benchmark
-	// topics through the Kafka admin API, as OMB's driver does, and the
-	// plain listener has no users to manage. The Topic and User Operators
-	// would only add a pod per run and a second writer of topic configs.
+	// EntityOperator runs the User Operator only, and only for a run whose
+	// clients authenticate (NeedsUser): it turns the run's KafkaUser into
+	// SCRAM credentials on the brokers or a client certificate, and a
+	// Secret. The Topic Operator stays off: the workers create and delete
+	// the benchmark topics through the Kafka admin API, as OMB's driver
+	// does, and it would be a second writer of topic configs.
+	EntityOperator *entityOperatorSpec `json:"entityOperator,omitempty"`
+}
+
+type entityOperatorSpec struct {
+	// UserOperator is empty: it watches the Kafka's namespace, which is
+	// the run's, where the KafkaUser is.
+	UserOperator *struct{} `json:"userOperator,omitempty"`
 }
 
 type kafkaClusterSpec struct {
@@ -100,10 +109,17 @@ type kafkaClusterSpec struct {
 }
 
 type kafkaListener struct {
-	Name string `json:"name"`
-	Port int32  `json:"port"`
+	Name           string                  `json:"name"`
+	Port           int32                   `json:"port"`
+	Type           string                  `json:"type"`
+	TLS            bool                    `json:"tls"`
+	Authentication *listenerAuthentication `json:"authentication,omitempty"`
+}
+
+type listenerAuthentication struct {
+	// Type is scram-sha-512 or tls (a client certificate signed by the
+	// clients CA, which the User Operator issues).
 	Type string `json:"type"`
-	TLS  bool   `json:"tls"`
 }
 
 type metricsConfig struct {
@@ -162,15 +178,14 @@ func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstr
 		config[k] = v
 	}
 
+	listener, err := clientListener(m.Security)
+	if err != nil {
+		return nil, err
+	}
 	spec := kafkaSpec{Kafka: kafkaClusterSpec{
-		Version: m.Version,
-		Listeners: []kafkaListener{{
-			Name: ListenerName,
-			Port: ListenerPort,
-			Type: "internal",
-			TLS:  false,
-		}},
-		Config: config,
+		Version:   m.Version,
+		Listeners: []kafkaListener{listener},
+		Config:    config,
 		MetricsConfig: &metricsConfig{
 			Type: "jmxPrometheusExporter",
 			ValueFrom: metricsConfigFrom{ConfigMapKeyRef: configMapKeyRef{
@@ -179,7 +194,38 @@ func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstr
 			}},
 		},
 	}}
+	if NeedsUser(run) {
+		spec.EntityOperator = &entityOperatorSpec{UserOperator: &struct{}{}}
+	}
 	return newObject(KafkaGVK, ClusterName(run), run.Namespace, labels(run), &spec)
+}
+
+// clientListener is the run's one listener, as spec.cluster.managed.security
+// asks: plaintext on 9092 without it, TLS on 9093 with tls, and SCRAM or
+// client certificates on either as authentication asks (a KafkaUser of the
+// run). No authorization: the run's user may do what the workers need
+// without ACLs, as any client of the plaintext listener may.
+func clientListener(s *v1alpha1.ManagedSecurity) (kafkaListener, error) {
+	l := kafkaListener{Name: ListenerName, Port: ListenerPort, Type: "internal"}
+	if s == nil {
+		return l, nil
+	}
+	if s.TLS {
+		l.Name, l.Port, l.TLS = TLSListenerName, TLSListenerPort, true
+	}
+	switch s.Authentication {
+	case "":
+	case v1alpha1.ManagedAuthScramSHA512:
+		l.Authentication = &listenerAuthentication{Type: "scram-sha-512"}
+	case v1alpha1.ManagedAuthTLS:
+		if !s.TLS {
+			return kafkaListener{}, errors.New("spec.cluster.managed.security.authentication tls is mutual TLS: set spec.cluster.managed.security.tls: true")
+		}
+		l.Authentication = &listenerAuthentication{Type: "tls"}
+	default:
+		return kafkaListener{}, fmt.Errorf("spec.cluster.managed.security.authentication %q is not for Kafka: use scram-sha-512 (SCRAM over the listener) or tls (client certificates, with tls: true)", s.Authentication)
+	}
+	return l, nil
 }
 
 // managed returns the run's managed cluster, or an error when the run has

@@ -169,6 +169,37 @@ spec:
         configMapKeyRef: {name: run-a-metrics, key: kafka-metrics-config.yml}
 `,
 		},
+		{
+			// The clients authenticate: the listener asks for SCRAM over
+			// TLS, and the entity operator runs the User Operator alone,
+			// which turns the run's KafkaUser into credentials.
+			name: "TLS and SCRAM-SHA-512",
+			run:  newRun(withSecurity(true, v1alpha1.ManagedAuthScramSHA512)),
+			want: securedKafka(`{name: tls, port: 9093, type: internal, tls: true, authentication: {type: scram-sha-512}}`, true),
+		},
+		{
+			name: "mutual TLS",
+			run:  newRun(withSecurity(true, v1alpha1.ManagedAuthTLS)),
+			want: securedKafka(`{name: tls, port: 9093, type: internal, tls: true, authentication: {type: tls}}`, true),
+		},
+		{
+			// Encryption alone: nobody to authenticate, no User Operator.
+			name: "TLS without authentication",
+			run:  newRun(withSecurity(true, "")),
+			want: securedKafka(`{name: tls, port: 9093, type: internal, tls: true}`, false),
+		},
+		{
+			// SASL_PLAINTEXT: the cost of SCRAM without the cost of TLS.
+			name: "SCRAM-SHA-512 without TLS",
+			run:  newRun(withSecurity(false, v1alpha1.ManagedAuthScramSHA512)),
+			want: securedKafka(`{name: plain, port: 9092, type: internal, tls: false, authentication: {type: scram-sha-512}}`, true),
+		},
+		{
+			// An empty security block is a plaintext run.
+			name: "empty security",
+			run:  newRun(withSecurity(false, "")),
+			want: securedKafka(`{name: plain, port: 9092, type: internal, tls: false}`, false),
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -224,6 +255,19 @@ func TestKafkaErrors(t *testing.T) {
 				`brokerConfig["broker.rack"]`, `brokerConfig["listener.security.protocol.map"]`,
 				`brokerConfig["sasl.enabled.mechanisms"]`, `brokerConfig["security.inter.broker.protocol"]`,
 			},
+		},
+		{
+			// The CRD's rule refuses it too; a Go caller gets the same fix.
+			name: "mutual TLS without TLS",
+			run:  newRun(withSecurity(false, v1alpha1.ManagedAuthTLS)),
+			eff:  level2,
+			want: []string{"spec.cluster.managed.security.authentication tls is mutual TLS", "tls: true"},
+		},
+		{
+			name: "Pulsar's token",
+			run:  newRun(withSecurity(true, v1alpha1.ManagedAuthToken)),
+			eff:  level2,
+			want: []string{`spec.cluster.managed.security.authentication "token" is not for Kafka`, "scram-sha-512", "tls"},
 		},
 		{
 			name: "fewer brokers than the replication factor",
@@ -282,6 +326,47 @@ func TestKafkaErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withSecurity sets spec.cluster.managed.security.
+func withSecurity(tls bool, auth v1alpha1.ManagedAuthentication) func(*v1alpha1.BenchmarkRun) {
+	return func(r *v1alpha1.BenchmarkRun) {
+		r.Spec.Cluster.Managed.Security = &v1alpha1.ManagedSecurity{TLS: tls, Authentication: auth}
+	}
+}
+
+// securedKafka is newRun()'s Kafka with the listener given (YAML flow) and
+// the entity operator with the User Operator alone when userOperator.
+func securedKafka(listener string, userOperator bool) string {
+	eo := ""
+	if userOperator {
+		eo = "\n  entityOperator:\n    userOperator: {}"
+	}
+	return `
+apiVersion: kafka.strimzi.io/v1
+kind: Kafka
+metadata:
+  name: run-a
+  namespace: bench
+  labels:
+    app.kubernetes.io/managed-by: streambench
+    streambench.io/run: run-a
+spec:` + eo + `
+  kafka:
+    listeners:
+    - ` + listener + `
+    config:
+      offsets.topic.replication.factor: "3"
+      transaction.state.log.replication.factor: "3"
+      transaction.state.log.min.isr: "2"
+      default.replication.factor: "3"
+      min.insync.replicas: "2"
+      unclean.leader.election.enable: "false"
+    metricsConfig:
+      type: jmxPrometheusExporter
+      valueFrom:
+        configMapKeyRef: {name: run-a-metrics, key: kafka-metrics-config.yml}
+`
 }
 
 // The durability translation's broker keys must never be keys Strimzi

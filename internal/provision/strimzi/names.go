@@ -18,6 +18,7 @@ const (
 	Version           = "v1"
 	KindKafka         = "Kafka"
 	KindKafkaNodePool = "KafkaNodePool"
+	KindKafkaUser     = "KafkaUser"
 )
 
 // GroupVersion and the kinds' GroupVersionKinds, for unstructured objects
@@ -26,6 +27,7 @@ var (
 	GroupVersion     = schema.GroupVersion{Group: Group, Version: Version}
 	KafkaGVK         = GroupVersion.WithKind(KindKafka)
 	KafkaNodePoolGVK = GroupVersion.WithKind(KindKafkaNodePool)
+	KafkaUserGVK     = GroupVersion.WithKind(KindKafkaUser)
 )
 
 // Labels on every object built here.
@@ -46,6 +48,16 @@ const (
 const (
 	ListenerName = "plain"
 	ListenerPort = 9092
+)
+
+// The run's listener when spec.cluster.managed.security.tls is set:
+// internal, TLS with Strimzi's cluster CA, on the port and under the name
+// Strimzi's own examples give a TLS listener, so the brokers look like the
+// clusters users run. A run has one listener: its clients are the only
+// ones, and a second would be a second set of network threads.
+const (
+	TLSListenerName = "tls"
+	TLSListenerPort = 9093
 )
 
 // MaxClusterNameLength bounds ClusterName. Strimzi derives names from the
@@ -72,6 +84,13 @@ func ClusterName(run *v1alpha1.BenchmarkRun) string {
 // <cluster>-<cluster>-<id>, e.g. run-a-run-a-0).
 func PoolName(run *v1alpha1.BenchmarkRun) string { return ClusterName(run) }
 
+// UserName is the name of the run's KafkaUser, which is also the SCRAM
+// user name, the CN of its client certificate, and the name of the Secret
+// the User Operator writes its credentials to (no secretPrefix). The
+// suffix keeps it apart from the Secrets Strimzi names after the cluster
+// and its pods (<cluster>-cluster-ca-cert, <cluster>-<pool>-<id>).
+func UserName(run *v1alpha1.BenchmarkRun) string { return ClusterName(run) + "-client" }
+
 // MetricsConfigMapName is the name of the ConfigMap with the JMX
 // Prometheus exporter rules. Strimzi reads it from the Kafka's namespace.
 func MetricsConfigMapName(run *v1alpha1.BenchmarkRun) string {
@@ -90,7 +109,17 @@ func labels(run *v1alpha1.BenchmarkRun) map[string]string {
 // KafkaNodePool, so a managed run fails early with a fix instead of a
 // "no matches for kind" from the first create.
 func CRDsInstalled(mapper meta.RESTMapper) error {
-	for _, gvk := range []schema.GroupVersionKind{KafkaGVK, KafkaNodePoolGVK} {
+	return crdsInstalled(mapper, KafkaGVK, KafkaNodePoolGVK)
+}
+
+// KafkaUserCRDInstalled checks that the API server serves Strimzi's v1
+// KafkaUser, for a run whose clients authenticate as one (NeedsUser).
+func KafkaUserCRDInstalled(mapper meta.RESTMapper) error {
+	return crdsInstalled(mapper, KafkaUserGVK)
+}
+
+func crdsInstalled(mapper meta.RESTMapper, gvks ...schema.GroupVersionKind) error {
+	for _, gvk := range gvks {
 		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err == nil {
 			continue

@@ -84,31 +84,31 @@ func Failed(kafka *unstructured.Unstructured, now time.Time) (failed bool, why s
 // two-minute reconciliations.
 const persistFor = 5 * time.Minute
 
-// Bootstrap returns the bootstrap servers of the Kafka's plain listener
-// (status.listeners[name=plain].bootstrapServers), which Strimzi fills
-// with <cluster>-kafka-bootstrap.<namespace>.svc:9092.
-func Bootstrap(kafka *unstructured.Unstructured) (string, error) {
+// Bootstrap returns the bootstrap servers of the Kafka's listener l (the
+// run's, found by SelectListener) from status.listeners[name=l.Name], which
+// Strimzi fills with <cluster>-kafka-bootstrap.<namespace>.svc:<port>.
+func Bootstrap(kafka *unstructured.Unstructured, l Listener) (string, error) {
 	listeners, _, _ := unstructured.NestedSlice(kafka.Object, "status", "listeners")
 	if len(listeners) == 0 {
 		return "", fmt.Errorf("Kafka %s has no status.listeners yet; wait until it is Ready", kafka.GetName())
 	}
 	var names []string
-	for _, l := range listeners {
-		m, ok := l.(map[string]any)
+	for _, sl := range listeners {
+		m, ok := sl.(map[string]any)
 		if !ok {
 			continue
 		}
 		name, _ := m["name"].(string)
-		if name != ListenerName {
+		if name != l.Name {
 			names = append(names, strconv.Quote(name))
 			continue
 		}
 		if bs, _ := m["bootstrapServers"].(string); bs != "" {
 			return bs, nil
 		}
-		return "", fmt.Errorf("Kafka %s: status.listeners[name=%s] has no bootstrapServers yet; wait until it is Ready", kafka.GetName(), ListenerName)
+		return "", fmt.Errorf("Kafka %s: status.listeners[name=%s] has no bootstrapServers yet; wait until it is Ready", kafka.GetName(), l.Name)
 	}
-	return "", fmt.Errorf("Kafka %s: status.listeners has no listener named %q (found %s); spec.kafka.listeners must include the %s listener on port %d", kafka.GetName(), ListenerName, strings.Join(names, ", "), ListenerName, ListenerPort)
+	return "", fmt.Errorf("Kafka %s: status.listeners has no listener named %q (found %s); spec.kafka.listeners must include the %s listener on port %d", kafka.GetName(), l.Name, strings.Join(names, ", "), l.Name, l.Port)
 }
 
 type kafkaCondition struct {

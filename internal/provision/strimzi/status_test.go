@@ -192,10 +192,11 @@ func TestFailed(t *testing.T) {
 
 func TestBootstrap(t *testing.T) {
 	tests := []struct {
-		name    string
-		status  string
-		want    string
-		wantErr string
+		name     string
+		listener string // "" for the plain listener
+		status   string
+		want     string
+		wantErr  string
 	}{
 		{
 			name: "plain listener",
@@ -215,6 +216,25 @@ func TestBootstrap(t *testing.T) {
   - {name: plain, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9092"}
 `,
 			want: "run-a-kafka-bootstrap.bench.svc:9092",
+		},
+		{
+			name:     "tls among others",
+			listener: TLSListenerName,
+			status: `
+  listeners:
+  - {name: plain, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9092"}
+  - {name: tls, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9093"}
+`,
+			want: "run-a-kafka-bootstrap.bench.svc:9093",
+		},
+		{
+			name:     "tls asked, plain only",
+			listener: TLSListenerName,
+			status: `
+  listeners:
+  - {name: plain, bootstrapServers: "run-a-kafka-bootstrap.bench.svc:9092"}
+`,
+			wantErr: `Kafka run-a: status.listeners has no listener named "tls" (found "plain"); spec.kafka.listeners must include the tls listener on port 9093`,
 		},
 		{
 			name: "no listeners",
@@ -248,7 +268,11 @@ func TestBootstrap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Bootstrap(statusObject(t, kafkaWith(t, 1, tc.status)))
+			l := Listener{Name: ListenerName, Port: ListenerPort}
+			if tc.listener != "" {
+				l = Listener{Name: tc.listener, Port: TLSListenerPort, TLS: true}
+			}
+			got, err := Bootstrap(statusObject(t, kafkaWith(t, 1, tc.status)), l)
 			switch {
 			case tc.wantErr == "" && (err != nil || got != tc.want):
 				t.Errorf("Bootstrap = %q, %v; want %q", got, err, tc.want)
