@@ -224,7 +224,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			say("durability read from the existing brokers: %s", DescribeDurability(*d))
 		}
 	}
-	runErr = interrupted(ctx, runErr)
+	runErr = sec.explain(interrupted(ctx, runErr))
 	if res == nil || len(stats.OfPhase(res.Snapshots, stats.PhaseMeasure)) == 0 {
 		return out, runErr
 	}

@@ -170,6 +170,62 @@ type runSecurity struct {
 	driver  *driver.Security
 	dir     string
 	cleanup func()
+	// origins are where each private file's content came from, by path:
+	// an error of the drivers names the file, which is gone after the run.
+	origins map[string]string
+}
+
+// explain rewrites the private files' paths in err as where their
+// content came from ("Secret bench, key password, of --secrets s.yaml").
+func (rs *runSecurity) explain(err error) error {
+	if err == nil || rs == nil || len(rs.origins) == 0 {
+		return err
+	}
+	msg := err.Error()
+	for p, o := range rs.origins {
+		msg = strings.ReplaceAll(msg, p, o)
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &explained{msg: msg, err: err}
+}
+
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
+
+// fileOrigins are the driver file's keys that gave each written file.
+func fileOrigins(s *ombdriver.Security, d *driver.Security, driverFile string) map[string]string {
+	o := map[string]string{}
+	add := func(path, from string) {
+		if path != "" && from != "" {
+			o[path] = fmt.Sprintf("%s of --driver %s", from, driverFile)
+		}
+	}
+	add(d.PasswordFile, s.Password.From)
+	add(d.TokenFile, s.Token.From)
+	if t, st := d.TLS, s.TLS; t != nil && st != nil {
+		if st.Trust != nil {
+			add(t.CAFile, st.Trust.Key)
+		}
+		if st.Client != nil {
+			add(t.CertFile, st.Client.Key)
+			add(t.KeyFile, st.Client.Key)
+		}
+	}
+	if d.OAuth2 != nil && s.OAuth2 != nil {
+		from := s.OAuth2.ClientSecret.From
+		if s.OAuth2.KeyFile.Set() {
+			from = s.OAuth2.KeyFile.From
+		}
+		add(d.OAuth2.ClientSecretFile, from)
+	}
+	return o
 }
 
 // prepareSecurity resolves the run's security before anything starts:
@@ -233,9 +289,11 @@ func prepareSecurity(run *v1alpha1.BenchmarkRun, secretsFile string, fileSec *om
 			rs.cleanup()
 			return nil, nil, fmt.Errorf("--driver %s: %w", driverFile, err)
 		}
+		rs.origins = fileOrigins(fileSec, rs.driver, driverFile)
 		return rs, notes, nil
 	}
 	paths := map[v1alpha1.SecretKeyRef]string{}
+	rs.origins = map[string]string{}
 	for i, r := range refs {
 		v, _ := secrets.lookup(r, run.Namespace)
 		// Named by position: a key may be any of [-._a-zA-Z0-9]+, "..".
@@ -245,6 +303,7 @@ func prepareSecurity(run *v1alpha1.BenchmarkRun, secretsFile string, fileSec *om
 			return nil, nil, fmt.Errorf("writing Secret %s key %s to the run's private directory: %w", r.Name, r.Key, err)
 		}
 		paths[r.SecretKeyRef] = p
+		rs.origins[p] = fmt.Sprintf("Secret %s, key %s, of --secrets %s", r.Name, r.Key, secretsFile)
 	}
 	rs.driver, err = security.Resolve(spec, func(ref v1alpha1.SecretKeyRef) string { return paths[ref] })
 	if err != nil {

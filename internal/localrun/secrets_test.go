@@ -2,6 +2,7 @@ package localrun
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,6 +231,12 @@ func TestPrepareDriverFileSecurity(t *testing.T) {
 	}
 	if got := DescribeSecurity(v1alpha1.SystemKafka, rs.driver); got != "SASL_PLAINTEXT, SCRAM-SHA-256 as alice" {
 		t.Errorf("described as %q", got)
+	}
+	// A driver's error names the private file, gone after the run; the
+	// run's error names where the password came from instead.
+	cause := errors.New("wrong password in " + rs.driver.PasswordFile)
+	if err := rs.explain(cause); !errors.Is(err, cause) || err.Error() != "wrong password in commonConfig: sasl.jaas.config (password) of --driver kafka-scram.yaml" {
+		t.Errorf("explained as %v", err)
 	}
 	rs.cleanup()
 

@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/testcerts"
+	"github.com/streambench/streambench-operator/internal/testoauth"
 )
 
 // TestRunSecuredKafka runs `streambench run --local` against an existing
@@ -121,6 +124,9 @@ spec:
 		if s == nil || s.Protocol != "SASL_SSL" || s.Mechanism != mechanism || !strings.HasPrefix(s.TLSVersion, "TLS 1.") || s.Verification != "full" {
 			t.Errorf("the results' security %+v, want SASL_SSL, %s, a TLS version, full verification", s, mechanism)
 		}
+		if page, err := os.ReadFile(lr.out.Report); err != nil || !strings.Contains(string(page), "SASL_SSL · "+mechanism+" · TLS 1.") {
+			t.Errorf("the report does not state the security (%v)", err)
+		}
 		m := privateDir.FindStringSubmatch(lr.stderr.String())
 		if m == nil {
 			t.Fatal("the run did not say where its secret material was")
@@ -168,8 +174,13 @@ producerConfig: |
 		start := time.Now()
 		lr := startRun(t, Options{RunFile: runFile("wrong", specSecurity), WorkloadFile: "testdata/short-latency.yaml", SecretsFile: secrets("not-the-password")}).wait()
 		took := time.Since(start)
-		if lr.err == nil || !strings.Contains(lr.err.Error(), "bench") {
+		if lr.err == nil || !strings.Contains(lr.err.Error(), "login of user bench refused") {
 			t.Fatalf("a wrong password: error %v, want one naming the user", lr.err)
+		}
+		// The private file is gone with the run: the error names the
+		// Secret it came from.
+		if !strings.Contains(lr.err.Error(), "Secret bench, key password, of --secrets") || strings.Contains(lr.err.Error(), "streambench-secrets-") {
+			t.Errorf("the error does not name the Secret the password came from: %v", lr.err)
 		}
 		// The run's deadline is minutes; a refusal takes seconds. The bound
 		// only tells a refusal from a wait on a deadline.
@@ -179,4 +190,105 @@ producerConfig: |
 		t.Logf("refused after %s: %v", took.Round(time.Millisecond), lr.err)
 		noSecret(t, lr)
 	})
+}
+
+// TestRunSecuredPulsarDriverFile runs OMB-style Pulsar driver files
+// against an existing Pulsar whose only ports are TLS ones with token
+// authentication: one in OMB's own keys (tlsTrustCertsFilePath,
+// tlsEnableHostnameVerification, authentication.plugin/data with a token
+// file), one in the Java client's (authPlugin AuthenticationOAuth2 with
+// authParams naming a credentials file, against a test issuer). Nothing
+// is lost and the results state pulsar+ssl with the mechanism.
+func TestRunSecuredPulsarDriverFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ca, err := testcerts.NewCA(dir, "sb-localrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokerCert, err := ca.Issue("pulsar", testcerts.Options{Names: []string{"127.0.0.1", "localhost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clientID, clientSecret = "bench-client", "s3cret-Client-51"
+	issuer, err := testoauth.Start(dir, clientID, clientSecret, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = issuer.Close() })
+	eff, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync, Replicas: 1, AckReplicas: 1},
+		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
+		Bookies: 1, BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf,
+		Security: &localbrokers.PulsarSecurity{CertFile: brokerCert.CertFile, KeyFile: brokerCert.KeyFile,
+			TokenPublicKeyFile: issuer.PublicKeyPEMFile, AdminToken: issuer.Mint("streambench-admin", 24*time.Hour)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Errorf("stopping Pulsar: %v", err)
+		}
+	})
+	runFile := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(runFile, []byte(fmt.Sprintf(`apiVersion: streambench.io/v1alpha1
+kind: BenchmarkRun
+metadata: {name: pulsar-omb-secured}
+spec:
+  system: pulsar
+  durability:
+    replication: {replicas: 1, ackReplicas: 1, mode: Sync}
+    local: {mode: Async}
+  cluster:
+    existing: {serviceURL: %q, adminURL: %q}
+  workers: {count: 2}
+`, p.ServiceURLTLS(), p.AdminURLTLS())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token := issuer.Mint("bench-user", time.Hour)
+	tokenFile := writeTemp(t, "token", token+"\n")
+	keyFile := writeTemp(t, "key.json", fmt.Sprintf(`{"type":"client_credentials","client_id":%q,"client_secret":%q}`, clientID, clientSecret))
+	files := []struct{ name, mechanism, client string }{
+		{"OMB's names, a token file", "Token", `  serviceUrl: pulsar+ssl://broker:6651
+  httpUrl: https://broker:8443
+  tlsTrustCertsFilePath: ` + ca.CertFile + `
+  tlsEnableHostnameVerification: true
+  tlsAllowInsecureConnection: false
+  authentication:
+    plugin: org.apache.pulsar.client.impl.auth.AuthenticationToken
+    data: file://` + tokenFile + `
+`},
+		{"the Java client's names, OAuth2", "OAuth2", `  tlsTrustCertsFilePath: ` + ca.CertFile + `
+  tlsHostnameVerificationEnable: true
+  authPlugin: org.apache.pulsar.client.impl.auth.oauth2.AuthenticationOAuth2
+  authParams: '{"type":"client_credentials","issuerUrl":"` + issuer.Issuer + `","privateKey":"file://` + keyFile + `"}'
+`},
+	}
+	for _, f := range files {
+		t.Run(f.name, func(t *testing.T) {
+			driverFile := writeTemp(t, "pulsar.yaml", "name: Pulsar\ndriverClass: io.openmessaging.benchmark.driver.pulsar.PulsarBenchmarkDriver\nclient:\n"+f.client+
+				"producer:\n  batchingEnabled: true\n  batchingMaxPublishDelayMs: 1\n")
+			lr := startRun(t, Options{RunFile: runFile, WorkloadFile: "testdata/short-latency.yaml", DriverFile: driverFile}).wait()
+			if lr.err != nil {
+				t.Fatalf("run: %v", lr.err)
+			}
+			sum := lr.out.Summary
+			if sum == nil || sum.Results.Lost != 0 || sum.Results.Received == 0 || sum.Results.Received != sum.Results.Acked {
+				t.Fatalf("summary %+v", sum)
+			}
+			if s := sum.Security; s == nil || s.Protocol != "pulsar+ssl" || s.Mechanism != f.mechanism || !strings.HasPrefix(s.TLSVersion, "TLS 1.") || s.Verification != "full" {
+				t.Errorf("the results' security %+v, want pulsar+ssl, %s, a TLS version, full verification", s, f.mechanism)
+			}
+			out := lr.stdout.String() + lr.stderr.String()
+			if strings.Contains(out, token) || strings.Contains(out, clientSecret) {
+				t.Error("a secret is in the run's output")
+			}
+		})
+	}
 }
