@@ -8,8 +8,12 @@
 //     the post-renderers (AffinityPostRenderer: what the chart's values
 //     cannot express; BrokerRBACRenderer: the broker's Role and binding
 //     left out, so the operator never grants more than it holds;
-//     PodMonitorRenderer: the monitoring labels the chart cannot set), and
-//     the service addresses ServiceURL and AdminURL;
+//     PodMonitorRenderer: the monitoring labels the chart cannot set;
+//     CertificateRenderer: the chart's cert-manager Certificate left out),
+//     the service addresses ServiceURL and AdminURL (ServiceURLTLS,
+//     AdminURLTLS; Endpoints picks), and Secrets, the CA, certificate,
+//     signing key and tokens a secured run's brokers and clients read
+//     (security.go);
 //   - Ready, a pure verdict on the release's StatefulSets and init Jobs,
 //     as read by the controller;
 //   - Installer, which runs helm install and uninstall through Helm's Go

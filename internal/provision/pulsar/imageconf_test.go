@@ -22,9 +22,17 @@ import (
 // cluster runs the chart with (hack/images/pulsar.sh).
 var imageConf = filepath.Join("..", "..", "..", "hack", "images", "pulsar", "conf")
 
-// renderChart renders the upstream chart with the run's values, as helm
-// install would, and returns the manifests.
+// renderChart renders the upstream chart with the run's values and the
+// release's post-render, as helm install would, and returns the
+// manifests.
 func renderChart(t *testing.T, run *v1alpha1.BenchmarkRun) []map[string]any {
+	t.Helper()
+	return renderChartWith(t, run, true)
+}
+
+// renderChartWith renders as renderChart, without the post-render unless
+// postRender.
+func renderChartWith(t *testing.T, run *v1alpha1.BenchmarkRun, postRender bool) []map[string]any {
 	t.Helper()
 	ch, err := loader.LoadDir(upstreamChart)
 	if err != nil {
@@ -38,6 +46,9 @@ func renderChart(t *testing.T, run *v1alpha1.BenchmarkRun) []map[string]any {
 	in.ReleaseName, in.Namespace = rel.Name, run.Namespace
 	in.DryRun, in.ClientOnly = true, true
 	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.36.3", Major: "1", Minor: "36"}
+	if postRender {
+		in.PostRenderer = releaseRenderer(rel)
+	}
 	out, err := in.Run(ch, rel.Values)
 	if err != nil {
 		t.Fatalf("rendering the chart: %v", err)
@@ -82,7 +93,8 @@ var envOnly = map[string]bool{"PULSAR_MEM": true, "PULSAR_GC": true, "PULSAR_EXT
 // like upstream's) drops a plain configData key its configuration file
 // lacks, without a word, so every key the chart and streambench's values
 // set plainly, for every level and with the samples' placement and
-// resources, must be in the image's file for its component. This is what
+// resources, plain and with each of the security settings (TLS, token
+// authentication, both), must be in the image's file for its component. This is what
 // keeps the local cluster's Pulsar running with the settings status
 // reports. (The reverse is pinned by
 // TestPrefixedKeysAreTheTranslationsMissingKeys: the file must lack, as
@@ -94,11 +106,23 @@ func TestImageConfHasEveryPlainKey(t *testing.T) {
 		ComponentRecovery:  "bookkeeper.conf",
 		ComponentBroker:    "broker.conf",
 	}
-	for l := v1alpha1.Level1; l <= v1alpha1.Level4; l++ {
+	securities := []*v1alpha1.ManagedSecurity{
+		nil,
+		{TLS: true},
+		{Authentication: v1alpha1.ManagedAuthToken},
+		{TLS: true, Authentication: v1alpha1.ManagedAuthToken},
+	}
+	for i := 0; i < int(v1alpha1.Level4)+len(securities)-1; i++ {
+		// Every level plain, then level 1 with each security setting.
+		l, sec := v1alpha1.Level(i+1), (*v1alpha1.ManagedSecurity)(nil)
+		if l > v1alpha1.Level4 {
+			l, sec = v1alpha1.Level1, securities[i-int(v1alpha1.Level4)+1]
+		}
 		run := newRun(level(l), func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Cluster.Managed.Resources.Broker.Requests = corev1.ResourceList{corev1.ResourceMemory: *qty("1Gi")}
 			r.Spec.Cluster.Managed.Resources.Bookie.Requests = corev1.ResourceList{corev1.ResourceMemory: *qty("1Gi")}
 			r.Spec.Cluster.Managed.Resources.MetadataStore.Requests = corev1.ResourceList{corev1.ResourceMemory: *qty("512Mi")}
+			r.Spec.Cluster.Managed.Security = sec
 		})
 		seen := map[string]bool{}
 		for _, doc := range renderChart(t, run) {
@@ -119,7 +143,7 @@ func TestImageConfHasEveryPlainKey(t *testing.T) {
 					continue
 				}
 				if !keys[k] {
-					t.Errorf("level %d: ConfigMap %s sets %s plainly, which hack/images/pulsar/conf/%s lacks: the image would drop it; add the key to the file (with its upstream default)", l, name, k, file)
+					t.Errorf("level %d, security %+v: ConfigMap %s sets %s plainly, which hack/images/pulsar/conf/%s lacks: the image would drop it; add the key to the file (with its upstream default)", l, sec, name, k, file)
 				}
 			}
 		}

@@ -38,6 +38,9 @@ type Release struct {
 	// MonitorLabels are set on the chart's PodMonitors after rendering
 	// (EnablePodMonitors); nil leaves them as rendered.
 	MonitorLabels map[string]string
+	// TLS leaves out the chart's cert-manager Certificate after rendering
+	// (CertificateRenderer): the operator writes its Secret itself.
+	TLS bool
 	// Owner is the UID of the run the release is for, kept in the
 	// release's labels (LabelOwner): a release of the same name that
 	// another run, or a user, installed is never taken over or removed.
@@ -73,6 +76,7 @@ func ReleaseFor(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (R
 		Namespace: run.Namespace,
 		Values:    vals,
 		Affinity:  run.Spec.Cluster.Managed.Placement.Affinity.DeepCopy(),
+		TLS:       SecurityOf(run).TLS,
 		Owner:     string(run.UID),
 	}, nil
 }

@@ -607,6 +607,61 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 		t.Errorf("PodMonitors %v, want %v (none for the proxy, which is off)", names, want)
 	}
 
+	// A secured release (TLS and token authentication): the operator
+	// writes its Secrets, under its own role, and the chart installs
+	// without cert-manager (the post-render leaves its Certificate out;
+	// envtest serves no cert-manager kinds, so one left in would fail the
+	// install).
+	secured := newRun(func(r *v1alpha1.BenchmarkRun) {
+		r.Name, r.UID = "run-s", "uid-of-run-s"
+		r.Spec.Cluster.Managed.Security = &v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthToken}
+	})
+	secrets, err := Secrets(secured, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := kubernetes.NewForConfigOrDie(operator.Config())
+	for _, s := range secrets {
+		if _, err := ops.CoreV1().Secrets("bench").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating Secret %s under the operator's role: %v", s.Name, err)
+		}
+	}
+	relS, err := ReleaseFor(secured, translate(t, secured))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inst.StartInstall(relS) {
+		t.Fatal("StartInstall of the secured release did not start")
+	}
+	if res := waitDone(t, inst, "bench", relS.Name); res.Err != nil {
+		t.Fatalf("installing the secured chart under the operator's role: %v", res.Err)
+	}
+	sts, err := cs.AppsV1().StatefulSets("bench").Get(ctx, relS.Name+"-broker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vols []string
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			vols = append(vols, v.Secret.SecretName)
+		}
+	}
+	slices.Sort(vols)
+	if want := []string{"run-s-pulsar-ca-tls", "run-s-pulsar-tls-broker", "run-s-pulsar-token-broker-admin", "run-s-pulsar-token-symmetric-key"}; !slices.Equal(vols, want) {
+		t.Errorf("the secured broker mounts Secrets %v, want %v", vols, want)
+	}
+	if !inst.StartUninstall("bench", relS.Name, true) {
+		t.Fatal("StartUninstall of the secured release did not start")
+	}
+	if res := waitDone(t, inst, "bench", relS.Name); res.Err != nil {
+		t.Fatalf("tearing the secured release down: %v", res.Err)
+	}
+	for _, s := range secrets {
+		if err := ops.CoreV1().Secrets("bench").Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting Secret %s under the operator's role: %v", s.Name, err)
+		}
+	}
+
 	claim := pvc(rel.Name+"-broker-data-"+rel.Name+"-broker-0", map[string]string{"app": DefaultChartName, "release": rel.Name, "component": "broker"})
 	if _, err := cs.CoreV1().PersistentVolumeClaims("bench").Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -266,11 +266,43 @@ func (r *PodMonitorRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) 
 	})
 }
 
+// CertificateRenderer leaves out the cert-manager Certificates the chart
+// renders with tls.enabled (templates/tls-certs-internal.yaml renders the
+// brokers' whether or not certs.internal_issuer is on: cert-manager is
+// assumed). The operator writes the Secret such a Certificate would make
+// (Secrets), so the chart installs where cert-manager is not, and where
+// it is, no cert-manager replaces the operator's certificate with one of
+// a CA the clients do not trust.
+type CertificateRenderer struct{}
+
+// Run passes every document but cert-manager.io Certificates through.
+func (CertificateRenderer) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	return eachDocument(rendered, func(doc string) (string, bool, error) {
+		kind, _, ok := docHead(doc)
+		if !ok || kind != "Certificate" {
+			return doc, true, nil
+		}
+		return doc, !strings.HasPrefix(docAPIVersion(doc), "cert-manager.io/"), nil
+	})
+}
+
+func docAPIVersion(doc string) string {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = yaml.Unmarshal([]byte(doc), &head) // docHead parsed it already
+	return head.APIVersion
+}
+
 // releaseRenderer is the post-render of a release: the broker's RBAC left
-// out, the placement's affinity when there is one, and the monitoring
-// labels on the PodMonitors when there are any.
+// out, the chart's Certificates left out with TLS, the placement's
+// affinity when there is one, and the monitoring labels on the
+// PodMonitors when there are any.
 func releaseRenderer(rel Release) postrender.PostRenderer {
 	c := chainRenderer{NewBrokerRBACRenderer(rel.Name)}
+	if rel.TLS {
+		c = append(c, CertificateRenderer{})
+	}
 	if r := AffinityPostRenderer(rel.Name, rel.Affinity); r != nil {
 		c = append(c, r)
 	}

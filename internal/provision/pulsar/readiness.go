@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 // StatefulSetNames are the StatefulSets of a release that Values enables,
@@ -131,4 +133,25 @@ func ServiceURL(release, namespace string) string {
 // persistence policies).
 func AdminURL(release, namespace string) string {
 	return fmt.Sprintf("http://%s:%d", brokerHost(release, namespace), BrokerHTTPPort)
+}
+
+// ServiceURLTLS is ServiceURL on the brokers' TLS port (pulsar+ssl://).
+func ServiceURLTLS(release, namespace string) string {
+	return fmt.Sprintf("pulsar+ssl://%s:%d", brokerHost(release, namespace), BrokerServicePortTLS)
+}
+
+// AdminURLTLS is AdminURL on the brokers' TLS web port (https://).
+func AdminURLTLS(release, namespace string) string {
+	return fmt.Sprintf("https://%s:%d", brokerHost(release, namespace), BrokerHTTPSPort)
+}
+
+// Endpoints are the addresses a run's clients use: the TLS ports when the
+// run asks for TLS (the plaintext ones stay open, as upstream's broker.conf
+// has them, for the brokers' own clients), the plaintext ones otherwise.
+func Endpoints(run *v1alpha1.BenchmarkRun) v1alpha1.BrokerEndpoints {
+	rel := ReleaseName(run)
+	if SecurityOf(run).TLS {
+		return v1alpha1.BrokerEndpoints{ServiceURL: ServiceURLTLS(rel, run.Namespace), AdminURL: AdminURLTLS(rel, run.Namespace)}
+	}
+	return v1alpha1.BrokerEndpoints{ServiceURL: ServiceURL(rel, run.Namespace), AdminURL: AdminURL(rel, run.Namespace)}
 }

@@ -216,4 +216,10 @@ func TestServiceURLs(t *testing.T) {
 	if got, want := AdminURL(rel, "bench"), "http://run-a-pulsar-broker.bench.svc:8080"; got != want {
 		t.Errorf("AdminURL = %q, want %q", got, want)
 	}
+	if got, want := ServiceURLTLS(rel, "bench"), "pulsar+ssl://run-a-pulsar-broker.bench.svc:6651"; got != want {
+		t.Errorf("ServiceURLTLS = %q, want %q", got, want)
+	}
+	if got, want := AdminURLTLS(rel, "bench"), "https://run-a-pulsar-broker.bench.svc:8443"; got != want {
+		t.Errorf("AdminURLTLS = %q, want %q", got, want)
+	}
 }

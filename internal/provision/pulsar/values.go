@@ -234,6 +234,8 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 
 	tolerations, err := toValue(m.Placement.Tolerations)
 	errs = append(errs, err)
+	sec := SecurityOf(run)
+	errs = append(errs, checkSecurity(m), checkSecurityOverlay(sec, m.BrokerConfig))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -281,6 +283,8 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	if m.Version != "" {
 		vals["defaultPulsarImageTag"] = m.Version
 	}
+	// TLS and token authentication (security.go).
+	maps.Copy(vals, securityValues(sec, release))
 
 	zk := vals["zookeeper"].(map[string]any)
 	bk := vals["bookkeeper"].(map[string]any)
