@@ -127,9 +127,9 @@ var _ = Describe("BenchmarkRun validation of TLS and authentication", func() {
 		Entry("Kafka OAUTHBEARER with only an issuer", func() *v1alpha1.BenchmarkRun {
 			return existing(v1alpha1.SystemKafka, tls, &v1alpha1.ClientAuthentication{Mechanism: v1alpha1.AuthOAuthBearer, OAuth2: oauth2("", "https://idp.example")})
 		}, "spec.cluster.existing.authentication.oauth2.tokenEndpoint is required for kafka (sasl.oauthbearer.token.endpoint.url)"),
-		Entry("Pulsar OAuth2 with neither issuer nor token endpoint", func() *v1alpha1.BenchmarkRun {
-			return existing(v1alpha1.SystemPulsar, tls, &v1alpha1.ClientAuthentication{Mechanism: v1alpha1.AuthOAuth2, OAuth2: oauth2("", "")})
-		}, "spec.cluster.existing.authentication.oauth2 needs issuerURL (Pulsar's issuerUrl) or tokenEndpoint for pulsar"),
+		Entry("Pulsar OAuth2 with only a token endpoint", func() *v1alpha1.BenchmarkRun {
+			return existing(v1alpha1.SystemPulsar, tls, &v1alpha1.ClientAuthentication{Mechanism: v1alpha1.AuthOAuth2, OAuth2: oauth2("https://idp.example/token", "")})
+		}, "spec.cluster.existing.authentication.oauth2.issuerURL is required for pulsar"),
 		Entry("Pulsar TLS with a plaintext service URL", func() *v1alpha1.BenchmarkRun {
 			run := existing(v1alpha1.SystemPulsar, tls, token)
 			run.Spec.Cluster.Existing.ServiceURL = "pulsar://pulsar.example:6650"

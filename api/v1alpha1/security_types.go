@@ -139,13 +139,15 @@ type ClientAuthentication struct {
 // OAuth2ClientCredentials is an OAuth 2.0 client-credentials grant.
 type OAuth2ClientCredentials struct {
 	// TokenEndpoint is the token endpoint (Kafka's
-	// sasl.oauthbearer.token.endpoint.url). Kafka needs it; for Pulsar,
-	// it is read from issuerURL's metadata when empty.
+	// sasl.oauthbearer.token.endpoint.url); kafka needs it. Pulsar's
+	// clients (Java and Go alike) find theirs in issuerURL's metadata and
+	// do not take it.
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
 	TokenEndpoint string `json:"tokenEndpoint,omitempty"`
 	// IssuerURL is the issuer (Pulsar's issuerUrl), whose
-	// /.well-known/openid-configuration names the token endpoint.
+	// /.well-known/openid-configuration names the token endpoint; pulsar
+	// needs it.
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	// +optional
 	IssuerURL string `json:"issuerURL,omitempty"`
