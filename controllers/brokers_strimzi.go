@@ -20,10 +20,12 @@ import (
 )
 
 // +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkas;kafkanodepools,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=kafka.strimzi.io,resources=kafkausers,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 
 // strimziBrokers deploys Kafka through the Strimzi operator: a Kafka, its
-// KafkaNodePool and the JMX metrics ConfigMap, all owned by the run, or by
+// KafkaNodePool, the JMX metrics ConfigMap and, when the clients
+// authenticate, a KafkaUser, all owned by the run, or by
 // owner when set: a BenchmarkSuite deploys its clusters from a run that
 // exists only in memory (internal/suite.HostRun), and owns them itself.
 type strimziBrokers struct {
@@ -50,6 +52,16 @@ func (b strimziBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 	objs := []client.Object{strimzi.MetricsConfigMap(run), kafka}
 	for _, p := range pools {
 		objs = append(objs, p)
+	}
+	user, err := strimzi.KafkaUser(run)
+	if err != nil {
+		return permanent(err)
+	}
+	if user != nil {
+		if err := strimzi.KafkaUserCRDInstalled(b.RESTMapper()); err != nil {
+			return permanent(err)
+		}
+		objs = append(objs, user)
 	}
 	var owner client.Object = run
 	if b.owner != nil {
@@ -80,7 +92,15 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 	if failed, why := strimzi.Failed(kafka, time.Now()); failed {
 		return nil, "", permanent(errors.New(why))
 	}
-	endpoints, reason := strimziEndpoints(kafka)
+	endpoints, reason := strimziEndpoints(kafka, run)
+	if endpoints != nil && strimzi.NeedsUser(run) {
+		// The clients' Secret: the User Operator writes it, and the
+		// brokers' credentials, before it marks the KafkaUser Ready; the
+		// Jobs mount it, so they must not start before.
+		if waiting, err := b.userReady(ctx, run); err != nil || waiting != "" {
+			return nil, waiting, err
+		}
+	}
 	if endpoints == nil {
 		// Strimzi says only that it waits for its pods; the scheduler says
 		// why a broker pod has no node (the anti-affinity, resources).
@@ -96,21 +116,45 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 }
 
 // strimziEndpoints is the bootstrap of a Strimzi Kafka once it is ready, or
-// what it still lacks.
-func strimziEndpoints(kafka *unstructured.Unstructured) (*v1alpha1.BrokerEndpoints, string) {
+// what it still lacks: that of the listener the run's clients can use (the
+// builder made it for them: TLS and authentication as
+// spec.cluster.managed.security asks).
+func strimziEndpoints(kafka *unstructured.Unstructured, run *v1alpha1.BenchmarkRun) (*v1alpha1.BrokerEndpoints, string) {
 	if ready, reason := strimzi.Ready(kafka); !ready {
 		return nil, reason
 	}
-	bootstrap, err := strimzi.Bootstrap(kafka)
+	l, err := strimzi.SelectListener(kafka, strimzi.ManagedNeeds(run))
+	if err != nil {
+		return nil, err.Error()
+	}
+	bootstrap, err := strimzi.Bootstrap(kafka, l)
 	if err != nil {
 		return nil, err.Error()
 	}
 	return &v1alpha1.BrokerEndpoints{BootstrapServers: bootstrap}, ""
 }
 
+// userReady says what the run's KafkaUser still lacks; "" once the User
+// Operator has served it. A deleted KafkaUser fails the run: nothing
+// creates it again.
+func (b strimziBrokers) userReady(ctx context.Context, run *v1alpha1.BenchmarkRun) (string, error) {
+	user := strimziRef(strimzi.KafkaUserGVK, run.Namespace, strimzi.UserName(run))
+	err := b.Get(ctx, client.ObjectKeyFromObject(user), user)
+	if apierrors.IsNotFound(err) {
+		return "", permanent(fmt.Errorf("KafkaUser %s was deleted while the run waited for it; the run's clients authenticate as it (spec.cluster.managed.security.authentication)", user.GetName()))
+	}
+	if err != nil {
+		return "", err
+	}
+	_, reason := strimzi.UserReady(user)
+	return reason, nil
+}
+
 // Teardown deletes the Kafka and its pools explicitly rather than waiting
 // for garbage collection, so a deleted run frees the NVMe nodes at once;
-// Strimzi deletes the PVCs with deleteClaim.
+// Strimzi deletes the PVCs with deleteClaim. The KafkaUser goes with them
+// (its Secret is the KafkaUser's, by an owner reference the User Operator
+// sets; its SCRAM credentials live in the brokers' metadata log).
 func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
 	if err := strimzi.CRDsInstalled(b.RESTMapper()); err != nil {
 		return true, nil // nothing of Strimzi's can exist
@@ -122,6 +166,7 @@ func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun
 		owner = b.owner
 	}
 	return deleteAll(ctx, b.Client, owner,
+		strimziRef(strimzi.KafkaUserGVK, run.Namespace, strimzi.UserName(run)),
 		strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run)),
 		strimziRef(strimzi.KafkaNodePoolGVK, run.Namespace, strimzi.PoolName(run)),
 		strimzi.MetricsConfigMap(run))

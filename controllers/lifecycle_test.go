@@ -344,6 +344,9 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 	// (security_test.go), here where Strimzi's CRDs are installed.
 	securedStrimziSpecs()
 
+	// spec.cluster.managed.security (brokers_strimzi_test.go).
+	securedManagedKafkaSpecs()
+
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 // testCRDDir holds the minimal Strimzi CRDs the envtest suite installs.
@@ -32,12 +34,17 @@ func TestTestCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	user, err := KafkaUser(newRun(withSecurity(true, v1alpha1.ManagedAuthScramSHA512)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		file, plural string
 		built        *unstructured.Unstructured
 	}{
 		{"kafka.strimzi.io_kafkas.yaml", "kafkas", kafka},
 		{"kafka.strimzi.io_kafkanodepools.yaml", "kafkanodepools", pools[0]},
+		{"kafka.strimzi.io_kafkausers.yaml", "kafkausers", user},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
