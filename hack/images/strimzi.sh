@@ -2,7 +2,9 @@
 # Builds a real Strimzi cluster operator from source and the two images it
 # runs on the local cluster, without Docker or a registry:
 #
-#   quay.io/strimzi/operator:0.49.1             the cluster operator
+#   quay.io/strimzi/operator:0.49.1             the cluster operator, and the
+#                                               User Operator of the entity
+#                                               operator (KafkaUsers)
 #   quay.io/strimzi/kafka:0.49.1-kafka-4.1.1    the Kafka it starts
 #
 # under the names Strimzi's own install files use, so they run unchanged.
@@ -53,18 +55,23 @@ src_tar="${STRIMZI_SRC:-$root/../shared/testdata/strimzi-$STRIMZI_VERSION-src.ta
 log() { echo "strimzi: $*" >&2; }
 die() { echo "strimzi: $*" >&2; exit 1; }
 
-# build_operator: Strimzi's cluster operator and Kafka agent from source,
-# with Maven, as Strimzi's own Makefile does (tests, spotbugs and
-# checkstyle skipped); keeps their distributions and the install files.
+# build_operator: Strimzi's cluster operator, User Operator and Kafka agent
+# from source, with Maven, as Strimzi's own Makefile does (tests, spotbugs
+# and checkstyle skipped); keeps their distributions and the install files.
+# The User Operator runs in the entity operator's pod, which the cluster
+# operator starts from the operator image (STRIMZI_DEFAULT_USER_OPERATOR_IMAGE)
+# with the command /opt/strimzi/bin/user_operator_run.sh (EntityUserOperator
+# .createContainer): a managed run with a KafkaUser needs it. A build of an
+# older version of this script, without it, is built again.
 build_operator() {
-  [ -f "$out/dist/.done" ] && return
+  [ -f "$out/dist/.done" ] && [ -x "$out/dist/operator/bin/user_operator_run.sh" ] && return
   [ -f "$src_tar" ] || die "Strimzi's source $src_tar is missing: get strimzi-kafka-operator $STRIMZI_VERSION's source tarball (github.com/strimzi/strimzi-kafka-operator, tag $STRIMZI_VERSION) and give it as STRIMZI_SRC"
   echo "$SRC_SHA256  $src_tar" | sha256sum -c --quiet - || die "$src_tar is not Strimzi $STRIMZI_VERSION's source this script pins (sha256 $SRC_SHA256)"
   local work="$out/src"
   rm -rf "$work" "$out/dist"
   mkdir -p "$work"
   tar xzf "$src_tar" -C "$work" --strip-components=1
-  log "building the cluster operator and the Kafka agent $STRIMZI_VERSION with Maven (cold: ~250 MB of dependencies, then ~4 min on 2 cores)"
+  log "building the cluster operator, the User Operator and the Kafka agent $STRIMZI_VERSION with Maven (cold: ~250 MB of dependencies, then ~5 min on 2 cores)"
   local skip=(-B -q -DskipTests -Dspotbugs.skip -Dcheckstyle.skip -Dmaven.javadoc.skip)
   # The operator validates a Kafka's configuration against a model of the
   # Kafka version's settings, generated from Kafka's jars into its
@@ -75,7 +82,7 @@ build_operator() {
     cd config-model-generator && mvn "${skip[@]}" verify exec:java -Pgenerate-model \
       -Dkafka-metadata-version="$KAFKA_VERSION" \
       -Dconfig-model-file="../cluster-operator/src/main/resources/kafka-$KAFKA_VERSION-config-model.json" &&
-    cd .. && mvn "${skip[@]}" -pl cluster-operator,kafka-agent -am package) > "$out/maven.log" 2>&1 ||
+    cd .. && mvn "${skip[@]}" -pl cluster-operator,user-operator,kafka-agent -am package) > "$out/maven.log" 2>&1 ||
     { tail -n 40 "$out/maven.log" >&2; die "the Maven build failed (whole log: $out/maven.log)"; }
   # (Listed into a variable: grep -q in a pipe would end unzip with SIGPIPE.)
   local listing
@@ -83,7 +90,14 @@ build_operator() {
   [[ "$listing" == *"kafka-$KAFKA_VERSION-config-model.json"* ]] ||
     die "the operator jar has no configuration model of Kafka $KAFKA_VERSION"
   mkdir -p "$out/dist/operator" "$out/dist/install"
+  # Both distributions unpack into one bin/ and lib/, as Strimzi's
+  # docker-images/operator/Makefile does; each run script names its own
+  # jars (the classpath Maven filters into it), so a dependency the two
+  # take at different versions cannot mix.
   unzip -qo "$work/docker-images/artifacts/binaries/cluster-operator-$STRIMZI_VERSION-dist.zip" -d "$out/dist/operator"
+  unzip -qo "$work/docker-images/artifacts/binaries/user-operator-$STRIMZI_VERSION-dist.zip" -d "$out/dist/operator"
+  [ -f "$out/dist/operator/bin/user_operator_run.sh" ] && [ -f "$out/dist/operator/lib/io.strimzi.user-operator-$STRIMZI_VERSION.jar" ] ||
+    die "the User Operator's distribution has no bin/user_operator_run.sh or lib/io.strimzi.user-operator-$STRIMZI_VERSION.jar"
   cp "$work/docker-images/operator/scripts/"* "$out/dist/operator/bin/"
   cp "$work/kafka-agent/target/kafka-agent-$STRIMZI_VERSION.jar" "$out/dist/"
   cp -r "$work/docker-images/kafka-based/kafka/scripts" "$out/dist/kafka-scripts"
