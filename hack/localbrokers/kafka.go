@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -30,12 +31,27 @@ func startKafka(ctx context.Context, o startOptions) (started, error) {
 			o.Log("durability: %s", eff.Explanation)
 		}
 	}
+	var sec *secureKafka
+	var listeners []localbrokers.KafkaListener
+	var err error
+	if o.Secure {
+		if sec, err = newSecureKafka(o.Dir); err != nil {
+			return started{}, err
+		}
+		listeners = sec.listeners()
+	}
 	k, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{
 		Brokers: o.Brokers, BrokerConfig: brokerConfig, Dir: o.Dir,
-		Version: o.Version, Detached: true, Log: o.Log,
+		Version: o.Version, Detached: true, Log: o.Log, Listeners: listeners,
 	})
 	if err != nil {
 		return started{}, err
 	}
-	return started{Pids: k.Pids(), Endpoints: map[string]string{"bootstrap": k.Bootstrap()}}, nil
+	s := started{Pids: k.Pids(), Endpoints: map[string]string{"bootstrap": k.Bootstrap()}}
+	if sec != nil {
+		if err := sec.endpoints(k, s.Endpoints); err != nil {
+			return started{}, errors.Join(err, k.Stop())
+		}
+	}
+	return s, nil
 }

@@ -36,7 +36,13 @@ type startOptions struct {
 	// means the brokers' own defaults.
 	Level   v1alpha1.Level
 	Version string
-	Log     func(format string, args ...any)
+	// Secure opens secured client listeners beside the plaintext one
+	// (kafka: SSL and SASL_SSL with SCRAM-SHA-512), with a CA, the
+	// brokers' certificate and a user made under <dir>/tls, and writes
+	// <dir>/secrets.yaml: the Secret a run names, for streambench run
+	// --secrets.
+	Secure bool
+	Log    func(format string, args ...any)
 }
 
 // started is what a system's start leaves running.
@@ -70,7 +76,7 @@ func usage() error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return fmt.Errorf("usage: localbrokers <%s> <start|stop|status> [--dir DIR] [--brokers N] [--level 1-4] [--version V]", strings.Join(names, "|"))
+	return fmt.Errorf("usage: localbrokers <%s> <start|stop|status> [--dir DIR] [--brokers N] [--level 1-4] [--version V] [--secure]", strings.Join(names, "|"))
 }
 
 func run(args []string) error {
@@ -87,6 +93,7 @@ func run(args []string) error {
 	brokers := fs.Int("brokers", sys.defaultBrokers, "number of broker nodes")
 	level := fs.Int("level", 0, "durability level 1-4 whose broker settings to apply (0: broker defaults)")
 	version := fs.String("version", "", "broker version on Maven Central (default: the package's default)")
+	secure := fs.Bool("secure", false, "also open secured client listeners (kafka: SSL and SASL_SSL SCRAM-SHA-512) and write DIR/secrets.yaml")
 	if err := fs.Parse(args[2:]); err != nil {
 		return err
 	}
@@ -98,7 +105,7 @@ func run(args []string) error {
 		if *level < 0 || *level > 4 {
 			return fmt.Errorf("--level %d: want 1-4, or 0 for the brokers' defaults", *level)
 		}
-		return start(sys, startOptions{Dir: *dir, Brokers: *brokers, Level: v1alpha1.Level(*level), Version: *version})
+		return start(sys, startOptions{Dir: *dir, Brokers: *brokers, Level: v1alpha1.Level(*level), Version: *version, Secure: *secure})
 	case "stop":
 		return stop(*dir)
 	case "status":
