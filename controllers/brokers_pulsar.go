@@ -24,18 +24,27 @@ import (
 // The teardown deletes a release's claims in one call (the chart's
 // StatefulSets leave them behind).
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=deletecollection
+// A secured run's CA, certificate, signing key and tokens are the
+// operator's own Secrets (brokers_pulsar_secrets.go), read uncached.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 
 // pulsarBrokers deploys Pulsar as a Helm release of the Apache Pulsar chart.
 // Helm runs in the Installer's goroutines; every call here only starts an
 // operation or reads its state, so a reconcile never waits for Helm.
 type pulsarBrokers struct {
 	client.Client
+	// reader reads the run's Secrets from the API server: no Secret is
+	// cached in the operator's memory.
+	reader     client.Reader
 	helm       *pulsar.Installer
 	monitoring monitoring.Config
+	// owner owns the Secrets made for a secured release: a suite for the
+	// clusters it hosts; nil for a run's own (the run).
+	owner client.Object
 }
 
 func (r *BenchmarkRunReconciler) pulsarBrokers() brokers {
-	return pulsarBrokers{Client: r.Client, helm: r.Helm, monitoring: r.Monitoring}
+	return pulsarBrokers{Client: r.Client, reader: r.apiReader(), helm: r.Helm, monitoring: r.Monitoring}
 }
 
 func (b pulsarBrokers) release(run *v1alpha1.BenchmarkRun) (pulsar.Release, error) {
@@ -91,6 +100,10 @@ func (b pulsarBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) e
 	if status == "deployed" {
 		return nil
 	}
+	// The chart mounts them by name: they must exist before its pods.
+	if err := b.ensureSecrets(ctx, run); err != nil {
+		return err
+	}
 	b.helm.StartInstall(rel)
 	return nil
 }
@@ -118,14 +131,14 @@ func (b pulsarBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*
 	if !ready {
 		return nil, reason, nil
 	}
-	return &v1alpha1.BrokerEndpoints{
-		ServiceURL: pulsar.ServiceURL(name, run.Namespace),
-		AdminURL:   pulsar.AdminURL(name, run.Namespace),
-	}, "", nil
+	ep := pulsar.Endpoints(run)
+	return &ep, "", nil
 }
 
 // Teardown uninstalls the release and, unless storage.deleteClaim is false,
-// deletes its PVCs, which helm uninstall leaves behind.
+// deletes its PVCs, which helm uninstall leaves behind; then the Secrets
+// made for a secured release (owner references would remove them only
+// with the run).
 func (b pulsarBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
 	if b.helm == nil {
 		return true, nil
@@ -149,6 +162,9 @@ func (b pulsarBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun)
 	}
 	switch {
 	case ok && res.Operation == pulsar.OperationUninstall && res.Done && res.Err == nil:
+		if gone, err := b.deleteSecrets(ctx, run); err != nil || !gone {
+			return false, err
+		}
 		b.helm.Forget(run.Namespace, name)
 		return true, nil
 	case ok && !res.Done:

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -201,7 +202,11 @@ func (r *BenchmarkSuiteReconciler) hostBrokers(s *v1alpha1.BenchmarkSuite, cl v1
 	// The Helm release is labelled with its owner's UID: the suite's.
 	host.UID = s.UID
 	if cl.System == v1alpha1.SystemPulsar {
-		return host, pulsarBrokers{Client: r.Client, helm: r.Helm}, nil
+		reader := client.Reader(r.Client)
+		if r.APIReader != nil {
+			reader = r.APIReader
+		}
+		return host, pulsarBrokers{Client: r.Client, reader: reader, helm: r.Helm, owner: s}, nil
 	}
 	return host, strimziBrokers{Client: r.Client, owner: s}, nil
 }
