@@ -101,6 +101,33 @@ var _ = Describe("a run that names its files in ConfigMaps", func() {
 		noJobs(run)
 	})
 
+	It("refuses a driver file with security keys, pointing at the run's Secret references", func() {
+		// An MSK-style driver file: its password is in the file, and its
+		// truststore path is the OMB machine's.
+		configMap("kafka-sasl", map[string]string{"kafka-sasl.yaml": `name: Kafka
+driverClass: io.openmessaging.benchmark.driver.kafka.KafkaBenchmarkDriver
+replicationFactor: 3
+commonConfig: |
+  security.protocol=SASL_SSL
+  sasl.mechanism=SCRAM-SHA-512
+  sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bench" password="file-Pw-9c2";
+  ssl.truststore.location=/opt/omb/ca.pem
+  ssl.truststore.type=PEM
+producerConfig: |
+  linger.ms=1
+`}, nil)
+		run := existingKafkaRun(ns)
+		run.Spec.Driver = &v1alpha1.DriverSpec{ConfigMapRef: &v1alpha1.ConfigMapFileRef{Name: "kafka-sasl"}}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(failed.Status.Message).To(ContainSubstring("spec.driver.configMapRef: the driver file in ConfigMap kafka-sasl"))
+		Expect(failed.Status.Message).To(ContainSubstring("sasl.jaas.config"))
+		Expect(failed.Status.Message).To(ContainSubstring("spec.cluster.existing.tls"))
+		Expect(failed.Status.Message).NotTo(ContainSubstring("file-Pw-9c2"), "the file's password is not quoted")
+		Expect(failed.Status.Driver).To(BeNil())
+		noJobs(run)
+	})
+
 	It("refuses a payloadFile that has no ConfigMap, saying how to provide one", func() {
 		run := existingKafkaRun(ns)
 		run.Spec.Workload.PayloadFile = "payload/payload-1Kb.data"
