@@ -75,6 +75,12 @@ type BenchmarkSuiteSpec struct {
 // +kubebuilder:validation:XValidation:rule="self.system == 'kafka' || !has(self.cluster.managed) || !has(self.cluster.managed.storage) || !has(self.cluster.managed.storage.additionalData)",message="spec.systems[].cluster.managed.storage.additionalData (Kafka JBOD log directories) applies to system kafka only; use storage.journal and storage.ledgers for pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.systems[].driver.kafka is set but the system is pulsar; move the settings to driver.pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.systems[].driver.pulsar is set but the system is kafka; move the settings to driver.kafka"
+// +kubebuilder:validation:XValidation:rule="!has(self.securities) || has(self.cluster.managed)",message="spec.systems[].securities applies to a managed cluster only (the suite deploys one per setting); an existing cluster's security is its own: set spec.systems[].cluster.existing.tls and authentication instead, or remove securities"
+// +kubebuilder:validation:XValidation:rule="!has(self.securities) || !has(self.cluster.managed) || !has(self.cluster.managed.security)",message="spec.systems[].securities and cluster.managed.security both set the brokers' security; list every setting to measure in securities and remove cluster.managed.security"
+// +kubebuilder:validation:XValidation:rule="!has(self.securities) || self.securities.all(s, !has(s.authentication) || (self.system == 'kafka') == (s.authentication in ['scram-sha-512', 'tls']))",message="spec.systems[].securities[].authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"
+// +kubebuilder:validation:XValidation:rule="!has(self.securities) || self.securities.all(s, !has(s.authentication) || s.authentication != 'tls' || (has(s.tls) && s.tls))",message="spec.systems[].securities[]: authentication tls is mutual TLS: set tls: true in the same entry"
+// +kubebuilder:validation:XValidation:rule="!has(self.securities) || self.securities.all(a, self.securities.exists_one(b, (has(a.tls) && a.tls) == (has(b.tls) && b.tls) && (has(a.authentication) ? a.authentication : '') == (has(b.authentication) ? b.authentication : '')))",message="spec.systems[].securities lists one setting twice ({} and {tls: false} are the same plaintext, anonymous setting); remove one"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster.managed) || !has(self.cluster.managed.security) || !has(self.cluster.managed.security.authentication) || (self.system == 'kafka') == (self.cluster.managed.security.authentication in ['scram-sha-512', 'tls'])",message="spec.systems[].cluster.managed.security.authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"
 type SuiteSystem struct {
 	// System is the messaging system under test.
 	System System `json:"system"`
@@ -83,8 +89,9 @@ type SuiteSystem struct {
 	// one cluster per durability setting that needs its own broker
 	// settings (one for Kafka, whose durability is topic and producer
 	// configuration; one per journal configuration for Pulsar, whose
-	// journal settings are the bookies'), and every cell runs against it
-	// in existing mode. Existing: every cell runs against it as it is.
+	// journal settings are the bookies') and per entry of securities, and
+	// every cell runs against it in existing mode. Existing: every cell
+	// runs against it as it is.
 	Cluster ClusterSpec `json:"cluster"`
 
 	// Durabilities are the settings to measure, e.g. levels 1 to 4.
@@ -96,6 +103,22 @@ type SuiteSystem struct {
 	// Driver overrides client settings of this system in every cell.
 	// +optional
 	Driver *DriverSpec `json:"driver,omitempty"`
+
+	// Securities are the client security settings to measure, each on a
+	// cluster of its own (a listener's TLS and authentication are the
+	// brokers' configuration), every cell of the system on each: e.g.
+	// [{}, {tls: true}, {tls: true, authentication: scram-sha-512}]
+	// measures what TLS and SCRAM cost. Each cell runs with its
+	// cluster's credentials, which the suite's provisioning makes (as for
+	// spec.cluster.managed.security of a run). With securities, the names
+	// of clusters and cells carry the setting's label (plain, tls, scram,
+	// tls-scram, mtls, token, tls-token); without, a suite measures the
+	// one setting of cluster.managed.security (plaintext and anonymous
+	// if unset) and its names carry none. Managed clusters only.
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=atomic
+	// +optional
+	Securities []ManagedSecurity `json:"securities,omitempty"`
 }
 
 // SuiteWorkload is one workload of the suite: inline, or an OMB workload
@@ -149,6 +172,12 @@ type SuiteCluster struct {
 	// with one cluster.
 	// +optional
 	BrokerSettings map[string]string `json:"brokerSettings,omitempty"`
+	// Security is the client security the cluster is deployed with:
+	// an entry of spec.systems[].securities, or its
+	// cluster.managed.security; absent for plaintext, anonymous brokers
+	// of a system without securities, and for an existing cluster.
+	// +optional
+	Security *ManagedSecurity `json:"security,omitempty"`
 	// Phase of the cluster.
 	Phase ClusterPhase `json:"phase"`
 	// Endpoints the cells use.
@@ -193,6 +222,12 @@ type SuiteCell struct {
 	// RequestedLevel is the level asked for (derived from explicit
 	// settings when none was given).
 	RequestedLevel Level `json:"requestedLevel"`
+	// Security is the label of its cluster's client security (plain,
+	// tls, scram, tls-scram, mtls, token, tls-token); empty for a system
+	// without spec.systems[].securities whose brokers are plaintext and
+	// anonymous, and for an existing cluster.
+	// +optional
+	Security string `json:"security,omitempty"`
 	// Cluster is the status.clusters[].name the cell runs against.
 	Cluster string `json:"cluster"`
 	// Phase of the cell.

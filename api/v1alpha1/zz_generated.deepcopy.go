@@ -1372,6 +1372,11 @@ func (in *SuiteCluster) DeepCopyInto(out *SuiteCluster) {
 			(*out)[key] = val
 		}
 	}
+	if in.Security != nil {
+		in, out := &in.Security, &out.Security
+		*out = new(ManagedSecurity)
+		**out = **in
+	}
 	if in.Endpoints != nil {
 		in, out := &in.Endpoints, &out.Endpoints
 		*out = new(BrokerEndpoints)
@@ -1408,6 +1413,11 @@ func (in *SuiteSystem) DeepCopyInto(out *SuiteSystem) {
 		in, out := &in.Driver, &out.Driver
 		*out = new(DriverSpec)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.Securities != nil {
+		in, out := &in.Securities, &out.Securities
+		*out = make([]ManagedSecurity, len(*in))
+		copy(*out, *in)
 	}
 }
 
