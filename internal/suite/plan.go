@@ -13,6 +13,12 @@
 // the bookies' journal configuration (journalWriteData, journalSyncData,
 // journalPageCacheFlushIntervalMSec), so Pulsar needs a cluster per journal
 // configuration.
+//
+// A security setting (spec.systems[].securities) is the brokers' too: a
+// listener's TLS and authentication are broker configuration, and the
+// users or tokens are made for one cluster. So a managed system gets a
+// cluster per broker setting and per security setting, and each cell runs
+// with the credentials of its cluster.
 package suite
 
 import (
@@ -48,6 +54,9 @@ type Cluster struct {
 	// settings are the ones every cell on it needs; topic, producer and
 	// namespace settings are each cell's own.
 	Host v1alpha1.DurabilitySpec
+	// Security is the client security the cluster is deployed with; nil
+	// for plaintext, anonymous brokers of a system without securities.
+	Security *v1alpha1.ManagedSecurity
 }
 
 // Cell is one system × durability × workload.
@@ -57,7 +66,9 @@ type Cell struct {
 	Workload       string
 	Durability     v1alpha1.DurabilitySpec
 	RequestedLevel v1alpha1.Level
-	Cluster        ClusterName
+	// Security is the label of the cluster's security (SuiteCell.Security).
+	Security string
+	Cluster  ClusterName
 }
 
 // Plan is the clusters and cells of a suite, in the order they run: the
@@ -143,50 +154,102 @@ func New(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.ResolvedWorkload) (Pla
 			name := ClusterName(runName(s.Name, string(sys.System)))
 			p.Clusters = append(p.Clusters, Cluster{Name: name, System: sys.System, Host: sys.Durabilities[0]})
 			for j, d := range sys.Durabilities {
-				if err := p.addCells(s, names, sys.System, d, fmt.Sprintf("%s.durabilities[%d]", field, j), name, workloads); err != nil {
+				if err := p.addCells(s, names, sys.System, d, fmt.Sprintf("%s.durabilities[%d]", field, j), name, "", "", workloads); err != nil {
 					return Plan{}, err
 				}
 			}
 			continue
 		}
-		// Managed: one cluster per distinct set of broker settings, in the
-		// order the durabilities first need them.
-		byKey := map[string]int{}
-		var order []int
-		var members [][]int
-		for j, d := range sys.Durabilities {
-			settings, label, err := clusterSettings(sys.System, d)
-			if err != nil {
-				return Plan{}, fmt.Errorf("%s.durabilities[%d]: %w", field, j, err)
-			}
-			key := canonical(settings)
-			c, ok := byKey[key]
-			if !ok {
-				c = len(p.Clusters)
-				byKey[key] = c
-				parts := []string{s.Name, string(sys.System)}
-				if label != "" {
-					parts = append(parts, label)
-				}
-				p.Clusters = append(p.Clusters, Cluster{
-					Name: ClusterName(runName(parts...)), System: sys.System, Managed: true,
-					BrokerSettings: settings, Host: hostDurability(sys.System, d),
-				})
-				order = append(order, c)
-				members = append(members, nil)
-			}
-			idx := slices.Index(order, c)
-			members[idx] = append(members[idx], j)
+		secs, err := securities(sys, field)
+		if err != nil {
+			return Plan{}, err
 		}
-		for k, c := range order {
-			for _, j := range members[k] {
-				if err := p.addCells(s, names, sys.System, sys.Durabilities[j], fmt.Sprintf("%s.durabilities[%d]", field, j), p.Clusters[c].Name, workloads); err != nil {
-					return Plan{}, err
-				}
+		for _, sec := range secs {
+			if err := p.addManaged(s, names, sys, field, sec, workloads); err != nil {
+				return Plan{}, err
 			}
 		}
 	}
 	return p, nil
+}
+
+// securitySetting is one security setting of a managed system, with the label
+// its names carry ("" for a system without securities: its names stay as
+// they were before securities existed).
+type securitySetting struct {
+	setting   *v1alpha1.ManagedSecurity
+	nameLabel string
+}
+
+// securities are the settings a managed system is measured at, in spec
+// order: spec.systems[].securities, or the one of cluster.managed.security
+// (nil: plaintext, anonymous). The schema refuses a setting listed twice;
+// this says so too, for a suite that did not go through it.
+func securities(sys v1alpha1.SuiteSystem, field string) ([]securitySetting, error) {
+	if len(sys.Securities) == 0 {
+		return []securitySetting{{setting: sys.Cluster.Managed.Security.DeepCopy()}}, nil
+	}
+	var out []securitySetting
+	seen := map[string]int{}
+	for k := range sys.Securities {
+		sec := sys.Securities[k].DeepCopy()
+		label := sec.Label()
+		if other, dup := seen[label]; dup {
+			return nil, fmt.Errorf("%s.securities[%d] and securities[%d] are the same setting (%s); remove one", field, other, k, label)
+		}
+		seen[label] = k
+		out = append(out, securitySetting{setting: sec, nameLabel: label})
+	}
+	return out, nil
+}
+
+// addManaged plans a managed system's clusters at one security setting:
+// one per distinct set of broker settings, in the order the durabilities
+// first need them, each with its cells.
+func (p *Plan) addManaged(s *v1alpha1.BenchmarkSuite, names map[CellName]string, sys v1alpha1.SuiteSystem, field string, sec securitySetting, workloads []v1alpha1.ResolvedWorkload) error {
+	byKey := map[string]int{}
+	var order []int
+	var members [][]int
+	for j, d := range sys.Durabilities {
+		settings, label, err := clusterSettings(sys.System, d)
+		if err != nil {
+			return fmt.Errorf("%s.durabilities[%d]: %w", field, j, err)
+		}
+		key := canonical(settings)
+		c, ok := byKey[key]
+		if !ok {
+			c = len(p.Clusters)
+			byKey[key] = c
+			parts := []string{s.Name, string(sys.System)}
+			if sec.nameLabel != "" {
+				parts = append(parts, sec.nameLabel)
+			}
+			if label != "" {
+				parts = append(parts, label)
+			}
+			p.Clusters = append(p.Clusters, Cluster{
+				Name: ClusterName(runName(parts...)), System: sys.System, Managed: true,
+				BrokerSettings: settings, Host: hostDurability(sys.System, d), Security: sec.setting,
+			})
+			order = append(order, c)
+			members = append(members, nil)
+		}
+		idx := slices.Index(order, c)
+		members[idx] = append(members[idx], j)
+	}
+	cellLabel := sec.nameLabel
+	if cellLabel == "" && sec.setting.Secured() {
+		// One setting, not in the names, but said in the tables.
+		cellLabel = sec.setting.Label()
+	}
+	for k, c := range order {
+		for _, j := range members[k] {
+			if err := p.addCells(s, names, sys.System, sys.Durabilities[j], fmt.Sprintf("%s.durabilities[%d]", field, j), p.Clusters[c].Name, sec.nameLabel, cellLabel, workloads); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // hostDurability is what a managed cluster is deployed with. For Kafka it
@@ -202,21 +265,31 @@ func hostDurability(system v1alpha1.System, d v1alpha1.DurabilitySpec) v1alpha1.
 	return d
 }
 
-func (p *Plan) addCells(s *v1alpha1.BenchmarkSuite, names map[CellName]string, system v1alpha1.System, d v1alpha1.DurabilitySpec, field string, cluster ClusterName, workloads []v1alpha1.ResolvedWorkload) error {
+// addCells plans the cells of one durability on cluster: nameLabel is the
+// security in their names (empty for a system without securities),
+// secLabel the label they record.
+func (p *Plan) addCells(s *v1alpha1.BenchmarkSuite, names map[CellName]string, system v1alpha1.System, d v1alpha1.DurabilitySpec, field string, cluster ClusterName, nameLabel, secLabel string, workloads []v1alpha1.ResolvedWorkload) error {
 	label, level, err := DurabilityLabel(d)
 	if err != nil {
 		return fmt.Errorf("%s: %w", field, err)
 	}
 	for _, w := range workloads {
-		name := CellName(runName(s.Name, string(system), label, w.Name))
+		parts := []string{s.Name, string(system)}
+		if nameLabel != "" {
+			parts = append(parts, nameLabel)
+		}
+		name := CellName(runName(append(parts, label, w.Name)...))
 		where := field + " with spec.workloads " + w.Name
+		if nameLabel != "" {
+			where = field + " at security " + nameLabel + " with spec.workloads " + w.Name
+		}
 		if other, dup := names[name]; dup {
 			return fmt.Errorf("%s and %s are the same cell (%s); remove one of the two durability settings", other, where, name)
 		}
 		names[name] = where
 		p.Cells = append(p.Cells, Cell{
 			Name: name, System: system, Workload: w.Name, Durability: *d.DeepCopy(),
-			RequestedLevel: level, Cluster: cluster,
+			RequestedLevel: level, Security: secLabel, Cluster: cluster,
 		})
 	}
 	return nil

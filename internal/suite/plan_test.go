@@ -185,3 +185,144 @@ func TestProgress(t *testing.T) {
 		t.Errorf("Progress = %s, want 3/5", got)
 	}
 }
+
+func withSecurities(sys v1alpha1.SuiteSystem, secs ...v1alpha1.ManagedSecurity) v1alpha1.SuiteSystem {
+	sys.Securities = secs
+	return sys
+}
+
+var (
+	plain    = v1alpha1.ManagedSecurity{}
+	tlsOnly  = v1alpha1.ManagedSecurity{TLS: true}
+	tlsScram = v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}
+	mtls     = v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthTLS}
+	tlsToken = v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthToken}
+)
+
+func TestNewSecurities(t *testing.T) {
+	oneWorkload := twoWorkloads[:1]
+	secured := managed(v1alpha1.SystemKafka, level(2))
+	secured.Cluster.Managed.Security = &tlsScram
+	tests := []struct {
+		name string
+		sys  v1alpha1.SuiteSystem
+		// clusters are "name security-label" (security-label "-" when
+		// the cluster records none), cells "name cluster security".
+		clusters []string
+		cells    []string
+	}{{
+		name: "a Kafka cluster per security setting, each with every level; the names say the setting",
+		sys:  withSecurities(managed(v1alpha1.SystemKafka, level(1), level(2)), plain, tlsOnly, tlsScram),
+		clusters: []string{"m-kafka-plain plain", "m-kafka-tls tls", "m-kafka-tls-scram tls-scram"},
+		cells: []string{
+			"m-kafka-plain-l1-maxtput m-kafka-plain plain", "m-kafka-plain-l2-maxtput m-kafka-plain plain",
+			"m-kafka-tls-l1-maxtput m-kafka-tls tls", "m-kafka-tls-l2-maxtput m-kafka-tls tls",
+			"m-kafka-tls-scram-l1-maxtput m-kafka-tls-scram tls-scram", "m-kafka-tls-scram-l2-maxtput m-kafka-tls-scram tls-scram",
+		},
+	}, {
+		name: "Pulsar: a cluster per security and journal configuration",
+		sys:  withSecurities(managed(v1alpha1.SystemPulsar, level(1), level(2)), plain, tlsToken),
+		clusters: []string{"m-pulsar-plain-jsync plain", "m-pulsar-plain-jasync plain",
+			"m-pulsar-tls-token-jsync tls-token", "m-pulsar-tls-token-jasync tls-token"},
+		cells: []string{
+			"m-pulsar-plain-l1-maxtput m-pulsar-plain-jsync plain", "m-pulsar-plain-l2-maxtput m-pulsar-plain-jasync plain",
+			"m-pulsar-tls-token-l1-maxtput m-pulsar-tls-token-jsync tls-token", "m-pulsar-tls-token-l2-maxtput m-pulsar-tls-token-jasync tls-token",
+		},
+	}, {
+		name:     "mutual TLS",
+		sys:      withSecurities(managed(v1alpha1.SystemKafka, level(2)), mtls),
+		clusters: []string{"m-kafka-mtls mtls"},
+		cells:    []string{"m-kafka-mtls-l2-maxtput m-kafka-mtls mtls"},
+	}, {
+		name: "without securities the names are as before, and no security is recorded",
+		sys:  managed(v1alpha1.SystemKafka, level(2)),
+		clusters: []string{"m-kafka -"},
+		cells:    []string{"m-kafka-l2-maxtput m-kafka "},
+	}, {
+		name: "cluster.managed.security alone: the names are as before; the cluster and the cells say the setting",
+		sys:  secured,
+		clusters: []string{"m-kafka tls-scram"},
+		cells:    []string{"m-kafka-l2-maxtput m-kafka tls-scram"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(testSuite("m", tt.sys), oneWorkload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clusters, cells := Status(p)
+			var gotClusters, gotCells []string
+			for _, c := range clusters {
+				sec := "-"
+				if c.Security != nil {
+					sec = c.Security.Label()
+				}
+				gotClusters = append(gotClusters, c.Name+" "+sec)
+			}
+			for _, c := range cells {
+				gotCells = append(gotCells, c.Name+" "+c.Cluster+" "+c.Security)
+			}
+			if strings.Join(gotClusters, "\n") != strings.Join(tt.clusters, "\n") {
+				t.Errorf("clusters:\n%s\nwant:\n%s", strings.Join(gotClusters, "\n"), strings.Join(tt.clusters, "\n"))
+			}
+			if strings.Join(gotCells, "\n") != strings.Join(tt.cells, "\n") {
+				t.Errorf("cells:\n%s\nwant:\n%s", strings.Join(gotCells, "\n"), strings.Join(tt.cells, "\n"))
+			}
+		})
+	}
+}
+
+func TestNewRecordsEachClustersOwnSecurity(t *testing.T) {
+	s := testSuite("m", withSecurities(managed(v1alpha1.SystemKafka, level(2)), plain, tlsScram))
+	p, err := New(s, twoWorkloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plain is recorded as a setting ({}), not left out: it overrides the
+	// system's cluster.managed.security in HostRun.
+	if c := p.Clusters[0].Security; c == nil || c.Secured() {
+		t.Errorf("plain cluster records %+v, want {}", c)
+	}
+	if c := p.Clusters[1].Security; c == nil || *c != tlsScram {
+		t.Errorf("tls-scram cluster records %+v", c)
+	}
+	// A copy: the plan's settings are not the spec's.
+	p.Clusters[1].Security.TLS = false
+	if !s.Spec.Systems[0].Securities[1].TLS {
+		t.Error("the plan shares the spec's security setting")
+	}
+}
+
+func TestNewRefusesASecurityTwice(t *testing.T) {
+	// {} and {tls: false} are one setting; the schema refuses it, and so
+	// does the plan, for a suite that did not pass the API server.
+	s := testSuite("m", withSecurities(managed(v1alpha1.SystemKafka, level(2)), plain, tlsOnly, v1alpha1.ManagedSecurity{TLS: false}))
+	_, err := New(s, twoWorkloads)
+	if err == nil || !strings.Contains(err.Error(), "spec.systems[0].securities[0] and securities[2] are the same setting (plain); remove one") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestNewSecurityNamesStayRunNames(t *testing.T) {
+	s := testSuite("a-twenty-char-suite1", withSecurities(managed(v1alpha1.SystemPulsar, bypass(), level(1)), plain, tlsOnly, v1alpha1.ManagedSecurity{Authentication: v1alpha1.ManagedAuthToken}, tlsToken))
+	p, err := New(s, []v1alpha1.ResolvedWorkload{{Name: "sixteen-chars-wl"}, {Name: "sixteen-chars-wm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range p.Clusters {
+		if len(c.Name) > MaxRunName || seen[string(c.Name)] {
+			t.Errorf("cluster %s: %d characters, or twice", c.Name, len(c.Name))
+		}
+		seen[string(c.Name)] = true
+	}
+	for _, c := range p.Cells {
+		if len(c.Name) > MaxRunName || seen[string(c.Name)] {
+			t.Errorf("cell %s: %d characters, or twice", c.Name, len(c.Name))
+		}
+		seen[string(c.Name)] = true
+	}
+	if len(p.Clusters) != 8 || len(p.Cells) != 16 {
+		t.Errorf("%d clusters and %d cells, want 8 (4 securities × 2 journals) and 16", len(p.Clusters), len(p.Cells))
+	}
+}

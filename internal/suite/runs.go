@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/security"
 )
 
 // Labels on the suite's child runs.
@@ -42,7 +43,9 @@ func Workload(workloads []v1alpha1.ResolvedWorkload, name string) (v1alpha1.Work
 // suite, not this run, owns what is deployed.
 //
 // The host durability is that of the cluster's first cell (they all need
-// the same broker settings), through hostDurability.
+// the same broker settings), through hostDurability; its security is the
+// cluster's (status.clusters[].security, one of spec.systems[].securities),
+// which is the brokers' listener configuration and credentials.
 func HostRun(s *v1alpha1.BenchmarkSuite, c v1alpha1.SuiteCluster) (*v1alpha1.BenchmarkRun, error) {
 	sys := System(s, c.System)
 	if sys == nil || sys.Cluster.Managed == nil {
@@ -59,6 +62,14 @@ func HostRun(s *v1alpha1.BenchmarkSuite, c v1alpha1.SuiteCluster) (*v1alpha1.Ben
 	if host == nil {
 		return nil, fmt.Errorf("status.clusters %s: no cell runs on it", c.Name)
 	}
+	return hostRun(s, sys, c, *host), nil
+}
+
+func hostRun(s *v1alpha1.BenchmarkSuite, sys *v1alpha1.SuiteSystem, c v1alpha1.SuiteCluster, host v1alpha1.DurabilitySpec) *v1alpha1.BenchmarkRun {
+	managed := sys.Cluster.Managed.DeepCopy()
+	if c.Security != nil {
+		managed.Security = c.Security.DeepCopy()
+	}
 	return &v1alpha1.BenchmarkRun{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -67,18 +78,20 @@ func HostRun(s *v1alpha1.BenchmarkSuite, c v1alpha1.SuiteCluster) (*v1alpha1.Ben
 		},
 		Spec: v1alpha1.BenchmarkRunSpec{
 			System:     c.System,
-			Cluster:    v1alpha1.ClusterSpec{Managed: sys.Cluster.Managed.DeepCopy()},
+			Cluster:    v1alpha1.ClusterSpec{Managed: managed},
 			Durability: host.DeepCopy(),
 			Workers:    s.Spec.Workers,
 			Teardown:   s.Spec.Teardown,
 			Timeouts:   s.Spec.Timeouts,
 		},
-	}, nil
+	}
 }
 
 // ChildRun is the BenchmarkRun of a cell: in existing mode against the
 // cell's cluster (the endpoints the suite deployed, or the spec's existing
-// cluster as written), with the cell's durability and workload. Its
+// cluster as written), with the cell's durability and workload. Against
+// secured brokers the suite deployed, its clients read the Secrets the
+// cluster's host run would (security.ExistingFor), by reference. Its
 // workers are removed when it ends (the cluster is the suite's to
 // remove); it stays, with its results ConfigMap, as long as the suite.
 func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alpha1.SuiteCluster) (*v1alpha1.BenchmarkRun, error) {
@@ -102,6 +115,14 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 			BootstrapServers: cluster.Endpoints.BootstrapServers,
 			ServiceURL:       cluster.Endpoints.ServiceURL,
 			AdminURL:         cluster.Endpoints.AdminURL,
+		}
+		if sys.Cluster.Managed == nil {
+			return nil, fmt.Errorf("status.clusters %s: spec.systems has no managed cluster for system %s", cluster.Name, cell.System)
+		}
+		// The cell is on the cluster: its durability gives the host's.
+		host := hostRun(s, sys, cluster, hostDurability(cell.System, cell.Durability))
+		if existing.TLS, existing.Authentication, err = security.ExistingFor(host); err != nil {
+			return nil, fmt.Errorf("status.clusters %s: %w", cluster.Name, err)
 		}
 	default:
 		return nil, fmt.Errorf("status.clusters %s has no endpoints yet", cluster.Name)
@@ -155,7 +176,7 @@ func CellResultsOf(r *v1alpha1.ResultsSummary) *v1alpha1.CellResults {
 func Status(p Plan) ([]v1alpha1.SuiteCluster, []v1alpha1.SuiteCell) {
 	var clusters []v1alpha1.SuiteCluster
 	for _, c := range p.Clusters {
-		sc := v1alpha1.SuiteCluster{Name: string(c.Name), System: c.System, Managed: c.Managed, BrokerSettings: c.BrokerSettings, Phase: v1alpha1.ClusterWaiting}
+		sc := v1alpha1.SuiteCluster{Name: string(c.Name), System: c.System, Managed: c.Managed, BrokerSettings: c.BrokerSettings, Security: c.Security.DeepCopy(), Phase: v1alpha1.ClusterWaiting}
 		if !c.Managed {
 			sc.Phase, sc.Message = v1alpha1.ClusterReady, "existing cluster, used as it is"
 		}
@@ -165,7 +186,7 @@ func Status(p Plan) ([]v1alpha1.SuiteCluster, []v1alpha1.SuiteCell) {
 	for _, c := range p.Cells {
 		cells = append(cells, v1alpha1.SuiteCell{
 			Name: string(c.Name), System: c.System, Workload: c.Workload, Durability: c.Durability,
-			RequestedLevel: c.RequestedLevel, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
+			RequestedLevel: c.RequestedLevel, Security: c.Security, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
 		})
 	}
 	return clusters, cells
