@@ -211,8 +211,8 @@ func TestNewSecurities(t *testing.T) {
 		clusters []string
 		cells    []string
 	}{{
-		name: "a Kafka cluster per security setting, each with every level; the names say the setting",
-		sys:  withSecurities(managed(v1alpha1.SystemKafka, level(1), level(2)), plain, tlsOnly, tlsScram),
+		name:     "a Kafka cluster per security setting, each with every level; the names say the setting",
+		sys:      withSecurities(managed(v1alpha1.SystemKafka, level(1), level(2)), plain, tlsOnly, tlsScram),
 		clusters: []string{"m-kafka-plain plain", "m-kafka-tls tls", "m-kafka-tls-scram tls-scram"},
 		cells: []string{
 			"m-kafka-plain-l1-maxtput m-kafka-plain plain", "m-kafka-plain-l2-maxtput m-kafka-plain plain",
@@ -234,13 +234,13 @@ func TestNewSecurities(t *testing.T) {
 		clusters: []string{"m-kafka-mtls mtls"},
 		cells:    []string{"m-kafka-mtls-l2-maxtput m-kafka-mtls mtls"},
 	}, {
-		name: "without securities the names are as before, and no security is recorded",
-		sys:  managed(v1alpha1.SystemKafka, level(2)),
+		name:     "without securities the names are as before, and no security is recorded",
+		sys:      managed(v1alpha1.SystemKafka, level(2)),
 		clusters: []string{"m-kafka -"},
 		cells:    []string{"m-kafka-l2-maxtput m-kafka "},
 	}, {
-		name: "cluster.managed.security alone: the names are as before; the cluster and the cells say the setting",
-		sys:  secured,
+		name:     "cluster.managed.security alone: the names are as before; the cluster and the cells say the setting",
+		sys:      secured,
 		clusters: []string{"m-kafka tls-scram"},
 		cells:    []string{"m-kafka-l2-maxtput m-kafka tls-scram"},
 	}}

@@ -8,7 +8,9 @@ import (
 	"github.com/streambench/streambench-operator/internal/security"
 )
 
-func secretPath(r v1alpha1.SecretKeyRef) string { return "/etc/streambench/secrets/" + r.Name + "/" + r.Key }
+func secretPath(r v1alpha1.SecretKeyRef) string {
+	return "/etc/streambench/secrets/" + r.Name + "/" + r.Key
+}
 
 // plannedSuite is a suite planned as the controller plans it, every
 // cluster ready at made-up endpoints (secured ones when the cluster is).
