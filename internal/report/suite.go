@@ -43,11 +43,47 @@ type suitePage struct {
 	Title, Generated string
 	Index            SuiteIndex
 	Groups           []suiteGroupView
+	// Security is true when a cell records a security setting: the cells
+	// table then has its column.
+	Security bool
 }
 
 type suiteGroupView struct {
 	Title string
 	Page  *comparePage
+	// Note says why security flags were left out of this table.
+	Note string
+}
+
+// SuiteFlags are the flags of one of a suite's tables, given each cell's
+// security label (status.cells[].security). A suite that lists
+// spec.systems[].securities measures what security costs: its cells of
+// different settings differ in security by design, and its tables say
+// each cell's setting, so compare's FlagSecurity between two of them is
+// the dimension under study, not an unfair pair, and is left out. Between
+// cells of one setting, or a cell without a label (an existing cluster's,
+// or a system measured at one plaintext setting), it stays: there it is
+// a difference nobody asked for.
+func SuiteFlags(flags []Flag, security map[string]string) (kept []Flag, left int) {
+	for _, f := range flags {
+		if f.Kind == FlagSecurity && len(f.Runs) == 2 {
+			a, b := security[f.Runs[0]], security[f.Runs[1]]
+			if a != "" && b != "" && a != b {
+				left++
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	return kept, left
+}
+
+// SuiteSecurityNote says that security flags were left out (SuiteFlags).
+func SuiteSecurityNote(left int) string {
+	if left == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Security differs between these cells by design (spec.systems[].securities): %d security flags between cells of different settings are left out; the client security table says what each cell ran with.", left)
 }
 
 // RenderSuiteDir writes dir/report.html: the suite's cells and clusters,
@@ -63,6 +99,11 @@ func RenderSuiteDir(dir string) (string, error) {
 		return "", fmt.Errorf("%s: %w", filepath.Join(dir, SuiteFile), err)
 	}
 	pg := &suitePage{Title: "streambench suite " + idx.Suite, Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Index: idx}
+	security := map[string]string{}
+	for _, c := range idx.Cells {
+		security[c.Name] = c.Security
+		pg.Security = pg.Security || c.Security != ""
+	}
 	for _, g := range idx.Comparisons {
 		var runs []Named
 		for _, c := range g.Cells {
@@ -77,7 +118,9 @@ func RenderSuiteDir(dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		pg.Groups = append(pg.Groups, suiteGroupView{Title: fmt.Sprintf("%s at achieved durability level %d", g.Workload, g.AchievedLevel), Page: cp})
+		var left int
+		cp.Flags, left = SuiteFlags(cp.Flags, security)
+		pg.Groups = append(pg.Groups, suiteGroupView{Title: fmt.Sprintf("%s at achieved durability level %d", g.Workload, g.AchievedLevel), Page: cp, Note: SuiteSecurityNote(left)})
 	}
 	path := filepath.Join(dir, SuiteReportFile)
 	f, err := os.Create(path)
@@ -120,13 +163,14 @@ var suiteTmpl = template.Must(template.New("suite").Funcs(funcs).Funcs(template.
 </div></header>
 <main><div class="wrap">
 <section><h2>Cells</h2>
-<table><thead><tr><th>cell</th><th>system</th><th>workload</th><th class="n">level asked</th><th class="n">achieved</th><th>cluster</th><th>phase</th><th class="n">publish MB/s</th><th class="n">publish p99</th><th class="n">e2e p99 (ms)</th></tr></thead><tbody>
-{{range .Index.Cells}}<tr><td class="code">{{.Name}}</td><td>{{.System}}</td><td>{{.Workload}}</td><td class="n">{{.RequestedLevel}}</td><td class="n">{{if .AchievedLevel}}{{.AchievedLevel}}{{else}}–{{end}}</td><td class="code">{{.Cluster}}</td><td{{if eq (print .Phase) "Failed"}} class="bad"{{end}}>{{.Phase}}{{if .Message}} <small>{{.Message}}</small>{{end}}</td>{{with .Results}}<td class="n">{{fmb .PublishMBPerSec}}</td><td class="n">{{fms .PublishP99Ms}}</td><td class="n">{{opt .EndToEndP99Ms}}</td>{{else}}<td class="n">–</td><td class="n">–</td><td class="n">–</td>{{end}}</tr>
+<table><thead><tr><th>cell</th><th>system</th><th>workload</th><th class="n">level asked</th><th class="n">achieved</th>{{if $.Security}}<th>security</th>{{end}}<th>cluster</th><th>phase</th><th class="n">publish MB/s</th><th class="n">publish p99</th><th class="n">e2e p99 (ms)</th></tr></thead><tbody>
+{{range .Index.Cells}}<tr><td class="code">{{.Name}}</td><td>{{.System}}</td><td>{{.Workload}}</td><td class="n">{{.RequestedLevel}}</td><td class="n">{{if .AchievedLevel}}{{.AchievedLevel}}{{else}}–{{end}}</td>{{if $.Security}}<td>{{if .Security}}{{.Security}}{{else}}–{{end}}</td>{{end}}<td class="code">{{.Cluster}}</td><td{{if eq (print .Phase) "Failed"}} class="bad"{{end}}>{{.Phase}}{{if .Message}} <small>{{.Message}}</small>{{end}}</td>{{with .Results}}<td class="n">{{fmb .PublishMBPerSec}}</td><td class="n">{{fms .PublishP99Ms}}</td><td class="n">{{opt .EndToEndP99Ms}}</td>{{else}}<td class="n">–</td><td class="n">–</td><td class="n">–</td>{{end}}</tr>
 {{end}}</tbody></table>
-<p class="sub">Clusters: {{range $i, $c := .Index.Clusters}}{{if $i}}; {{end}}<span class="code">{{$c.Name}}</span> ({{$c.System}}{{if $c.Managed}}, deployed{{else}}, existing{{end}}{{range $k, $v := $c.BrokerSettings}}, {{$k}}={{$v}}{{end}}){{end}}</p>
+<p class="sub">Clusters: {{range $i, $c := .Index.Clusters}}{{if $i}}; {{end}}<span class="code">{{$c.Name}}</span> ({{$c.System}}{{if $c.Managed}}, deployed{{else}}, existing{{end}}{{with $c.Security}}, security {{.Label}}{{end}}{{range $k, $v := $c.BrokerSettings}}, {{$k}}={{$v}}{{end}}){{end}}</p>
 {{if .Index.Notes}}<ul class="notes">{{range .Index.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 {{range .Groups}}<section><h2>{{.Title}}</h2>
+{{if .Note}}<p class="sub">{{.Note}}</p>{{end}}
 <div class="grid2 side"><div>{{template "comparison" .Page}}</div><div>{{range .Page.Charts}}{{template "chart" .}}{{end}}</div></div>
 </section>{{end}}
 </div></main>

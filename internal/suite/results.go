@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +53,12 @@ type Comparison struct {
 	Workload      string         `json:"workload"`
 	AchievedLevel v1alpha1.Level `json:"achievedLevel"`
 	Cells         []string       `json:"cells"`
-	// Flags are compare's unfair-comparison flags among these cells.
+	// Securities are the cells' security labels (status.cells[].security),
+	// in Cells' order; absent when no cell has one.
+	Securities []string `json:"securities,omitempty"`
+	// Flags are compare's unfair-comparison flags among these cells,
+	// without the security flags between cells of different security
+	// settings (report.SuiteFlags): those are what the suite measures.
 	Flags []report.Flag `json:"flags,omitempty"`
 	Text  string        `json:"text"`
 }
@@ -62,7 +68,20 @@ type Comparison struct {
 // sets a Kafka level 2 beside a Pulsar level 1 is the unfair comparison
 // the source studies warn of) and tabulates each group with report.Compare, Kafka
 // first. Workloads keep spec order; levels go from strongest to weakest.
+//
+// Cells of different security settings (spec.systems[].securities) share
+// a table, each its own row, in plan order (plain, then the secured
+// settings as listed): the same workload and level at each setting is
+// what shows the cost of security. The table then says each cell's
+// security beside its durability, and leaves compare's security flags
+// between different settings out (report.SuiteFlags).
 func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[string]*results.Summary) ([]Comparison, error) {
+	cellOf := map[string]v1alpha1.SuiteCell{}
+	security := map[string]string{}
+	for _, c := range cells {
+		cellOf[c.Name] = c
+		security[c.Name] = c.Security
+	}
 	type key struct {
 		w string
 		l v1alpha1.Level
@@ -100,14 +119,56 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 		if err != nil {
 			return nil, err
 		}
-		c := Comparison{Workload: k.w, AchievedLevel: k.l, Flags: t.Flags,
-			Text: fmt.Sprintf("== workload %s, achieved durability level %d ==\n%s", k.w, k.l, t.Text())}
+		var left int
+		t.Flags, left = report.SuiteFlags(t.Flags, security)
+		c := Comparison{Workload: k.w, AchievedLevel: k.l, Flags: t.Flags}
 		for _, r := range runs {
 			c.Cells = append(c.Cells, r.Name)
+			c.Securities = append(c.Securities, security[r.Name])
 		}
+		head := securityGrid(runs, cellOf)
+		if head == "" {
+			c.Securities = nil
+		} else if note := report.SuiteSecurityNote(left); note != "" {
+			head += note + "\n"
+		}
+		if head != "" {
+			head += "\n"
+		}
+		c.Text = fmt.Sprintf("== workload %s, achieved durability level %d ==\n%s%s", k.w, k.l, head, t.Text())
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// securityGrid says each row's durability and security setting as
+// planned, when a cell of the table has a security label; "" otherwise,
+// so the tables of a suite without securities are as they were.
+func securityGrid(runs []report.Named, cellOf map[string]v1alpha1.SuiteCell) string {
+	if !slices.ContainsFunc(runs, func(n report.Named) bool { return cellOf[n.Name].Security != "" }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Cells (as planned)\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "\tsystem\tdurability\tsecurity")
+	for _, n := range runs {
+		c := cellOf[n.Name]
+		dur, _, err := DurabilityLabel(c.Durability)
+		if err != nil {
+			dur = fmt.Sprintf("l%d", c.RequestedLevel)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n.Name, c.System, dur, orDash(c.Security))
+	}
+	_ = w.Flush()
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
 }
 
 // BuildConfigMap lays out the suite's results: suite.json, tables.txt and

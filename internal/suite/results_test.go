@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,4 +70,139 @@ func TestBuildConfigMapTablesAndReport(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+}
+
+// withSecurity is a copy of s as if its clients had run with sec.
+func withSecurity(t *testing.T, s *results.Summary, sec *v1alpha1.SecurityInfo) *results.Summary {
+	t.Helper()
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out results.Summary
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	out.Security = sec
+	return &out
+}
+
+// A suite measuring the cost of security: plain, TLS and TLS+SCRAM of one
+// workload at one level are one table, a row each in plan order, each
+// saying its security beside its durability, with no unfair-pair flag for
+// what the suite set out to vary.
+func TestCompareSecuritiesShareATableWithoutSecurityFlags(t *testing.T) {
+	kafka := loadSummary(t, "kafka-ack-all")
+	plaintext := &v1alpha1.SecurityInfo{Protocol: "PLAINTEXT"}
+	ssl := &v1alpha1.SecurityInfo{Protocol: "SSL", TLSVersion: "TLS 1.3", Verification: "full"}
+	scram := &v1alpha1.SecurityInfo{Protocol: "SASL_SSL", Mechanism: "SCRAM-SHA-512", TLSVersion: "TLS 1.3", Verification: "full"}
+	l2 := level(2)
+	cell := func(name, sec string) v1alpha1.SuiteCell {
+		return v1alpha1.SuiteCell{Name: name, System: v1alpha1.SystemKafka, Workload: "lat", Durability: l2, RequestedLevel: 2, Security: sec, Phase: v1alpha1.CellSucceeded}
+	}
+	s := &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"}}
+	s.Spec.Workloads = []v1alpha1.SuiteWorkload{{Name: "lat"}}
+	s.Status.Cells = []v1alpha1.SuiteCell{cell("m-kafka-plain-l2-lat", "plain"), cell("m-kafka-tls-l2-lat", "tls"), cell("m-kafka-tls-scram-l2-lat", "tls-scram")}
+	s.Status.Clusters = []v1alpha1.SuiteCluster{{Name: "m-kafka-tls-scram", System: v1alpha1.SystemKafka, Managed: true,
+		Security: &v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}}}
+	summaries := map[string]*results.Summary{
+		"m-kafka-plain-l2-lat":     withSecurity(t, kafka, plaintext),
+		"m-kafka-tls-l2-lat":       withSecurity(t, kafka, ssl),
+		"m-kafka-tls-scram-l2-lat": withSecurity(t, kafka, scram),
+	}
+
+	// What compare alone says of these runs: every pair differs in security.
+	var runs []report.Named
+	for _, c := range s.Status.Cells {
+		runs = append(runs, report.Named{Name: c.Name, Summary: summaries[c.Name]})
+	}
+	raw, err := report.Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countKind(raw.Flags, report.FlagSecurity); n != 3 {
+		t.Fatalf("compare flags %d security pairs, want 3: %v", n, raw.Flags)
+	}
+
+	cs, err := Compare([]string{"lat"}, s.Status.Cells, summaries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 {
+		t.Fatalf("%d tables, want one: the settings share the workload's table", len(cs))
+	}
+	c := cs[0]
+	if strings.Join(c.Cells, " ") != "m-kafka-plain-l2-lat m-kafka-tls-l2-lat m-kafka-tls-scram-l2-lat" || strings.Join(c.Securities, " ") != "plain tls tls-scram" {
+		t.Errorf("cells %v securities %v", c.Cells, c.Securities)
+	}
+	if n := countKind(c.Flags, report.FlagSecurity); n != 0 {
+		t.Errorf("the suite's table flags security %d times: %v", n, c.Flags)
+	}
+	for _, want := range []string{
+		"Cells (as planned)\n",
+		"m-kafka-tls-scram-l2-lat  kafka   l2          tls-scram\n",
+		"m-kafka-plain-l2-lat      kafka   l2          plain\n",
+		"3 security flags between cells of different settings are left out",
+		"Client security", "SASL_SSL · SCRAM-SHA-512 · TLS 1.3",
+	} {
+		if !strings.Contains(c.Text, want) {
+			t.Errorf("table lacks %q:\n%s", want, c.Text)
+		}
+	}
+	if strings.Contains(c.Text, "[security]") {
+		t.Errorf("the table flags security:\n%s", c.Text)
+	}
+
+	cm, err := BuildConfigMap(s, summaries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(cm, dir); err != nil {
+		t.Fatal(err)
+	}
+	path, err := report.RenderSuiteDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<th>security</th>", "<td>tls-scram</td>", "security tls-scram", "security flags between cells of different settings are left out"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(html), "<strong>security</strong>") {
+		t.Error("report.html flags security between the settings")
+	}
+}
+
+func TestCompareWithoutSecuritiesIsAsBefore(t *testing.T) {
+	kafka, pulsar := loadSummary(t, "kafka-ack-all"), loadSummary(t, "pulsar-ack-2")
+	cells := []v1alpha1.SuiteCell{
+		{Name: "m-kafka-l2-lat", System: v1alpha1.SystemKafka, Workload: "lat", RequestedLevel: 2, Phase: v1alpha1.CellSucceeded},
+		{Name: "m-pulsar-l2-lat", System: v1alpha1.SystemPulsar, Workload: "lat", RequestedLevel: 2, Phase: v1alpha1.CellSucceeded},
+	}
+	cs, err := Compare([]string{"lat"}, cells, map[string]*results.Summary{"m-kafka-l2-lat": kafka, "m-pulsar-l2-lat": pulsar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Securities != nil || strings.Contains(cs[0].Text, "Cells (as planned)") {
+		t.Errorf("a suite without securities got a security column: %+v\n%s", cs[0].Securities, cs[0].Text)
+	}
+	if !strings.HasPrefix(cs[0].Text, "== workload lat, achieved durability level 2 ==\nPublish latency") {
+		t.Errorf("table starts:\n%s", cs[0].Text[:120])
+	}
+}
+
+func countKind(flags []report.Flag, kind report.FlagKind) int {
+	n := 0
+	for _, f := range flags {
+		if f.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
