@@ -78,6 +78,17 @@ func LoadSuite(path string) (*v1alpha1.BenchmarkSuite, error) {
 		// The CEL rules leave exactly one of spec and configMapRef.
 		s.Status.Workloads = append(s.Status.Workloads, v1alpha1.ResolvedWorkload{Name: w.Name, Spec: *w.Spec})
 	}
+	// The brokers local mode starts have plaintext, anonymous listeners
+	// only: a secured setting would be measured as plaintext and labelled
+	// as secured.
+	for i, sys := range s.Spec.Systems {
+		if len(sys.Securities) > 0 {
+			return nil, fmt.Errorf("%s: spec.systems[%d].securities: local mode starts brokers with plaintext, anonymous listeners only, so it cannot measure security settings; run the suite in a cluster (kubectl create -f %s), or remove securities to measure plaintext here", path, i, path)
+		}
+		if m := sys.Cluster.Managed; m != nil && m.Security.Secured() {
+			return nil, fmt.Errorf("%s: spec.systems[%d].cluster.managed.security: local mode starts brokers with plaintext, anonymous listeners only; run the suite in a cluster (kubectl create -f %s), or remove cluster.managed.security to measure plaintext here", path, i, path)
+		}
+	}
 	return &s, nil
 }
 

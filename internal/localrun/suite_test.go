@@ -152,3 +152,23 @@ spec:
 	}
 	t.Logf("tables:\n%s", stdout.String()[strings.Index(stdout.String(), "Suite tiny"):])
 }
+
+func TestLoadSuiteRefusesSecuritiesLocalBrokersCannotServe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	for _, tt := range []struct{ system, want string }{
+		{`{system: kafka, cluster: {managed: {}}, durabilities: [{level: 2}], securities: [{}, {tls: true}]}`,
+			"spec.systems[0].securities: local mode starts brokers with plaintext, anonymous listeners only, so it cannot measure security settings; run the suite in a cluster (kubectl create -f " + path + "), or remove securities"},
+		{`{system: pulsar, cluster: {managed: {security: {authentication: token}}}, durabilities: [{level: 2}]}`,
+			"spec.systems[0].cluster.managed.security: local mode starts brokers with plaintext, anonymous listeners only"},
+	} {
+		writeFile(t, path, "apiVersion: streambench.io/v1alpha1\nkind: BenchmarkSuite\nmetadata: {name: s}\nspec:\n  systems: ["+tt.system+"]\n  workloads: [{name: w, spec: {messageSize: 100}}]\n")
+		if _, err := LoadSuite(path); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("err = %v, want %q", err, tt.want)
+		}
+	}
+	// A plaintext setting said out loud is what local brokers serve.
+	writeFile(t, path, "apiVersion: streambench.io/v1alpha1\nkind: BenchmarkSuite\nmetadata: {name: s}\nspec:\n  systems: [{system: kafka, cluster: {managed: {security: {}}}, durabilities: [{level: 2}]}]\n  workloads: [{name: w, spec: {messageSize: 100}}]\n")
+	if _, err := LoadSuite(path); err != nil {
+		t.Errorf("security: {} is refused: %v", err)
+	}
+}
