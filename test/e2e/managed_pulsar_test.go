@@ -4,6 +4,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -23,6 +29,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // The managed Pulsar path for real: the operator, installed from
@@ -34,7 +41,12 @@ import (
 // to Succeeded at level 1 (journal sync), scraped through the chart's own
 // PodMonitors as a default kube-prometheus-stack would scrape them, and
 // its deletion leaves no release, claim or Failed volume. One node: one
-// bookie and one broker, an ensemble of 1 acknowledged by it.
+// bookie and one broker, an ensemble of 1 acknowledged by it. With
+// spec.cluster.managed.security (label managed-security) the same run asks
+// for the chart's TLS and JWT authentication: the operator makes the CA,
+// the brokers' certificate, the signing key and the tokens (no
+// cert-manager), and the clients use pulsar+ssl://, https:// and their own
+// token, so its figures compare with the plain run's.
 
 // promRelease is the release label a default kube-prometheus-stack's
 // Prometheus selects PodMonitors by (its Helm release name); the operator
@@ -82,6 +94,8 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
 		expectResults(ctx, got, v1alpha1.SystemPulsar)
 		logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+		p := got.Status.Results.PublishLatencyMs
+		logf("%s (plaintext): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
 		logf("envelope: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.testbed.topology.components}"))
 
 		By("the durability achieved is level 1, verified by the experiment for the Pulsar the chart ran")
@@ -123,6 +137,60 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		freeLocalDisks(ctx)
 	}, SpecTimeout(35*time.Minute))
 
+	It("runs a one-bookie Pulsar with TLS and token authentication to Succeeded, its clients using both, and leaves no release, Secret, claim or Failed volume", Label("managed-security"), func(ctx SpecContext) {
+		start := time.Now()
+		run := managedPulsarRun("e2e-pulsar-tls", storageClass)
+		run.Spec.Cluster.Managed.Security = &v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthToken}
+		applyRun(run)
+		rel := pulsar.ReleaseName(run)
+
+		running := waitForPhase(ctx, run, v1alpha1.PhaseRunning, 15*time.Minute)
+		logf("%s Running after %s", run.Name, time.Since(start).Round(time.Second))
+		Expect(running.Status.Brokers.ServiceURL).To(Equal("pulsar+ssl://" + rel + "-broker." + testNS + ".svc:6651"))
+		Expect(running.Status.Brokers.AdminURL).To(Equal("https://" + rel + "-broker." + testNS + ".svc:8443"))
+		By("the operator made the chart's Secrets, owned by the run")
+		for _, name := range pulsar.SecretNames(running) {
+			var s corev1.Secret
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: name}, &s)).To(Succeed(), "Secret %s", name)
+			Expect(s.OwnerReferences).To(ContainElement(HaveField("UID", running.UID)), "Secret %s", name)
+		}
+		if nodeIsThisHost(ctx) {
+			By("the broker's TLS web port proves the certificate for its advertised name and refuses a client without a token")
+			expectBrokerRefusesAnonymous(ctx, rel)
+		}
+
+		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
+		logf("%s Succeeded after %s", run.Name, time.Since(start).Round(time.Second))
+		expectResults(ctx, got, v1alpha1.SystemPulsar)
+		logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+		p := got.Status.Results.PublishLatencyMs
+		logf("%s (TLS + token): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
+
+		By("the results say how the clients reached the brokers: pulsar+ssl, Token, the TLS version, full verification")
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: got.Status.ResultsRef}, &cm)).To(Succeed())
+		sum, err := results.Read(&cm)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sum.Security).NotTo(BeNil(), "summary.json has the security")
+		Expect(sum.Security.Protocol).To(Equal("pulsar+ssl"))
+		Expect(sum.Security.Mechanism).To(Equal("Token"))
+		Expect(sum.Security.TLSVersion).To(HavePrefix("TLS 1."))
+		Expect(sum.Security.Verification).To(Equal("full"))
+		logf("security: %+v", *sum.Security)
+
+		By("kubectl delete leaves no release, no Secret of the run's, no claim and, once freed, no Failed volume")
+		kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
+		Eventually(func() string {
+			return kubectl(nil, "-n", testNS, "get", "secret,pvc,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm") +
+				kubectl(nil, "-n", testNS, "get", "pvc,statefulset,job", "-o", "name", "-l", pulsar.ClaimSelector(rel).String()) +
+				kubectl(nil, "-n", testNS, "get", "secret", "-o", "name", "-l", pulsar.LabelRun+"="+got.Name)
+		}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+		for _, name := range pulsar.SecretNames(got) {
+			Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: name}, &corev1.Secret{}))).To(BeTrue(), "Secret %s after the teardown", name)
+		}
+		freeLocalDisks(ctx)
+	}, SpecTimeout(35*time.Minute))
+
 	It("fails a run whose chart install fails, with the install's own error", func(ctx SpecContext) {
 		run := managedPulsarRun("e2e-pulsar-bad", storageClass)
 		// Not a label value: the API server refuses the chart's
@@ -139,6 +207,37 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "teardown removes the release of a failed run")
 	}, SpecTimeout(10*time.Minute))
 })
+
+// expectBrokerRefusesAnonymous asks the release's first broker, at its pod
+// address, for the clusters through the TLS web port: verified against
+// the run's CA under the name the broker advertises (its pod under the
+// headless Service), refused without a token (401), answered with the
+// benchmark's token. This host reaches pod addresses (nodeIsThisHost).
+func expectBrokerRefusesAnonymous(ctx context.Context, rel string) {
+	var pod corev1.Pod
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: rel + "-broker-0"}, &pod)).To(Succeed())
+	var ca, token corev1.Secret
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: pulsar.CASecretName(rel)}, &ca)).To(Succeed())
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: pulsar.TokenSecretName(rel, pulsar.SubjectBenchmark)}, &token)).To(Succeed())
+	roots := x509.NewCertPool()
+	Expect(roots.AppendCertsFromPEM(ca.Data[pulsar.KeyCA])).To(BeTrue())
+	advertised := pod.Name + "." + rel + "-broker-headless." + testNS + ".svc." + pulsar.ClusterDomain
+	hc := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: advertised}}}
+	get := func(withToken bool) int {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://%s:%d/admin/v2/clusters", pod.Status.PodIP, pulsar.BrokerHTTPSPort), nil)
+		Expect(err).NotTo(HaveOccurred())
+		if withToken {
+			req.Header.Set("Authorization", "Bearer "+string(token.Data[pulsar.KeyToken]))
+		}
+		resp, err := hc.Do(req)
+		Expect(err).NotTo(HaveOccurred(), "HTTPS to the broker at %s as %s", pod.Status.PodIP, advertised)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	Expect(get(false)).To(Equal(http.StatusUnauthorized), "a client without a token")
+	Expect(get(true)).To(Equal(http.StatusOK), "the benchmark's token")
+}
 
 // managedPulsarRun is config/samples/run-ack2-async-pulsar.yaml, the
 // managed Pulsar sample, scaled to the one node of the test cluster: one
