@@ -347,6 +347,9 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 	// spec.cluster.managed.security (brokers_strimzi_test.go).
 	securedManagedKafkaSpecs()
 
+	// A suite's spec.systems[].securities (suite_lifecycle_test.go).
+	securedKafkaSuiteSpecs()
+
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)

@@ -8,12 +8,14 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/suite"
 )
@@ -306,6 +308,13 @@ var _ = Describe("a BenchmarkSuite deleted mid-suite", func() {
 	})
 })
 
+// managedKafka makes the suite's first system a managed Kafka with base
+// as its cluster.managed.security and secs as its securities.
+func managedKafka(s *v1alpha1.BenchmarkSuite, base *v1alpha1.ManagedSecurity, secs ...v1alpha1.ManagedSecurity) {
+	s.Spec.Systems[0].Cluster = v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{Brokers: 3, Security: base}}
+	s.Spec.Systems[0].Securities = secs
+}
+
 var _ = Describe("BenchmarkSuite validation", func() {
 	valid := func(ns string) *v1alpha1.BenchmarkSuite {
 		return existingSuite(ns, "v", []v1alpha1.Level{2}, nil)
@@ -332,7 +341,45 @@ var _ = Describe("BenchmarkSuite validation", func() {
 		}, "spec.systems[].cluster.managed.brokers must be at least the replication factor"),
 		Entry("a system twice", func(s *v1alpha1.BenchmarkSuite) { s.Spec.Systems = append(s.Spec.Systems, s.Spec.Systems[0]) }, "Duplicate value"),
 		Entry("an unknown failure policy", func(s *v1alpha1.BenchmarkSuite) { s.Spec.FailurePolicy = "Retry" }, "spec.failurePolicy"),
+		// spec.systems[].securities
+		Entry("securities on an existing cluster", func(s *v1alpha1.BenchmarkSuite) {
+			s.Spec.Systems[0].Securities = []v1alpha1.ManagedSecurity{{}, {TLS: true}}
+		}, "spec.systems[].securities applies to a managed cluster only (the suite deploys one per setting); an existing cluster's security is its own: set spec.systems[].cluster.existing.tls and authentication instead, or remove securities"),
+		Entry("securities beside cluster.managed.security", func(s *v1alpha1.BenchmarkSuite) {
+			managedKafka(s, &v1alpha1.ManagedSecurity{TLS: true}, v1alpha1.ManagedSecurity{})
+		}, "spec.systems[].securities and cluster.managed.security both set the brokers' security; list every setting to measure in securities and remove cluster.managed.security"),
+		Entry("Pulsar's token for Kafka", func(s *v1alpha1.BenchmarkSuite) {
+			managedKafka(s, nil, v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthToken})
+		}, "spec.systems[].securities[].authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"),
+		Entry("a KafkaUser's SCRAM for Pulsar", func(s *v1alpha1.BenchmarkSuite) {
+			s.Spec.Systems[0] = v1alpha1.SuiteSystem{System: v1alpha1.SystemPulsar, Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{}},
+				Durabilities: durabilities(2), Securities: []v1alpha1.ManagedSecurity{{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}}}
+		}, "spec.systems[].securities[].authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"),
+		Entry("mutual TLS without TLS", func(s *v1alpha1.BenchmarkSuite) {
+			managedKafka(s, nil, v1alpha1.ManagedSecurity{Authentication: v1alpha1.ManagedAuthTLS})
+		}, "spec.systems[].securities[]: authentication tls is mutual TLS: set tls: true in the same entry"),
+		Entry("one setting twice", func(s *v1alpha1.BenchmarkSuite) {
+			managedKafka(s, nil, v1alpha1.ManagedSecurity{TLS: true}, v1alpha1.ManagedSecurity{}, v1alpha1.ManagedSecurity{TLS: true})
+		}, "spec.systems[].securities lists one setting twice ({} and {tls: false} are the same plaintext, anonymous setting); remove one"),
+		Entry("more than four settings", func(s *v1alpha1.BenchmarkSuite) {
+			managedKafka(s, nil, v1alpha1.ManagedSecurity{}, v1alpha1.ManagedSecurity{TLS: true}, v1alpha1.ManagedSecurity{Authentication: v1alpha1.ManagedAuthScramSHA512},
+				v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}, v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthTLS})
+		}, "spec.systems[0].securities: Too many: 5: must have at most 4 items"),
+		Entry("Pulsar's token for a suite's managed Kafka", func(s *v1alpha1.BenchmarkSuite) {
+			managedKafka(s, &v1alpha1.ManagedSecurity{Authentication: v1alpha1.ManagedAuthToken})
+		}, "spec.systems[].cluster.managed.security.authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"),
 	)
+
+	It("accepts every managed setting of each system as securities", func() {
+		s := valid(newNamespace())
+		managedKafka(s, nil, v1alpha1.ManagedSecurity{}, v1alpha1.ManagedSecurity{TLS: true},
+			v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}, v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthTLS})
+		s.Spec.Systems = append(s.Spec.Systems, v1alpha1.SuiteSystem{System: v1alpha1.SystemPulsar, Cluster: v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{}},
+			Durabilities: durabilities(2), Securities: []v1alpha1.ManagedSecurity{{}, {TLS: true}, {Authentication: v1alpha1.ManagedAuthToken}, {TLS: true, Authentication: v1alpha1.ManagedAuthToken}}})
+		// Dry run: the API server's validation, without a suite that
+		// would go on to deploy eight clusters.
+		Expect(k8sClient.Create(ctx, s, client.DryRunAll)).To(Succeed())
+	})
 
 	It("keeps the spec immutable", func() {
 		s := valid(newNamespace())
@@ -370,3 +417,139 @@ var _ = Describe("BenchmarkSuite validation", func() {
 		Expect(getSuite(s).Status.Workloads[0].Spec.MessageSize).To(Equal(int32(100)))
 	})
 })
+
+// securedKafkaSuiteSpecs run inside the Ordered container that installs
+// Strimzi's CRDs (lifecycle_test.go), the test playing Strimzi's cluster
+// and User Operators: a suite measuring what security costs on Kafka.
+func securedKafkaSuiteSpecs() {
+	It("deploys a Kafka per security setting and runs each cell with its cluster's Secrets", func() {
+		installStrimziCRDs() // again, so that the spec runs alone too
+		ns := newNamespace()
+		s := &v1alpha1.BenchmarkSuite{
+			ObjectMeta: metav1.ObjectMeta{Name: "sec", Namespace: ns},
+			Spec: v1alpha1.BenchmarkSuiteSpec{
+				Systems: []v1alpha1.SuiteSystem{{System: v1alpha1.SystemKafka,
+					Cluster:      v1alpha1.ClusterSpec{Managed: &v1alpha1.ManagedCluster{Brokers: 3}},
+					Durabilities: durabilities(2),
+					Securities: []v1alpha1.ManagedSecurity{{}, {TLS: true},
+						{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}}}},
+				Workloads: []v1alpha1.SuiteWorkload{{Name: "lat", Spec: &v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 1000}}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		Eventually(func() []string { return cellNames(getSuite(s)) }).Should(Equal([]string{
+			"sec-kafka-plain-l2-lat", "sec-kafka-tls-l2-lat", "sec-kafka-tls-scram-l2-lat"}))
+		planned := getSuite(s)
+		Expect(planned.Status.Clusters).To(HaveLen(3))
+		for i, want := range []struct {
+			name     string
+			security v1alpha1.ManagedSecurity
+		}{
+			{"sec-kafka-plain", v1alpha1.ManagedSecurity{}},
+			{"sec-kafka-tls", v1alpha1.ManagedSecurity{TLS: true}},
+			{"sec-kafka-tls-scram", v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthScramSHA512}},
+		} {
+			c := planned.Status.Clusters[i]
+			Expect(c.Name).To(Equal(want.name))
+			Expect(c.Security).NotTo(BeNil(), c.Name)
+			Expect(*c.Security).To(Equal(want.security), c.Name)
+			Expect(planned.Status.Cells[i].Security).To(Equal(want.security.Label()))
+			Expect(planned.Status.Cells[i].Cluster).To(Equal(c.Name))
+		}
+
+		// kafkaReady plays the Strimzi cluster operator for one of the
+		// suite's clusters: Ready, with the status listener of the one
+		// listener it was asked for, and the cluster CA's Secret.
+		kafkaReady := func(cluster string) (*unstructured.Unstructured, string) {
+			kafka := kafkaObject(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster}})
+			Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(kafka), kafka) }).Should(Succeed())
+			Expect(kafka.GetOwnerReferences()).To(HaveLen(1))
+			Expect(kafka.GetOwnerReferences()[0].Kind).To(Equal("BenchmarkSuite"))
+			listeners, _, _ := unstructured.NestedSlice(kafka.Object, "spec", "kafka", "listeners")
+			Expect(listeners).To(HaveLen(1))
+			l := listeners[0].(map[string]any)
+			bootstrap := fmt.Sprintf("%s-kafka-bootstrap.%s.svc:%d", cluster, ns, l["port"])
+			kafka.Object["status"] = map[string]any{
+				"observedGeneration": kafka.GetGeneration(),
+				"conditions":         []any{map[string]any{"type": "Ready", "status": "True"}},
+				"listeners":          []any{map[string]any{"name": l["name"], "bootstrapServers": bootstrap}},
+			}
+			Expect(k8sClient.Status().Update(ctx, kafka)).To(Succeed())
+			secret(ns, cluster+"-cluster-ca-cert", map[string]string{"ca.crt": caPEM})
+			return kafka, bootstrap
+		}
+		running := func(cell string) *v1alpha1.BenchmarkRun {
+			return waitPhase(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cell}}, v1alpha1.PhaseRunning)
+		}
+
+		By("plain: no TLS, no credentials")
+		plainKafka, plainBootstrap := kafkaReady("sec-kafka-plain")
+		plain := running("sec-kafka-plain-l2-lat")
+		Expect(plain.Spec.Cluster.Existing.BootstrapServers).To(Equal(plainBootstrap))
+		Expect(plain.Spec.Cluster.Existing.TLS).To(BeNil())
+		Expect(plain.Spec.Cluster.Existing.Authentication).To(BeNil())
+		Expect(mountedSecretKeys(getJob(plain, workers.CoordinatorName(plain)))).To(BeEmpty())
+		playCell(s, plain.Name, true)
+		Eventually(gone(plainKafka)).Should(BeTrue(), "one deployed cluster at a time")
+
+		By("tls: the cluster's CA")
+		_, tlsBootstrap := kafkaReady("sec-kafka-tls")
+		Expect(tlsBootstrap).To(HaveSuffix(":9093"))
+		tlsRun := running("sec-kafka-tls-l2-lat")
+		Expect(tlsRun.Spec.Cluster.Existing.BootstrapServers).To(Equal(tlsBootstrap))
+		Expect(tlsRun.Spec.Cluster.Existing.TLS).To(Equal(&v1alpha1.ClientTLS{CA: &v1alpha1.SecretKeyRef{Name: "sec-kafka-tls-cluster-ca-cert", Key: "ca.crt"}}))
+		Expect(tlsRun.Spec.Cluster.Existing.Authentication).To(BeNil())
+		Expect(mountedSecretKeys(getJob(tlsRun, workers.CoordinatorName(tlsRun)))).To(ConsistOf("sec-kafka-tls-cluster-ca-cert/ca.crt"))
+		playCell(s, tlsRun.Name, true)
+
+		By("tls-scram: the CA and the password of the cluster's KafkaUser, once the User Operator served it")
+		user := &unstructured.Unstructured{}
+		user.SetGroupVersionKind(strimzi.KafkaUserGVK)
+		user.SetNamespace(ns)
+		user.SetName("sec-kafka-tls-scram-client")
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(user), user) }).Should(Succeed())
+		Expect(user.GetOwnerReferences()[0].Kind).To(Equal("BenchmarkSuite"))
+		scramKafka, scramBootstrap := kafkaReady("sec-kafka-tls-scram")
+		Consistently(func() []string { return names(childRuns(s)) }, "1s").ShouldNot(ContainElement("sec-kafka-tls-scram-l2-lat"), "no cell before its KafkaUser is served")
+		secret(ns, user.GetName(), map[string]string{"password": scramPassword, "sasl.jaas.config": jaasConfig})
+		user.Object["status"] = map[string]any{
+			"observedGeneration": user.GetGeneration(), "username": user.GetName(), "secret": user.GetName(),
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True"}},
+		}
+		Expect(k8sClient.Status().Update(ctx, user)).To(Succeed())
+		scram := running("sec-kafka-tls-scram-l2-lat")
+		e := scram.Spec.Cluster.Existing
+		Expect(e.BootstrapServers).To(Equal(scramBootstrap))
+		Expect(e.TLS).To(Equal(&v1alpha1.ClientTLS{CA: &v1alpha1.SecretKeyRef{Name: "sec-kafka-tls-scram-cluster-ca-cert", Key: "ca.crt"}}))
+		Expect(e.Authentication).To(Equal(&v1alpha1.ClientAuthentication{Mechanism: v1alpha1.AuthScramSHA512, Username: "sec-kafka-tls-scram-client",
+			Password: &v1alpha1.SecretKeyRef{Name: "sec-kafka-tls-scram-client", Key: "password"}}))
+		coordinator := getJob(scram, workers.CoordinatorName(scram))
+		Expect(mountedSecretKeys(coordinator)).To(ConsistOf("sec-kafka-tls-scram-cluster-ca-cert/ca.crt", "sec-kafka-tls-scram-client/password"))
+		Expect(mountedSecretKeys(getJob(scram, workers.WorkerJobName(scram)))).To(ConsistOf("sec-kafka-tls-scram-cluster-ca-cert/ca.crt", "sec-kafka-tls-scram-client/password"))
+		sec := securityArg(coordinator)
+		Expect(sec.Mechanism).To(Equal("SCRAM-SHA-512"))
+		Expect(sec.Username).To(Equal("sec-kafka-tls-scram-client"))
+		Expect(sec.PasswordFile).To(Equal("/etc/streambench/secrets/sec-kafka-tls-scram-client/password"))
+		Expect(sec.TLS.CAFile).To(Equal("/etc/streambench/secrets/sec-kafka-tls-scram-cluster-ca-cert/ca.crt"))
+		noSecretValues(scram, scramPassword, caPEM, jaasConfig)
+		playCell(s, scram.Name, true)
+
+		done := waitSuitePhase(s, v1alpha1.PhaseSucceeded)
+		Eventually(gone(scramKafka)).Should(BeTrue())
+		Eventually(gone(user)).Should(BeTrue(), "the KafkaUser goes with its cluster")
+		var cm corev1.ConfigMap
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "sec-results"}, &cm)).To(Succeed())
+		tables := cm.Data[suite.KeyTables]
+		Expect(strings.Count(tables, "== workload lat, achieved durability level 2 ==")).To(Equal(1), "the three settings share one table:\n%s", tables)
+		Expect(tables).To(MatchRegexp(`sec-kafka-tls-scram-l2-lat\s+kafka\s+l2\s+tls-scram`))
+		Expect(done.Status.Cells[2].Security).To(Equal("tls-scram"))
+	})
+}
+
+func names(runs []v1alpha1.BenchmarkRun) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.Name)
+	}
+	return out
+}
