@@ -159,6 +159,29 @@ var _ = Describe("config/samples suites", func() {
 		Expect(k8sClient.Delete(ctx, &got)).To(Succeed())
 	})
 
+	It("plans suite-security-cost.yaml: a Kafka per security setting, a cell on each", func() {
+		ns := newNamespace()
+		s := read("suite-security-cost.yaml")
+		s.Namespace = ns
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		var got v1alpha1.BenchmarkSuite
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: s.Name}, &got)).To(Succeed())
+			g.Expect(got.Status.Cells).To(HaveLen(3), "status.message: %s", got.Status.Message)
+		}).Should(Succeed())
+		var clusters, cells []string
+		for _, c := range got.Status.Clusters {
+			clusters = append(clusters, c.Name+" "+c.Security.Label())
+		}
+		for _, c := range got.Status.Cells {
+			cells = append(cells, c.Name+" "+c.Security)
+		}
+		Expect(clusters).To(Equal([]string{"security-cost-kafka-plain plain", "security-cost-kafka-tls tls", "security-cost-kafka-tls-scram tls-scram"}))
+		// The names fit without a hash: the sample's are readable.
+		Expect(cells).To(Equal([]string{"security-cost-kafka-plain-l2-lat2k plain", "security-cost-kafka-tls-l2-lat2k tls", "security-cost-kafka-tls-scram-l2-lat2k tls-scram"}))
+		Expect(k8sClient.Delete(ctx, &got)).To(Succeed())
+	})
+
 	It("accepts suite-durability-matrix-local.yaml", func() {
 		s := read("suite-durability-matrix-local.yaml")
 		s.Namespace = newNamespace()

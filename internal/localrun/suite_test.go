@@ -166,6 +166,9 @@ func TestLoadSuiteRefusesSecuritiesLocalBrokersCannotServe(t *testing.T) {
 			t.Errorf("err = %v, want %q", err, tt.want)
 		}
 	}
+	if _, err := LoadSuite(filepath.Join("..", "..", "config", "samples", "suite-security-cost.yaml")); err == nil || !strings.Contains(err.Error(), "spec.systems[0].securities: local mode") {
+		t.Errorf("the security sample in local mode: err = %v", err)
+	}
 	// A plaintext setting said out loud is what local brokers serve.
 	writeFile(t, path, "apiVersion: streambench.io/v1alpha1\nkind: BenchmarkSuite\nmetadata: {name: s}\nspec:\n  systems: [{system: kafka, cluster: {managed: {security: {}}}, durabilities: [{level: 2}]}]\n  workloads: [{name: w, spec: {messageSize: 100}}]\n")
 	if _, err := LoadSuite(path); err != nil {
