@@ -231,7 +231,7 @@ const (
 // for Pulsar a CA, the brokers' certificates, a signing key and a token) and
 // its clients use it like an existing cluster's, from Secrets mounted into
 // the coordinator and the workers.
-// +kubebuilder:validation:XValidation:rule="!has(self.authentication) || self.authentication != 'tls' || (has(self.tls) && self.tls)",message="spec.cluster.managed.security.authentication tls is mutual TLS: set tls: true"
+// +kubebuilder:validation:XValidation:rule="!has(self.authentication) || self.authentication != 'tls' || (has(self.tls) && self.tls)",message="authentication tls is mutual TLS: set tls: true beside it"
 type ManagedSecurity struct {
 	// TLS encrypts the clients' connections: Strimzi's listener with tls
 	// (its cluster CA), or the Pulsar chart's TLS for brokers (and the

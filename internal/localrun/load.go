@@ -170,6 +170,12 @@ func localChecks(run *v1alpha1.BenchmarkRun) error {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "cluster", "existing", "strimziCluster"),
 			"names a Strimzi Kafka inside a Kubernetes cluster, which local mode cannot read; set bootstrapServers: host:port instead (or run it on the cluster with kubectl apply)"))
 	}
+	if m := run.Spec.Cluster.Managed; m != nil && m.Security != nil && m.Security.Secured() {
+		// The local brokers listen in plaintext for anonymous clients: the
+		// run would be measured plaintext and labelled secured.
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "cluster", "managed", "security"),
+			"local mode starts brokers with plaintext, anonymous listeners only; remove it, or start secured local brokers (hack/local-brokers.sh kafka start --secure) and run against them with spec.cluster.existing.tls and authentication and --secrets"))
+	}
 	if _, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault()); err != nil {
 		errs = append(errs, err)
 	}
