@@ -21,6 +21,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // The managed Kafka path for real: a Strimzi cluster operator (built from
@@ -30,7 +31,10 @@ import (
 // charts/streambench with its own RBAC, and the run's deletion leaves no
 // Kafka, node pool or claim. One node: one broker, a replication factor of
 // 1 acknowledged by it, at level 2 (no fsync before the ack) and level 1
-// (flush.messages=1).
+// (flush.messages=1); and at level 2 with spec.cluster.managed.security
+// (label managed-security): a TLS listener with SCRAM-SHA-512 or mutual
+// TLS, through a KafkaUser and Strimzi's User Operator, the same workload
+// as the plaintext level-2 run, so their figures compare.
 //
 // E2E_STRIMZI_OPERATOR is the folder of that Strimzi's install files
 // (install/ of hack/images/strimzi.sh's output); `make test-e2e` sets it.
@@ -92,6 +96,8 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			Expect(got.Status.Testbed.Topology.Components).To(Equal([]v1alpha1.ComponentEnvelope{
 				{Component: "broker", Replicas: 1, MemoryRequest: "1Gi", MemoryLimit: "1Gi", Heap: "512Mi"}}))
 			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+			p := got.Status.Results.PublishLatencyMs
+			logf("%s (plaintext): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
 
 			By("the durability achieved is the level asked for, on the broker Strimzi ran")
 			d := got.Status.Durability
@@ -119,6 +125,89 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 					kubectl(nil, "-n", testNS, "get", "-o", "name", "kafkanodepools.kafka.strimzi.io,pvc", "-l", "strimzi.io/cluster="+cluster)
 			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
 			freeLocalDisks(ctx)
+		}, SpecTimeout(25*time.Minute))
+	}
+
+	// spec.cluster.managed.security: Strimzi's TLS listener with its
+	// cluster CA, and a KafkaUser the run creates, whose credentials the
+	// User Operator (in the entity operator, from the same operator image)
+	// writes into a Secret and onto the brokers; the clients read the CA
+	// and the credentials from the Secrets mounted into the Jobs.
+	for _, tc := range []struct {
+		prefix   string
+		auth     v1alpha1.ManagedAuthentication
+		protocol string
+	}{
+		{"e2e-strimzi-scram", v1alpha1.ManagedAuthScramSHA512, "SASL_SSL"},
+		{"e2e-strimzi-mtls", v1alpha1.ManagedAuthTLS, "SSL"},
+	} {
+		It(fmt.Sprintf("runs a one-broker Kafka with TLS and a %s KafkaUser to Succeeded and leaves no Kafka, KafkaUser, node pool or claim", tc.auth), Label("managed-security"), func(ctx SpecContext) {
+			start := time.Now()
+			run := managedKafkaRun(tc.prefix, v1alpha1.Level2, storageClass)
+			run.Spec.Cluster.Managed.Security = &v1alpha1.ManagedSecurity{TLS: true, Authentication: tc.auth}
+			if prom != nil {
+				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
+			}
+			applyRun(run)
+			cluster, user := strimzi.ClusterName(run), strimzi.UserName(run)
+
+			By("Running only once Strimzi's tls listener and the User Operator's KafkaUser are ready")
+			running := waitForPhase(ctx, run, v1alpha1.PhaseRunning, 10*time.Minute)
+			logf("%s Running after %s", run.Name, time.Since(start).Round(time.Second))
+			Expect(running.Status.Brokers.BootstrapServers).To(Equal(cluster + "-kafka-bootstrap." + testNS + ".svc:9093"))
+			Expect(kubectl(nil, "-n", testNS, "get", "kafkausers.kafka.strimzi.io", user,
+				"-o", `jsonpath={.spec.authentication.type} {.status.conditions[?(@.type=="Ready")].status} {.status.secret}`)).
+				To(Equal(string(tc.auth) + " True " + user))
+			// The entity operator runs the User Operator alone, from the
+			// operator image, with Strimzi's own script (its container's
+			// args; the image has no entrypoint of its own).
+			Expect(kubectl(nil, "-n", testNS, "get", "deployment", cluster+"-entity-operator",
+				"-o", `jsonpath={.spec.template.spec.containers[*].name} {.spec.template.spec.containers[*].image} {.spec.template.spec.containers[*].args}`)).
+				To(Equal(`user-operator quay.io/strimzi/operator:0.49.1 ["/opt/strimzi/bin/user_operator_run.sh"]`))
+			// Names of the Secret's keys only, never values.
+			keys := kubectl(nil, "-n", testNS, "get", "secret", user, "-o", `go-template={{range $k, $v := .data}}{{$k}} {{end}}`)
+			if tc.auth == v1alpha1.ManagedAuthScramSHA512 {
+				Expect(strings.Fields(keys)).To(ContainElements("password", "sasl.jaas.config"))
+			} else {
+				Expect(strings.Fields(keys)).To(ContainElements("ca.crt", "user.crt", "user.key"))
+			}
+
+			got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
+			logf("%s Succeeded after %s", run.Name, time.Since(start).Round(time.Second))
+			expectResults(ctx, got, v1alpha1.SystemKafka)
+			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+			p := got.Status.Results.PublishLatencyMs
+			logf("%s (TLS, %s): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, tc.auth, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
+
+			By("the results say how the clients reached the brokers: " + tc.protocol + " with the TLS version negotiated")
+			var cm corev1.ConfigMap
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: got.Status.ResultsRef}, &cm)).To(Succeed())
+			sum, err := results.Read(&cm)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(sum.Security).NotTo(BeNil(), "summary.json has the security")
+			logf("security: %+v", *sum.Security)
+			Expect(sum.Security.Protocol).To(Equal(tc.protocol))
+			Expect(sum.Security.TLSVersion).To(HavePrefix("TLS 1."))
+			Expect(sum.Security.Verification).To(Equal("full"), "the brokers' certificates name the addresses the clients dial")
+			if tc.auth == v1alpha1.ManagedAuthScramSHA512 {
+				Expect(sum.Security.Mechanism).To(Equal("SCRAM-SHA-512"))
+			} else {
+				Expect(sum.Security.ClientCertificate).To(BeTrue())
+			}
+
+			By("the coordinator read the brokers' settings through the same TLS and credentials")
+			d := got.Status.Durability
+			Expect(d.AchievedLevel).To(Equal(v1alpha1.Level2), d.Explanation)
+			Expect(d.Verification).To(Equal(v1alpha1.Verified), "Kafka %s: %s", d.BrokerVersion, d.Explanation)
+
+			By("kubectl delete leaves no Kafka, KafkaUser, node pool or claim")
+			kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
+			Eventually(func() string {
+				return kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io/"+cluster, "kafkausers.kafka.strimzi.io/"+user, "secret/"+user) +
+					kubectl(nil, "-n", testNS, "get", "-o", "name", "kafkanodepools.kafka.strimzi.io,pvc", "-l", "strimzi.io/cluster="+cluster)
+			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+			freeLocalDisks(ctx)
+			logf("%s: create to clean after %s", run.Name, time.Since(start).Round(time.Second))
 		}, SpecTimeout(25*time.Minute))
 	}
 
