@@ -45,6 +45,7 @@ results to <results-dir>/<suite>/<cell>/ and the suite's tables to
 	fl.StringVarP(&o.SuiteFile, "file", "f", "", "BenchmarkSuite YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<suite-name>/")
+	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets, as kubectl apply takes them) that a secured existing cluster's spec.systems[].cluster.existing.tls and authentication name; every cell's keys are written to a private directory for that cell only")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here, a directory per cluster (default: temporary, removed at the end)")
 	return cmd
 }

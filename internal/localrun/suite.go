@@ -26,7 +26,11 @@ type SuiteOptions struct {
 	ResultsDir string
 	// DataDir keeps the brokers' data and logs, one directory per cluster
 	// (default: temporary, removed with the brokers).
-	DataDir          string
+	DataDir string
+	// SecretsFile holds the Secret manifests that a secured existing
+	// cluster's tls and authentication name (as Options.SecretsFile);
+	// every cell reads it.
+	SecretsFile      string
 	Stdout, Stderr   io.Writer
 	SnapshotInterval time.Duration
 }
@@ -228,7 +232,7 @@ func runCell(ctx context.Context, s *v1alpha1.BenchmarkSuite, cell *v1alpha1.Sui
 	cell.Phase = v1alpha1.CellRunning
 	s.Status.CurrentCell = cell.Name
 	say("cell %s (%s): %s, level %d, workload %s, against %s", cell.Name, s.Status.Progress, cell.System, cell.RequestedLevel, cell.Workload, cl.Name)
-	res, runErr := Run(ctx, Options{Run: run, ResultsDir: out.Dir, Stdout: o.Stdout, Stderr: o.Stderr, SnapshotInterval: o.SnapshotInterval})
+	res, runErr := Run(ctx, Options{Run: run, ResultsDir: out.Dir, SecretsFile: o.SecretsFile, Stdout: o.Stdout, Stderr: o.Stderr, SnapshotInterval: o.SnapshotInterval})
 	if res != nil {
 		cell.AchievedLevel = res.Durability.AchievedLevel
 		if res.Summary != nil {

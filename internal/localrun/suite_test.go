@@ -3,6 +3,7 @@ package localrun
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,45 @@ func TestLoadSuiteRefusesSecuritiesLocalBrokersCannotServe(t *testing.T) {
 	writeFile(t, path, "apiVersion: streambench.io/v1alpha1\nkind: BenchmarkSuite\nmetadata: {name: s}\nspec:\n  systems: [{system: kafka, cluster: {managed: {security: {}}}, durabilities: [{level: 2}]}]\n  workloads: [{name: w, spec: {messageSize: 100}}]\n")
 	if _, err := LoadSuite(path); err != nil {
 		t.Errorf("security: {} is refused: %v", err)
+	}
+}
+
+// TestRunSuiteReadsSecrets: every cell of a suite on a secured existing
+// cluster gets --secrets; a key the file lacks fails each cell before
+// anything connects, naming the key — so the file reached the cells.
+func TestRunSuiteReadsSecrets(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	writeFile(t, path, `apiVersion: streambench.io/v1alpha1
+kind: BenchmarkSuite
+metadata: {name: sec}
+spec:
+  systems:
+  - system: kafka
+    cluster:
+      existing:
+        bootstrapServers: 127.0.0.1:1
+        tls: {ca: {name: kafka-ca, key: ca.crt}}
+        authentication: {mechanism: SCRAM-SHA-512, username: alice, password: {name: alice, key: password}}
+    durabilities: [{level: 2}]
+  workloads: [{name: w, spec: {messageSize: 1024, producerRate: 10, testDurationMinutes: 0.1}}]
+`)
+	secrets := filepath.Join(dir, "secrets.yaml")
+	writeFile(t, secrets, "apiVersion: v1\nkind: Secret\nmetadata: {name: kafka-ca}\nstringData: {ca.crt: x}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: alice}\nstringData: {other: y}\n")
+	var stderr strings.Builder
+	out, err := RunSuite(context.Background(), SuiteOptions{SuiteFile: path, SecretsFile: secrets, ResultsDir: filepath.Join(dir, "results"), Stdout: io.Discard, Stderr: &stderr})
+	if err == nil {
+		t.Fatal("a cell ran without the password key")
+	}
+	for _, want := range []string{"alice", "password", secrets} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	if out == nil || len(out.Suite.Status.Cells) != 1 || out.Suite.Status.Cells[0].Phase != v1alpha1.CellFailed {
+		t.Fatalf("the cell did not fail: %+v", out)
+	}
+	if _, err := RunSuite(context.Background(), SuiteOptions{SuiteFile: path, ResultsDir: filepath.Join(dir, "results"), Stdout: io.Discard, Stderr: io.Discard}); err == nil || !strings.Contains(err.Error(), "--secrets") {
+		t.Errorf("without --secrets: %v, want the flag named", err)
 	}
 }
