@@ -20,6 +20,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,7 +159,16 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, secret, ok := r.BasicAuth()
-	if !ok {
+	if ok {
+		// RFC 6749 2.3.1: each part is form-encoded before Basic.
+		uid, err1 := url.QueryUnescape(id)
+		usecret, err2 := url.QueryUnescape(secret)
+		if err1 != nil || err2 != nil {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "credentials not form-encoded"})
+			return
+		}
+		id, secret = uid, usecret
+	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	if id != s.ClientID || subtle.ConstantTimeCompare([]byte(secret), []byte(s.ClientSecret)) != 1 {

@@ -86,3 +86,33 @@ func verify(t *testing.T, s *Server, tok string) map[string]any {
 	}
 	return c
 }
+
+// TestBasicCredentialsAreFormDecoded: a secret with ':' '+' and '/' sent
+// as RFC 6749 2.3.1 says (form-encoded, then Basic) is the client's.
+func TestBasicCredentialsAreFormDecoded(t *testing.T) {
+	const secret = "a:b+c/d é"
+	s, err := Start(t.TempDir(), "bench client", secret, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tt := range []struct {
+		id, secret string
+		want       int
+	}{
+		{url.QueryEscape("bench client"), url.QueryEscape(secret), http.StatusOK},
+		{url.QueryEscape("bench client"), url.QueryEscape("wrong"), http.StatusUnauthorized},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, s.TokenURL, strings.NewReader("grant_type=client_credentials"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(tt.id, tt.secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("secret %q: HTTP %d, want %d", tt.secret, resp.StatusCode, tt.want)
+		}
+	}
+}

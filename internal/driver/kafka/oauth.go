@@ -35,8 +35,9 @@ const (
 // tokenSource fetches and caches the access token of one client.
 type tokenSource struct {
 	endpoint   string
-	form       url.Values // the grant, with the client secret
+	form       url.Values // the grant: type, scope, audience
 	clientID   string
+	secret     string
 	secretFile string
 	client     *http.Client
 	now        func() time.Time
@@ -63,7 +64,7 @@ func newTokenSource(o *driver.OAuth2Files) (*tokenSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {o.ClientID}, "client_secret": {secret}}
+	form := url.Values{"grant_type": {"client_credentials"}}
 	if o.Scope != "" {
 		form.Set("scope", o.Scope)
 	}
@@ -71,7 +72,7 @@ func newTokenSource(o *driver.OAuth2Files) (*tokenSource, error) {
 		form.Set("audience", o.Audience)
 	}
 	return &tokenSource{
-		endpoint: o.TokenEndpoint, form: form, clientID: o.ClientID, secretFile: o.ClientSecretFile,
+		endpoint: o.TokenEndpoint, form: form, clientID: o.ClientID, secret: secret, secretFile: o.ClientSecretFile,
 		client: &http.Client{Timeout: tokenHTTPTimeout}, now: time.Now,
 	}, nil
 }
@@ -111,6 +112,11 @@ func (s *tokenSource) fetch(ctx context.Context) (string, time.Duration, error) 
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
+	// The client authenticates with HTTP Basic, each part form-encoded
+	// (RFC 6749 2.3.1: every authorization server must take it; the
+	// credentials in the body are "NOT RECOMMENDED"), as Kafka's Java
+	// client sends them.
+	req.SetBasicAuth(url.QueryEscape(s.clientID), url.QueryEscape(s.secret))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return "", 0, fmt.Errorf("OAuth2 token endpoint %s (%s.tokenEndpoint) does not answer: %w; check the URL and that this pod can reach it", s.endpoint, oauthField, stripURLError(err))

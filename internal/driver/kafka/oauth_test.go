@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,8 +92,12 @@ func TestTokenSourceErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if err := r.ParseForm(); err != nil || r.PostForm.Get("client_secret") != secret || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("scope") != "kafka" {
-					t.Errorf("the grant is not a client-credentials form with the secret and scope: %v %v", err, r.PostForm)
+				id, pw, basic := r.BasicAuth()
+				if err := r.ParseForm(); err != nil || !basic || id != "c1" || pw != url.QueryEscape(secret) || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("scope") != "kafka" {
+					t.Errorf("the grant is not a client-credentials form with the scope, the client in HTTP Basic: %v %v basic=%v", err, r.PostForm, basic)
+				}
+				if r.PostForm.Has("client_secret") {
+					t.Errorf("the client secret is in the body too")
 				}
 				w.WriteHeader(tt.status)
 				_ = json.NewEncoder(w).Encode(tt.body)
