@@ -78,6 +78,29 @@ func TLSConfig(f *TLSFiles) (*tls.Config, *NegotiatedTLS, error) {
 	return c, neg, nil
 }
 
+// TrustedWithSystem is the system's roots and, when f names one, the CA
+// bundle of spec.cluster.existing.tls.ca: for the HTTPS endpoints beside
+// the brokers (an OAuth2 token endpoint), which may be signed by the
+// cluster's private CA or by a public one. Kafka's Java client trusts its
+// ssl.truststore there too.
+func TrustedWithSystem(f *TLSFiles) (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if f == nil || f.CAFile == "" {
+		return pool, nil
+	}
+	pem, err := os.ReadFile(f.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS CA bundle (spec.cluster.existing.tls.ca): %w", err)
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("TLS CA bundle %s (spec.cluster.existing.tls.ca) holds no PEM certificate", f.CAFile)
+	}
+	return pool, nil
+}
+
 // NegotiatedTLS records what the clients' TLS connections negotiated.
 type NegotiatedTLS struct {
 	version atomic.Uint32

@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -49,7 +51,10 @@ type tokenSource struct {
 
 // newTokenSource reads the client secret once. The token endpoint is
 // required: Kafka's clients take it, not the issuer's metadata.
-func newTokenSource(o *driver.OAuth2Files) (*tokenSource, error) {
+//
+// roots are the CAs an https token endpoint may be signed by (nil: the
+// system's).
+func newTokenSource(o *driver.OAuth2Files, roots *x509.CertPool) (*tokenSource, error) {
 	if o.TokenEndpoint == "" {
 		return nil, fmt.Errorf("%s.tokenEndpoint is empty: OAUTHBEARER needs the issuer's token endpoint (Kafka's sasl.oauthbearer.token.endpoint.url), e.g. https://issuer.example/oauth2/token", oauthField)
 	}
@@ -73,7 +78,10 @@ func newTokenSource(o *driver.OAuth2Files) (*tokenSource, error) {
 	}
 	return &tokenSource{
 		endpoint: o.TokenEndpoint, form: form, clientID: o.ClientID, secret: secret, secretFile: o.ClientSecretFile,
-		client: &http.Client{Timeout: tokenHTTPTimeout}, now: time.Now,
+		client: &http.Client{Timeout: tokenHTTPTimeout, Transport: &http.Transport{
+			Proxy:           http.ProxyFromEnvironment,
+			TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
+		}}, now: time.Now,
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/testcerts"
 	"github.com/streambench/streambench-operator/internal/testoauth"
 )
 
@@ -36,7 +38,7 @@ func TestTokenSourceCachesAndRefreshes(t *testing.T) {
 	}
 	defer iss.Close()
 	iss.TTL = 100 * time.Second
-	ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: iss.TokenURL, ClientID: "c1", ClientSecretFile: secretFile(t, "s3cr3t-value\n")})
+	ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: iss.TokenURL, ClientID: "c1", ClientSecretFile: secretFile(t, "s3cr3t-value\n")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestTokenSourceErrors(t *testing.T) {
 				_ = json.NewEncoder(w).Encode(tt.body)
 			}))
 			defer srv.Close()
-			ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: srv.URL, ClientID: "c1", ClientSecretFile: secretFile(t, secret), Scope: "kafka"})
+			ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: srv.URL, ClientID: "c1", ClientSecretFile: secretFile(t, secret), Scope: "kafka"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +124,7 @@ func TestTokenSourceErrors(t *testing.T) {
 		})
 	}
 	t.Run("endpoint down", func(t *testing.T) {
-		ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: "http://127.0.0.1:1/token", ClientID: "c1", ClientSecretFile: secretFile(t, secret)})
+		ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: "http://127.0.0.1:1/token", ClientID: "c1", ClientSecretFile: secretFile(t, secret)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,5 +157,49 @@ func TestTokenLifetime(t *testing.T) {
 				t.Errorf("tokenLifetime = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTokenEndpointTrustsTheRunsCA: an https token endpoint signed by the
+// cluster's private CA (spec.cluster.existing.tls.ca) is trusted beside
+// the system's roots, as Kafka's Java client trusts its ssl.truststore
+// there; without that CA the grant fails.
+func TestTokenEndpointTrustsTheRunsCA(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := testcerts.NewCA(dir, "idp-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.Issue("idp", testcerts.Options{Names: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.LoadX509KeyPair(pair.CertFile, pair.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "tok", "token_type": "Bearer", "expires_in": 60})
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	defer srv.Close()
+	grant := func(files *driver.TLSFiles) error {
+		roots, err := driver.TrustedWithSystem(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := newTokenSource(&driver.OAuth2Files{TokenEndpoint: srv.URL, ClientID: "c1", ClientSecretFile: secretFile(t, "s")}, roots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ts.Token(context.Background())
+		return err
+	}
+	if err := grant(&driver.TLSFiles{CAFile: ca.CertFile}); err != nil {
+		t.Errorf("with the run's CA: %v", err)
+	}
+	if err := grant(nil); err == nil || !strings.Contains(err.Error(), "does not answer") {
+		t.Errorf("with the system's roots only: %v, want a refusal of the endpoint's certificate", err)
 	}
 }

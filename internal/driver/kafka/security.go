@@ -78,7 +78,11 @@ func LoadSecurity(sec *driver.Security) (*ClientSecurity, error) {
 		if sec.OAuth2 == nil {
 			return nil, fmt.Errorf("%s: mechanism OAUTHBEARER needs oauth2 (the client-credentials grant)", authField)
 		}
-		if s.tokens, err = newTokenSource(sec.OAuth2); err != nil {
+		roots, err := driver.TrustedWithSystem(sec.TLS)
+		if err != nil {
+			return nil, err
+		}
+		if s.tokens, err = newTokenSource(sec.OAuth2, roots); err != nil {
 			return nil, err
 		}
 	default:
