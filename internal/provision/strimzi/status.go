@@ -28,25 +28,35 @@ const (
 // is not ready, reason says what is missing, e.g.
 // "Kafka run-a: NotReady=True (Creating: Kafka cluster is being deployed)".
 func Ready(kafka *unstructured.Unstructured) (ready bool, reason string) {
-	prefix := fmt.Sprintf("Kafka %s: ", kafka.GetName())
-	conds, _, _ := unstructured.NestedSlice(kafka.Object, "status", "conditions")
+	return readyAtGeneration(kafka, "Kafka",
+		"the Strimzi cluster operator has not reported on it; check that it runs and watches namespace "+kafka.GetNamespace(),
+		"the Strimzi cluster operator")
+}
+
+// readyAtGeneration is Strimzi's readiness of any of its resources: a
+// Ready=True condition (else the NotReady one's words, else noCondition)
+// and status.observedGeneration at metadata.generation; who names the
+// operator that reconciles it.
+func readyAtGeneration(obj *unstructured.Unstructured, kind, noCondition, who string) (ready bool, reason string) {
+	prefix := fmt.Sprintf("%s %s: ", kind, obj.GetName())
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	c, found := condition(conds, conditionReady)
 	if !found || c.status != "True" {
 		if !found {
 			c, found = condition(conds, conditionNotReady)
 		}
 		if !found {
-			return false, prefix + "no Ready condition yet (the Strimzi cluster operator has not reported on it; check that it runs and watches namespace " + kafka.GetNamespace() + ")"
+			return false, prefix + "no Ready condition yet (" + noCondition + ")"
 		}
 		return false, prefix + c.String()
 	}
-	observed, ok := int64Field(kafka.Object, "status", "observedGeneration")
-	if gen := kafka.GetGeneration(); !ok || observed != gen {
+	observed, ok := int64Field(obj.Object, "status", "observedGeneration")
+	if gen := obj.GetGeneration(); !ok || observed != gen {
 		seen := "none"
 		if ok {
 			seen = strconv.FormatInt(observed, 10)
 		}
-		return false, fmt.Sprintf("%sReady=True is stale: status.observedGeneration is %s, metadata.generation is %d (the Strimzi cluster operator has not reconciled the current spec yet)", prefix, seen, gen)
+		return false, fmt.Sprintf("%sReady=True is stale: status.observedGeneration is %s, metadata.generation is %d (%s has not reconciled the current spec yet)", prefix, seen, gen, who)
 	}
 	return true, ""
 }

@@ -3,7 +3,6 @@ package strimzi
 import (
 	"fmt"
 	"maps"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -79,27 +78,13 @@ func KafkaUser(run *v1alpha1.BenchmarkRun) (*unstructured.Unstructured, error) {
 // waited out, not fatal, since it retries, and the provisioning timeout
 // bounds the wait.
 func UserReady(user *unstructured.Unstructured) (ready bool, reason string) {
+	cluster := user.GetLabels()[LabelCluster]
+	if ok, why := readyAtGeneration(user, "KafkaUser",
+		"the User Operator of Kafka "+cluster+" has not reported on it; it starts with the Kafka's entity operator",
+		"the User Operator"); !ok {
+		return false, why
+	}
 	prefix := fmt.Sprintf("KafkaUser %s: ", user.GetName())
-	conds, _, _ := unstructured.NestedSlice(user.Object, "status", "conditions")
-	c, found := condition(conds, conditionReady)
-	if !found || c.status != "True" {
-		if !found {
-			c, found = condition(conds, conditionNotReady)
-		}
-		if !found {
-			cluster := user.GetLabels()[LabelCluster]
-			return false, prefix + "no Ready condition yet (the User Operator of Kafka " + cluster + " has not reported on it; it starts with the Kafka's entity operator)"
-		}
-		return false, prefix + c.String()
-	}
-	observed, ok := int64Field(user.Object, "status", "observedGeneration")
-	if gen := user.GetGeneration(); !ok || observed != gen {
-		seen := "none"
-		if ok {
-			seen = strconv.FormatInt(observed, 10)
-		}
-		return false, fmt.Sprintf("%sReady=True is stale: status.observedGeneration is %s, metadata.generation is %d (the User Operator has not reconciled the current spec yet)", prefix, seen, gen)
-	}
 	if s, _, _ := unstructured.NestedString(user.Object, "status", "secret"); s != user.GetName() {
 		return false, fmt.Sprintf("%sReady=True but status.secret is %q, not %q (the Secret the clients read is named like the KafkaUser; is the User Operator's secretPrefix set?)", prefix, s, user.GetName())
 	}
