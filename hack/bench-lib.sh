@@ -28,20 +28,33 @@ build_streambench() {
 # usage (one Pulsar standalone used for three runs in a row refused the
 # third run's subscriptions with "request timed out"; a Kafka that had
 # taken four maximum-rate runs filled the disk and lost a broker).
+# It returns 1 (saying why on stderr) when the brokers do not start, so a
+# caller can record the failure and go on with the next run.
 BROKERS_UP=""
 brokers_up() {
   rm -rf "${WORK:?}/$1"
+  # Set before the start: a start that fails halfway may leave JVMs behind,
+  # and brokers_down stops whatever the directory recorded.
+  BROKERS_UP=$1
   local start_out
   start_out=$(hack/local-brokers.sh "$1" start --dir "$WORK/$1" --level 2 2>"$WORK/brokers-$1.log") ||
-    { echo "starting $1 failed:" >&2; tail -20 "$WORK/brokers-$1.log" >&2; exit 1; }
-  BROKERS_UP=$1
+    { echo "starting $1 failed:" >&2; tail -20 "$WORK/brokers-$1.log" >&2; return 1; }
   BOOT=$(sed -n 's/^bootstrap=//p' <<<"$start_out")
   SERVICE_URL=$(sed -n 's/^serviceURL=//p' <<<"$start_out")
   ADMIN_URL=$(sed -n 's/^adminURL=//p' <<<"$start_out")
 }
+# brokers_down [keep-dir]: stops the brokers and removes their directory;
+# with keep-dir, their logs (the JVMs' own, GC logs left out; not the data
+# directories, where bookies' entry logs and Kafka's segments are *.log
+# too) and the start's log are copied there first, to read why a run failed.
 brokers_down() {
   [[ -n "$BROKERS_UP" ]] || return 0
   hack/local-brokers.sh "$BROKERS_UP" stop --dir "$WORK/$BROKERS_UP" >/dev/null 2>&1 || true
+  if [[ -n "${1:-}" ]]; then
+    mkdir -p "$1"
+    cp "$WORK/brokers-$BROKERS_UP.log" "$1/" 2>/dev/null || true
+    (cd "$WORK/$BROKERS_UP" 2>/dev/null && find . -type d -name data -prune -o -name '*.log' ! -name 'gc*.log' -exec cp --parents {} "$1/" \;) || true
+  fi
   rm -rf "${WORK:?}/$BROKERS_UP"
   BROKERS_UP=""
 }
