@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/pace"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
@@ -46,6 +47,7 @@ type inflight struct {
 	seq            uint64
 	intended, sent time.Time
 	buf            []byte
+	template       int            // the payload template buf holds (Payloads.Refill)
 	ack            driver.AckFunc // i.acked, bound once
 }
 
@@ -53,35 +55,48 @@ func (p *producer) getInflight() *inflight {
 	if i, ok := p.inflight.Get().(*inflight); ok {
 		return i
 	}
-	i := &inflight{p: p, buf: make([]byte, p.size)}
+	i := &inflight{p: p, buf: make([]byte, p.size), template: -1}
 	i.ack = i.acked
 	return i
 }
 
-// loop publishes on the pacer's schedule until ctx ends. The client's
-// context is not ctx: stopping the load must not fail the messages already
-// handed to the client.
-func (p *producer) loop(ctx context.Context, pc *pacer) {
+// senders is how many sender goroutines a worker with n producers and
+// procs Ps runs: half the Ps (at least one, at most one per producer), so
+// a sender that holds its P while it sleeps (pacer.holdP) always leaves the
+// clients' goroutines as many Ps as the senders have. On 2 cores that is
+// one sender for every producer: with one goroutine per producer, more
+// producers than Ps meant Go timers, which fire whole milliseconds late
+// (send delay p99 ~3 ms), and every producer's wake-ups cost CPU of their
+// own. OMB likewise sends for many producers from one thread per core.
+func senders(n, procs int) int {
+	s := max(procs/2, 1)
+	return min(s, n)
+}
+
+// sendLoop publishes for ps on the pacer's schedule until ctx ends. The
+// clients' context is not ctx: stopping the load must not fail the
+// messages already handed to the clients.
+func sendLoop(ctx context.Context, pc *pacer, ps []*producer) {
 	if pc.holdP {
-		// A thread of its own, with a short time slice (shortSlice) while
-		// the loop runs. The thread goes back to the runtime afterwards,
-		// with the default slice: it must not exit, since a thread's exit
+		// A thread of its own, made punctual (pace.Punctual) while the
+		// loop runs. The thread goes back to the runtime afterwards, with
+		// the default settings: it must not exit, since a thread's exit
 		// fires the Pdeathsig of every process it forked, and in local mode
 		// that includes the brokers (internal/localbrokers), which a locked
 		// thread ending with the loop killed in the tests.
 		runtime.LockOSThread()
-		restore := shortSlice()
+		restore := pace.Punctual()
 		defer func() {
 			restore()
 			runtime.UnlockOSThread()
 		}()
 	}
 	for {
-		intended, ok := pc.next(ctx)
+		intended, turn, ok := pc.next(ctx)
 		if !ok {
 			return
 		}
-		p.send(intended)
+		ps[turn].send(intended)
 	}
 }
 
@@ -90,7 +105,7 @@ func (p *producer) send(intended time.Time) {
 	i.seq = p.nextSeq.Load()
 	i.intended = intended
 	i.sent = time.Now()
-	p.payloads.Fill(i.buf, Header{
+	p.payloads.Refill(i.buf, &i.template, Header{
 		ProducerID: p.id, Seq: i.seq,
 		SendMicros: i.sent.UnixMicro(), IntendedMicros: intended.UnixMicro(),
 	})

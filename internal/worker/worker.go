@@ -364,16 +364,23 @@ func (w *Worker) StartLoad(req protocol.StartLoadRequest) error {
 	r.setRateLocked(req.RatePerSec)
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{cancel: cancel}
-	// Producers may keep their P while they wait only if one is left for
-	// the clients' goroutines.
-	holdP := len(r.producers) < runtime.GOMAXPROCS(0)
-	for i, p := range r.producers {
+	// The producers are dealt to the senders in turn; each sender paces
+	// its producers at their places in the worker's interval.
+	procs := runtime.GOMAXPROCS(0)
+	n := senders(len(r.producers), procs)
+	for j := range n {
+		var ps []*producer
+		var phases []float64
+		for i := j; i < len(r.producers); i += n {
+			ps = append(ps, r.producers[i])
+			phases = append(phases, float64(i)/float64(len(r.producers)))
+		}
+		pc := newPacer(r.sched, start, phases)
+		pc.holdP = n < procs
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			pc := newPacer(r.sched, start, i, len(r.producers))
-			pc.holdP = holdP
-			p.loop(ctx, pc)
+			sendLoop(ctx, pc, ps)
 		}()
 	}
 	r.load = l

@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/metrics"
+	"github.com/streambench/streambench-operator/internal/pace"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -60,6 +62,29 @@ func TestPayloads(t *testing.T) {
 		for i := HeaderSize; i < 200; i++ {
 			if buf[i] != byte(i) {
 				t.Fatalf("byte %d = %d, want the file's %d", i, buf[i], byte(i))
+			}
+		}
+	})
+	t.Run("a reused buffer gets each message's template and header", func(t *testing.T) {
+		pool, ratio := int32(3), 1.0
+		p, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: 64, RandomizedPayloadPoolSize: &pool, RandomBytesRatio: &ratio}, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := p.Clone()
+		// Two pooled buffers taking turns, one kept out once: the
+		// templates they hold drift apart from the cursor's.
+		bufs, held := [2][]byte{make([]byte, 64), make([]byte, 64)}, [2]int{-1, -1}
+		for seq := uint64(0); seq < 20; seq++ {
+			k := int(seq % 2)
+			if seq == 7 {
+				k = 0
+			}
+			want := make([]byte, 64)
+			fresh.Fill(want, Header{ProducerID: 1, Seq: seq})
+			p.Refill(bufs[k], &held[k], Header{ProducerID: 1, Seq: seq})
+			if string(bufs[k]) != string(want) {
+				t.Fatalf("message %d: the reused buffer differs from a freshly filled one", seq)
 			}
 		}
 	})
@@ -223,11 +248,11 @@ func TestPacerKeepsIntendedTimes(t *testing.T) {
 	s := newSchedule()
 	s.set(1000) // 1 ms apart
 	start := time.Now()
-	p := newPacer(s, start, 0, 1)
+	p := newPacer(s, start, []float64{0})
 	ctx := context.Background()
 	var got []time.Time
 	for i := 0; i < 5; i++ {
-		it, ok := p.next(ctx)
+		it, _, ok := p.next(ctx)
 		if !ok {
 			t.Fatal("pacer stopped")
 		}
@@ -242,100 +267,125 @@ func TestPacerKeepsIntendedTimes(t *testing.T) {
 		}
 	}
 	s.set(100) // 10 ms apart from the next point of the old grid
-	it, _ := p.next(ctx)
+	it, _, _ := p.next(ctx)
 	if want := start.Add(5 * time.Millisecond); !it.Equal(want) {
 		t.Errorf("first after change +%v, want +5ms", it.Sub(start))
 	}
-	it, _ = p.next(ctx)
+	it, _, _ = p.next(ctx)
 	if want := start.Add(15 * time.Millisecond); !it.Equal(want) {
 		t.Errorf("second after change +%v, want +15ms", it.Sub(start))
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	s.set(0)
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	if _, ok := p.next(cctx); ok {
+	if _, _, ok := p.next(cctx); ok {
 		t.Error("rate 0 must send nothing until the context ends")
 	}
 }
 
 // TestPacersTakeTurns: a worker's producers are spread evenly over one
 // producer's interval (as under OMB's one rate limiter per worker), also
-// after a rate change, so N producers never send N messages at once.
+// after a rate change and a pause, so N producers never send N messages at
+// once, whether one sender serves them all or several share them.
 func TestPacersTakeTurns(t *testing.T) {
 	s := newSchedule()
 	s.set(250) // each of 4 producers 4 ms apart: the worker 1 ms apart
 	start := time.Now()
-	ps := make([]*pacer, 4)
-	for i := range ps {
-		ps[i] = newPacer(s, start, i, len(ps))
-	}
+	p := newPacer(s, start, []float64{0, 0.25, 0.5, 0.75})
 	ctx := context.Background()
-	for round := 0; round < 2; round++ {
-		for i, p := range ps {
-			it, ok := p.next(ctx)
-			if !ok {
-				t.Fatal("pacer stopped")
-			}
-			if want := start.Add(time.Duration(4*round+i) * time.Millisecond); !it.Equal(want) {
-				t.Errorf("producer %d, send %d: +%v, want +%v", i, round, it.Sub(start), want.Sub(start))
-			}
+	for k := 0; k < 8; k++ {
+		it, turn, ok := p.next(ctx)
+		if !ok {
+			t.Fatal("pacer stopped")
+		}
+		if turn != k%4 {
+			t.Errorf("send %d went to producer %d, want %d", k, turn, k%4)
+		}
+		if want := start.Add(time.Duration(k) * time.Millisecond); !it.Equal(want) {
+			t.Errorf("send %d: +%v, want +%v", k, it.Sub(start), want.Sub(start))
 		}
 	}
-	// Twice the rate: each producer's next point of the old grid comes
-	// first, then 2 ms apart, the producers still 1/4 of that apart from
-	// one another after them.
+	// Twice the rate: the old grid's next point (+8 ms, producer 0's turn)
+	// comes first, then the turns go on 0.5 ms apart.
 	s.set(500)
-	var firsts, seconds []time.Duration
-	for _, p := range ps {
-		a, _ := p.next(ctx)
-		b, _ := p.next(ctx)
-		firsts, seconds = append(firsts, a.Sub(start)), append(seconds, b.Sub(a))
-	}
-	for i := range ps {
-		if want := time.Duration(8+i) * time.Millisecond; firsts[i] != want {
-			t.Errorf("producer %d first after the change +%v, want +%v", i, firsts[i], want)
-		}
-		if seconds[i] != 2*time.Millisecond {
-			t.Errorf("producer %d: %v between sends after the change, want 2ms", i, seconds[i])
+	for k := 0; k < 6; k++ {
+		it, turn, _ := p.next(ctx)
+		if want := 8*time.Millisecond + time.Duration(k)*500*time.Microsecond; it.Sub(start) != want || turn != k%4 {
+			t.Errorf("send %d after the change: producer %d at +%v, want producer %d at +%v", k, turn, it.Sub(start), k%4, want)
 		}
 	}
-	// After a pause (rate 0, as the rate search makes) a producer's grid
-	// starts when the rate comes back, at its turn: the second of two
-	// producers half an interval (2 ms at 250 msg/s) after that.
+	// After a pause (rate 0, as the rate search makes) the grid starts when
+	// the rate comes back, at the first producer's turn, the next one a
+	// quarter of an interval (1 ms at 250 msg/s) after it.
 	s.set(0)
-	second := ps[1]
-	second.phase = 0.5
 	resumed := make(chan time.Time, 1)
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		resumed <- time.Now()
 		s.set(250)
 	}()
-	it, ok := second.next(ctx)
+	first, turn, ok := p.next(ctx)
 	if !ok {
 		t.Fatal("pacer stopped")
 	}
-	if at := <-resumed; it.Sub(at) < 2*time.Millisecond {
-		t.Errorf("after the pause the producer at half an interval sent %v after the rate came back, want at least 2ms", it.Sub(at))
+	at := <-resumed
+	if turn != 0 || first.Before(at) {
+		t.Errorf("after the pause producer %d sent at %v before the rate came back; want producer 0, not before", turn, at.Sub(first))
+	}
+	second, turn, _ := p.next(ctx)
+	if turn != 1 || second.Sub(first) != time.Millisecond {
+		t.Errorf("after the pause the second send is producer %d %v after the first, want producer 1, 1ms", turn, second.Sub(first))
+	}
+	// Two senders sharing 4 producers (i mod 2): each one's turns are its
+	// producers' places, and together they are the one grid above.
+	s.set(250)
+	start = time.Now()
+	a, b := newPacer(s, start, []float64{0, 0.5}), newPacer(s, start, []float64{0.25, 0.75})
+	var times []time.Duration
+	for range 2 {
+		for _, p := range []*pacer{a, b} {
+			for range 2 {
+				it, _, _ := p.next(ctx)
+				times = append(times, it.Sub(start))
+			}
+		}
+	}
+	slices.Sort(times)
+	for k, got := range times {
+		if want := time.Duration(k) * time.Millisecond; got != want {
+			t.Errorf("two senders: send %d at +%v, want +%v", k, got, want)
+		}
+	}
+}
+
+// TestSenders: half the Ps send (at least one, at most one per producer),
+// so a sender holding its P always leaves the clients as many.
+func TestSenders(t *testing.T) {
+	for _, c := range []struct{ producers, procs, want int }{
+		{1, 2, 1}, {4, 2, 1}, {64, 2, 1}, {1, 1, 1}, {3, 1, 1}, {8, 8, 4}, {2, 8, 2}, {5, 3, 1},
+	} {
+		if got := senders(c.producers, c.procs); got != c.want {
+			t.Errorf("senders(%d producers, %d Ps) = %d, want %d", c.producers, c.procs, got, c.want)
+		}
 	}
 }
 
 // TestPacerHoldingP: a pacer that sleeps holding its P (nanosleep for the
 // last stretch, a Go timer before it) keeps the same grid, never hands out a
-// time more than earlySend ahead of the clock, wakes at most once per
-// minWake, and still stops when its context ends during a long wait.
+// time more than pace.EarlySend ahead of the clock, wakes at most once per
+// pace.MinWake, and still stops when its context ends during a long wait.
 func TestPacerHoldingP(t *testing.T) {
 	for _, rate := range []float64{20000, 300} { // 50 µs apart; 3.3 ms apart (a coarse wait first)
 		s := newSchedule()
 		s.set(rate)
 		start := time.Now().Add(time.Millisecond)
-		p := newPacer(s, start, 0, 1)
+		p := newPacer(s, start, []float64{0})
 		p.holdP = true
 		n := int(rate / 20) // 50 ms of sends
 		var wakes int
 		last := time.Time{}
 		for i := 0; i < n; i++ {
-			it, ok := p.next(context.Background())
+			it, _, ok := p.next(context.Background())
 			if !ok {
 				t.Fatal("pacer stopped")
 			}
@@ -343,7 +393,7 @@ func TestPacerHoldingP(t *testing.T) {
 			if want := start.Add(time.Duration(float64(i) * float64(time.Second) / rate)); !it.Equal(want) {
 				t.Fatalf("rate %v: intended[%d] = +%v, want +%v", rate, i, it.Sub(start), want.Sub(start))
 			}
-			if early := it.Sub(now); early > earlySend {
+			if early := it.Sub(now); early > pace.EarlySend {
 				t.Errorf("rate %v: message %d handed out %v before its time", rate, i, early)
 			}
 			if !p.woke.Equal(last) {
@@ -351,21 +401,21 @@ func TestPacerHoldingP(t *testing.T) {
 				last = p.woke
 			}
 		}
-		if most := int(50*time.Millisecond/minWake) + 2; rate == 20000 && wakes > most {
-			t.Errorf("rate %v: %d precise wakes in 50 ms, want at most %d (one per %v)", rate, wakes, most, minWake)
+		if most := int(50*time.Millisecond/pace.MinWake) + 2; rate == 20000 && wakes > most {
+			t.Errorf("rate %v: %d precise wakes in 50 ms, want at most %d (one per %v)", rate, wakes, most, pace.MinWake)
 		}
 	}
 	s := newSchedule()
 	s.set(1) // one a second: the next wait is long
-	p := newPacer(s, time.Now(), 0, 1)
+	p := newPacer(s, time.Now(), []float64{0})
 	p.holdP = true
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, ok := p.next(ctx); !ok {
+	if _, _, ok := p.next(ctx); !ok {
 		t.Fatal("the first message is due at once")
 	}
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	begin := time.Now()
-	if _, ok := p.next(ctx); ok {
+	if _, _, ok := p.next(ctx); ok {
 		t.Error("a cancelled context must end the wait")
 	}
 	if waited := time.Since(begin); waited > 500*time.Millisecond {
@@ -437,7 +487,7 @@ func TestStartOnTheMonotonicClock(t *testing.T) {
 	}
 	s := newSchedule()
 	s.set(1000)
-	it, ok := newPacer(s, start, 0, 1).next(context.Background())
+	it, _, ok := newPacer(s, start, []float64{0}).next(context.Background())
 	if !ok || !strings.Contains(it.String(), "m=") {
 		t.Errorf("intended time %v: want a monotonic reading", it)
 	}

@@ -45,14 +45,7 @@ type consumer struct {
 }
 
 func newConsumer(d *Driver, topic, group string, cb driver.ConsumerCallback) (*consumer, error) {
-	opts := append([]kgo.Opt{
-		kgo.SeedBrokers(d.seeds...),
-		kgo.ConsumerGroup(group),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.AutoCommitMarks(),
-	}, d.consumer.opts()...)
-	cl, err := kgo.NewClient(append(opts, d.security.Opts()...)...)
+	cl, err := kgo.NewClient(d.ConsumerOpts(topic, group)...)
 	if err != nil {
 		return nil, fmt.Errorf("creating consumer of %s in group %s: %w", topic, group, err)
 	}

@@ -309,8 +309,7 @@ func (d *Driver) runTopics(ctx context.Context) ([]string, error) {
 // producers' batches and in-flight requests, so a "4 producers" workload
 // would behave like one producer.
 func (d *Driver) CreateProducer(ctx context.Context, topic string) (driver.Producer, error) {
-	opts := append(append([]kgo.Opt{kgo.SeedBrokers(d.seeds...), kgo.DefaultProduceTopic(topic)}, d.producer.opts()...), d.security.Opts()...)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(d.ProducerOpts(topic)...)
 	if err != nil {
 		return nil, fmt.Errorf("creating producer for %s: %w", topic, err)
 	}
@@ -320,6 +319,28 @@ func (d *Driver) CreateProducer(ctx context.Context, topic string) (driver.Produ
 	d.producers[p] = struct{}{}
 	d.mu.Unlock()
 	return p, nil
+}
+
+// ProducerOpts are the options of a producer's kgo client on topic: the
+// brokers, the translated producer settings and the security. Exported for
+// hack/floor, which sends through a bare kgo client with exactly these.
+func (d *Driver) ProducerOpts(topic string) []kgo.Opt {
+	return append(append([]kgo.Opt{kgo.SeedBrokers(d.seeds...), kgo.DefaultProduceTopic(topic)}, d.producer.opts()...), d.security.Opts()...)
+}
+
+// ConsumerOpts are the options of a consumer's kgo client: group member of
+// group on topic from the earliest offset, committing marked offsets only
+// (see consumer), with the translated consumer settings and the security.
+// Exported for hack/floor, as ProducerOpts.
+func (d *Driver) ConsumerOpts(topic, group string) []kgo.Opt {
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(d.seeds...),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AutoCommitMarks(),
+	}, d.consumer.opts()...)
+	return append(opts, d.security.Opts()...)
 }
 
 // CreateConsumer joins the consumer group named after the subscription (as

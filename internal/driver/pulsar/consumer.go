@@ -39,7 +39,7 @@ func (d *Driver) CreateConsumer(ctx context.Context, topic, subscription string,
 	if cb == nil {
 		return nil, errors.New("pulsar consumer: callback is nil")
 	}
-	c, err := d.client.Subscribe(d.settings.Consumer.options(topic, subscription))
+	c, err := d.client.Subscribe(d.ConsumerOptions(topic, subscription))
 	if err != nil {
 		return nil, fmt.Errorf("subscribing %s to %s: %w", subscription, topic, err)
 	}
@@ -48,6 +48,12 @@ func (d *Driver) CreateConsumer(ctx context.Context, topic, subscription string,
 	cs.cond = sync.NewCond(&cs.mu)
 	go cs.loop(loopCtx)
 	return cs, nil
+}
+
+// ConsumerOptions are a consumer's options of subscription on topic,
+// translated from the spec (see ProducerOptions).
+func (d *Driver) ConsumerOptions(topic, subscription string) pulsar.ConsumerOptions {
+	return d.settings.Consumer.options(topic, subscription)
 }
 
 func (cs *consumer) loop(ctx context.Context) {

@@ -38,12 +38,23 @@ func (m *message) done(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error)
 // delay and 128 KiB batches, blocking when its queue is full) and the
 // spec's overrides.
 func (d *Driver) CreateProducer(ctx context.Context, topic string) (driver.Producer, error) {
-	p, err := d.client.CreateProducer(d.settings.Producer.options(topic))
+	p, err := d.client.CreateProducer(d.ProducerOptions(topic))
 	if err != nil {
 		return nil, fmt.Errorf("creating a producer on %s: %w", topic, err)
 	}
 	return &producer{p: p}, nil
 }
+
+// ProducerOptions are a producer's options on topic, translated from the
+// spec. Client, ProducerOptions and ConsumerOptions are exported for
+// hack/floor, which sends and receives through the bare client with them.
+func (d *Driver) ProducerOptions(topic string) pulsar.ProducerOptions {
+	return d.settings.Producer.options(topic)
+}
+
+// Client is the driver's Pulsar client (its ClientOptions are translated
+// from the spec; the driver closes it).
+func (d *Driver) Client() pulsar.Client { return d.client }
 
 // Send hands the message to the client's batcher; with blockIfQueueFull it
 // blocks while maxPendingMessages are unacknowledged, which the load generator

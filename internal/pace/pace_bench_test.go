@@ -1,6 +1,6 @@
 //go:build linux
 
-package worker
+package pace
 
 import (
 	"runtime"
@@ -10,29 +10,29 @@ import (
 	"time"
 )
 
-// BenchmarkWake measures what one wake of the pacer costs on this machine
+// BenchmarkWake measures what one wake of a sender costs on this machine
 // and how late it comes: the floor under the worker's CPU per message (a
-// producer wakes up to once per minWake) and under its send delay (no
-// pacer sends before it wakes). Run it with the brokers busy on the same
+// sender wakes up to once per MinWake) and under its send delay (no
+// sender sends before it wakes). Run it with the brokers busy on the same
 // cores to see the floor a benchmark meets:
 //
-//	go test ./internal/worker -run '^$' -bench Wake -benchtime 20000x
+//	go test ./internal/pace -run '^$' -bench Wake -benchtime 20000x
 //
 // Reported per wake: cpu-µs (the whole process's user+system CPU, so it
 // includes the kernel's wake-up and the runtime's), and the overshoot past
 // the intended time at p50, p99 and p99.9 in µs.
 func BenchmarkWake(b *testing.B) {
 	const d = 200 * time.Microsecond
-	b.Run("nanosleep-holding-P", func(b *testing.B) { benchWake(b, false, func() { sleepHoldingP(d) }, d) })
-	b.Run("nanosleep-holding-P-short-slice", func(b *testing.B) { benchWake(b, true, func() { sleepHoldingP(d) }, d) })
+	b.Run("nanosleep-holding-P", func(b *testing.B) { benchWake(b, false, func() { SleepHoldingP(d) }, d) })
+	b.Run("nanosleep-holding-P-punctual", func(b *testing.B) { benchWake(b, true, func() { SleepHoldingP(d) }, d) })
 	b.Run("time.Sleep", func(b *testing.B) { benchWake(b, false, func() { time.Sleep(d) }, d) })
 }
 
-func benchWake(b *testing.B, slice bool, sleep func(), d time.Duration) {
+func benchWake(b *testing.B, punctual bool, sleep func(), d time.Duration) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if slice {
-		defer shortSlice()()
+	if punctual {
+		defer Punctual()()
 	}
 	late := make([]time.Duration, 0, b.N)
 	cpu0 := processCPU()
