@@ -17,7 +17,8 @@ import (
 // ConsumerOpts); the driver only creates and deletes the topic.
 type kafkaClient struct {
 	drv            *kafka.Driver
-	prod, cons     *kgo.Client
+	prods          []*kgo.Client // one client per producer, as the driver makes
+	cons           *kgo.Client
 	records        sync.Pool // *kgo.Record, as the driver pools its records
 	promise        func(*kgo.Record, error)
 	nAcked, nRecvd atomic.Int64
@@ -46,20 +47,24 @@ func newKafka(ctx context.Context, cfg driver.Config, p plan) (client, error) {
 	} else {
 		close(c.consumerDone)
 	}
-	if c.prod, err = kgo.NewClient(d.ProducerOpts(topic)...); err != nil {
-		c.close()
-		return nil, fmt.Errorf("producer: %w", err)
+	for range p.producers {
+		prod, err := kgo.NewClient(d.ProducerOpts(topic)...)
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("producer: %w", err)
+		}
+		c.prods = append(c.prods, prod)
 	}
 	return c, nil
 }
 
-func (c *kafkaClient) send(payload []byte) {
+func (c *kafkaClient) send(k int, payload []byte) {
 	r, _ := c.records.Get().(*kgo.Record)
 	if r == nil {
 		r = &kgo.Record{}
 	}
 	r.Value = payload
-	c.prod.Produce(context.Background(), r, c.promise)
+	c.prods[k].Produce(context.Background(), r, c.promise)
 }
 
 func (c *kafkaClient) done(r *kgo.Record, err error) {
@@ -91,8 +96,10 @@ func (c *kafkaClient) consume() {
 }
 
 func (c *kafkaClient) flush(ctx context.Context) error {
-	if err := c.prod.Flush(ctx); err != nil {
-		return err
+	for _, prod := range c.prods {
+		if err := prod.Flush(ctx); err != nil {
+			return err
+		}
 	}
 	if n := c.nFailed.Load(); n > 0 {
 		return fmt.Errorf("%d records failed", n)
@@ -104,8 +111,8 @@ func (c *kafkaClient) acked() int64    { return c.nAcked.Load() }
 func (c *kafkaClient) received() int64 { return c.nRecvd.Load() }
 
 func (c *kafkaClient) close() {
-	if c.prod != nil {
-		c.prod.Close()
+	for _, prod := range c.prods {
+		prod.Close()
 	}
 	if c.cons != nil {
 		c.cons.Close()

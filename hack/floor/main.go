@@ -1,5 +1,5 @@
 // Command floor measures what the client library itself costs: the
-// messages of one OMB workload (one topic, one producer, one consumer)
+// messages of one OMB workload (one topic, its producers, one consumer)
 // sent and received through the bare client — franz-go or pulsar-client-go,
 // built with exactly the options streambench's drivers give it — paced by
 // the same sleeps and wake rules as the worker (internal/pace), with no
@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -47,14 +48,27 @@ func main() {
 	flag.StringVar(&f.bootstrap, "bootstrap", "", "Kafka bootstrap servers")
 	flag.StringVar(&f.serviceURL, "service-url", "", "Pulsar service URL")
 	flag.StringVar(&f.adminURL, "admin-url", "", "Pulsar admin URL")
-	flag.StringVar(&f.workloadFile, "workload-file", "", "OMB workload file: 1 topic, 1 producer, at most 1 subscription with 1 consumer, a fixed producerRate")
+	flag.StringVar(&f.workloadFile, "workload-file", "", "OMB workload file: 1 topic, at most 1 subscription with 1 consumer, a fixed producerRate")
 	flag.StringVar(&f.driverJSON, "driver-json", "", "client settings as JSON (spec.driver), as streambench's coordinator takes them")
 	flag.StringVar(&f.durabilityJSON, "durability-json", `{"level":2}`, "durability as JSON (spec.durability)")
+	flag.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the whole run to this file (as streambench worker --cpu-profile)")
 	flag.Parse()
+	if f.cpuProfile != "" {
+		out, err := os.Create(f.cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(out)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "floor: --cpu-profile:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := run(ctx, f)
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
 	}
@@ -65,11 +79,13 @@ func main() {
 type flags struct {
 	system, bootstrap, serviceURL, adminURL  string
 	workloadFile, driverJSON, durabilityJSON string
+	cpuProfile                               string
 }
 
 // plan is what one floor run sends.
 type plan struct {
 	partitions      int32
+	producers       int // one client each, taking turns as the worker's do
 	payload         []byte
 	rate            float64 // msg/s
 	warmup, measure time.Duration
@@ -90,8 +106,9 @@ type result struct {
 
 // client is one system's bare producer and consumer.
 type client interface {
-	// send hands payload to the producer; the ack is counted by the client.
-	send(payload []byte)
+	// send hands payload to producer k (of plan.producers); the ack is
+	// counted by the client.
+	send(k int, payload []byte)
 	// flush waits for every sent message's ack.
 	flush(ctx context.Context) error
 	acked() int64
@@ -128,7 +145,13 @@ func run(ctx context.Context, f flags) (result, error) {
 		case <-ctx.Done():
 		}
 	}()
-	delays, wakes := sendPaced(ctx, p.rate, start, end, func() { c.send(p.payload) })
+	turn := 0
+	delays, wakes := sendPaced(ctx, p.rate, start, end, func() {
+		c.send(turn, p.payload)
+		if turn++; turn == p.producers {
+			turn = 0
+		}
+	})
 	ackedAtEnd := c.acked()
 	<-marked
 	if ctx.Err() != nil {
@@ -177,8 +200,8 @@ func load(f flags) (plan, driver.Config, error) {
 		return plan{}, cfg, err
 	}
 	var why []string
-	if wl.Topics != 1 || workload.TotalProducers(wl) != 1 {
-		why = append(why, "one topic with one producer")
+	if wl.Topics != 1 {
+		why = append(why, "one topic")
 	}
 	if workload.TotalConsumers(wl) > 1 || workload.IsBacklog(wl) || workload.IsMixed(wl) {
 		why = append(why, "at most one subscription with one consumer, no backlog, not mixed")
@@ -190,7 +213,7 @@ func load(f flags) (plan, driver.Config, error) {
 		return plan{}, cfg, fmt.Errorf("%s: the floor runs %s", f.workloadFile, strings.Join(why, "; "))
 	}
 	p := plan{
-		partitions: wl.PartitionsPerTopic, rate: float64(wl.ProducerRate),
+		partitions: wl.PartitionsPerTopic, producers: workload.TotalProducers(wl), rate: float64(wl.ProducerRate),
 		warmup: workload.WarmupDuration(wl), measure: workload.TestDuration(wl),
 		consume: workload.TotalConsumers(wl) == 1,
 	}

@@ -19,7 +19,7 @@ import (
 // the topic.
 type pulsarClient struct {
 	drv            *pulsar.Driver
-	prod           pc.Producer
+	prods          []pc.Producer // one per producer
 	cons           pc.Consumer
 	messages       sync.Pool // *pc.ProducerMessage, as the driver pools its own
 	callback       func(pc.MessageID, *pc.ProducerMessage, error)
@@ -52,20 +52,24 @@ func newPulsar(ctx context.Context, cfg driver.Config, p plan) (client, error) {
 	} else {
 		close(c.consumerDone)
 	}
-	if c.prod, err = d.Client().CreateProducer(d.ProducerOptions(topic)); err != nil {
-		c.close()
-		return nil, fmt.Errorf("producer: %w", err)
+	for range p.producers {
+		prod, err := d.Client().CreateProducer(d.ProducerOptions(topic))
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("producer: %w", err)
+		}
+		c.prods = append(c.prods, prod)
 	}
 	return c, nil
 }
 
-func (c *pulsarClient) send(payload []byte) {
+func (c *pulsarClient) send(k int, payload []byte) {
 	m, _ := c.messages.Get().(*pc.ProducerMessage)
 	if m == nil {
 		m = &pc.ProducerMessage{}
 	}
 	m.Payload = payload
-	c.prod.SendAsync(context.Background(), m, c.callback)
+	c.prods[k].SendAsync(context.Background(), m, c.callback)
 }
 
 func (c *pulsarClient) done(_ pc.MessageID, m *pc.ProducerMessage, err error) {
@@ -98,8 +102,10 @@ func (c *pulsarClient) consume(ctx context.Context) {
 }
 
 func (c *pulsarClient) flush(ctx context.Context) error {
-	if err := c.prod.FlushWithCtx(ctx); err != nil {
-		return err
+	for _, prod := range c.prods {
+		if err := prod.FlushWithCtx(ctx); err != nil {
+			return err
+		}
 	}
 	if n := c.nFailed.Load(); n > 0 {
 		return fmt.Errorf("%d messages failed", n)
@@ -111,8 +117,8 @@ func (c *pulsarClient) acked() int64    { return c.nAcked.Load() }
 func (c *pulsarClient) received() int64 { return c.nRecvd.Load() }
 
 func (c *pulsarClient) close() {
-	if c.prod != nil {
-		c.prod.Close()
+	for _, prod := range c.prods {
+		prod.Close()
 	}
 	c.cancel()
 	<-c.consumerDone

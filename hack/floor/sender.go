@@ -9,7 +9,7 @@ import (
 )
 
 // sendPaced calls send once per message of a grid at rate msg/s from start
-// to end, as the worker's pacer does for one producer: on a thread of its
+// to end, as the worker's sender does for its producers: on a thread of its
 // own made punctual, sleeping in pace.SleepHoldingP until the next message
 // is due, at most once per pace.MinWake, and sending what fell due
 // meanwhile when it wakes. A message is never sent before its time less
@@ -43,10 +43,12 @@ func sendPaced(ctx context.Context, rate float64, start, end time.Time, send fun
 			woke = now
 			wakes.add(now.Sub(target))
 		}
-		// Everything due by now goes out, each message's lateness counted.
+		// Everything due by now goes out, each message's lateness counted
+		// at its own hand-off, as the worker counts it: at high rates the
+		// last of a wake's messages goes out well after the first.
 		for ; !due.After(now.Add(pace.EarlySend)) && due.Before(end); due = start.Add(time.Duration(float64(n) * interval)) {
+			delays.add(time.Since(due))
 			send()
-			delays.add(now.Sub(due))
 			n++
 		}
 	}
