@@ -56,6 +56,7 @@ type coordinatorFlags struct {
 	pageCacheDropTimeout             time.Duration
 	monitoring                       monitoringFlags
 	deadline                         time.Duration
+	maxMessages                      int64
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -98,6 +99,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
 	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
 	fl.DurationVar(&f.deadline, "deadline", 0, "stop the run this long after the coordinator started, keeping its results so far (the controller passes the Jobs' deadline less the time the final write needs); 0: no limit")
+	fl.Int64Var(&f.maxMessages, "max-messages", 0, "end the measured phase once the producers had this many messages acknowledged in it, or at the end of the workload's duration, whichever comes first (as kafka-producer-perf-test's --num-records bounds a run; the results' notes say which ended it); 0: the duration alone")
 	fl.DurationVar(&f.pageCacheDropTimeout, "page-cache-drop-timeout", pagecache.DefaultTimeout, "how long to wait for the operator to answer a page-cache drop request")
 	f.monitoring.register(fl)
 	return cmd
@@ -107,6 +109,9 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	sys := v1alpha1.System(f.system)
 	if sys != v1alpha1.SystemKafka && sys != v1alpha1.SystemPulsar {
 		return fmt.Errorf("--system %q: use kafka or pulsar", f.system)
+	}
+	if f.maxMessages < 0 {
+		return fmt.Errorf("--max-messages %d: give a count of messages, or 0 for none", f.maxMessages)
 	}
 	wl, err := loadWorkload(f)
 	if err != nil {
@@ -199,6 +204,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		}, Security: sec},
 		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
 		ShutdownWorkers: f.shutdownWorkers,
+		MaxMessages:     f.maxMessages,
 		ReadDurability:  f.existingCluster,
 		PageCache:       dropper,
 		OnSnapshot:      onSnapshot,

@@ -241,7 +241,7 @@ func (c *coordinator) runLoad(ctx context.Context) (err error) {
 		return err
 	}
 	c.progress.measuring(time.Now(), workload.TestDuration(wl))
-	if err := sleep(ctx, workload.TestDuration(wl)); err != nil {
+	if err := c.measure(ctx); err != nil {
 		return err
 	}
 	if err := c.setPhase(ctx, PhaseCooldown); err != nil {

@@ -140,6 +140,8 @@ func TestKafka(t *testing.T) {
 		}
 		t.Logf("rate search under a quota of %.0f msg/s found %.0f msg/s (%.2f× the quota) in %d steps", want, rs.RateMsgPerSec, rs.RateMsgPerSec/want, len(rs.Steps))
 	})
+	t.Run("max-messages", func(t *testing.T) { checkMaxMessages(t, urls, cfg) })
+	t.Run("max-messages-not-reached", func(t *testing.T) { checkMaxMessagesNotReached(t, urls, cfg) })
 	t.Run("slow-consumer-is-not-loss", func(t *testing.T) {
 		// A consumer quota of 100 kB/s per broker lets the subscription
 		// read ~300 of the 2,000 msg/s published: at the load's stop it is

@@ -62,6 +62,11 @@ type Options struct {
 	CatchUpStall time.Duration
 	// RateSearch tunes the max-rate search (producerRate 0).
 	RateSearch RateSearchOptions
+	// MaxMessages > 0 bounds the measured phase by a record count, as
+	// kafka-producer-perf-test's --num-records does: it ends once the
+	// producers had that many messages acknowledged in it, or at the end of
+	// the workload's duration, whichever comes first (the notes say which).
+	MaxMessages int64
 	// ShutdownWorkers asks every worker process to exit at the end (worker
 	// pods of a Job, which would otherwise idle until deleted).
 	ShutdownWorkers bool
