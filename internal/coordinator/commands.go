@@ -18,9 +18,12 @@ func (c *coordinator) setRate(ctx context.Context, total float64) error {
 // setPhase starts a phase on every worker at (nearly) the same time.
 func (c *coordinator) setPhase(ctx context.Context, p stats.Phase) error {
 	c.logf("phase %s", p)
-	return each(c.all(), func(i int) error {
+	err := each(c.all(), func(i int) error {
 		return c.clients[i].post(ctx, protocol.PathPhase, protocol.PhaseRequest{Phase: string(p)}, nil, callOpt{})
 	})
+	// Every worker closed its interval and restarted its ticker.
+	c.kickCollector()
+	return err
 }
 
 func (c *coordinator) pause(ctx context.Context, pause, catchUpOnly bool) error {

@@ -28,10 +28,13 @@ type coordinator struct {
 	plan    Plan
 	res     *Result
 
-	collMu   sync.Mutex
-	lastSeq  []uint64
-	snaps    []stats.Snapshot
-	progress *progressTracker
+	collMu    sync.Mutex
+	lastSeq   []uint64
+	snaps     []stats.Snapshot
+	progress  *progressTracker
+	intervals *intervalTracker
+	// kick makes the collector poll at once (kickCollector).
+	kick chan struct{}
 }
 
 // Run drives one benchmark run to its end. Whatever happens, it stops the
@@ -47,7 +50,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	wl := o.Workload
 	workload.Default(&wl)
-	c := &coordinator{o: o, wl: wl, lastSeq: make([]uint64, len(o.Workers)), progress: newProgressTracker(len(o.Workers))}
+	c := &coordinator{o: o, wl: wl, lastSeq: make([]uint64, len(o.Workers)), progress: newProgressTracker(len(o.Workers)),
+		intervals: newIntervalTracker(len(o.Workers), o.SnapshotInterval), kick: make(chan struct{}, 1)}
 	for _, u := range o.Workers {
 		c.clients = append(c.clients, newClient(u, o.CallTimeout, o.Retries, o.Token))
 	}
@@ -58,6 +62,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		c.res.End = time.Now()
 		cerr := c.cleanup(topicsMade, err != nil)
 		c.res.Snapshots = c.snaps
+		if len(c.snaps) > 0 {
+			c.res.Collection = c.intervals.summary()
+		}
 		c.judgeMeasuredRate()
 		err = errors.Join(err, cerr)
 		res = c.res

@@ -22,7 +22,7 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 	in := results.Input{
 		Run: run, Namespace: namespace, System: r.System, Workload: r.Workload,
 		Durability: durability, Snapshots: r.Snapshots, RateSearch: r.RateSearch,
-		Security: r.Security,
+		Security: r.Security, Collection: r.Collection,
 	}
 	for i, off := range r.ClockOffsets {
 		name := fmt.Sprintf("worker-%d", i)
@@ -52,6 +52,30 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 	}
 	in.Notes = append(in.Notes, r.Notes...)
 	return in
+}
+
+// DescribeConfigMap says how large the results ConfigMap of in is (a
+// cluster run writes it, and Kubernetes holds at most 1 MiB in one), what
+// was thinned to fit, and how long it took to build: a cluster run's
+// coordinator builds it again at every interval (Options.Checkpoint), from
+// every snapshot so far.
+func DescribeConfigMap(in results.Input) string {
+	start := time.Now()
+	cm, sum, err := results.BuildConfigMap(in)
+	took := time.Since(start)
+	if err != nil {
+		return fmt.Sprintf("results ConfigMap: %v", err)
+	}
+	size, err := results.EncodedSize(cm)
+	if err != nil {
+		return fmt.Sprintf("results ConfigMap: %v", err)
+	}
+	thinned := "nothing thinned"
+	if t := sum.Truncation; t != nil {
+		thinned = fmt.Sprintf("thinned: series stride %d, interval histogram stride %d, %d subscriptions listed", t.SeriesStride, t.IntervalHistogramStride, t.SubscriptionsListed)
+	}
+	return fmt.Sprintf("results ConfigMap: %d B of its %d B budget, built in %.1f ms (%d snapshots; %s)",
+		size, results.MaxConfigMapBytes, float64(took.Microseconds())/1000, len(in.Snapshots), thinned)
 }
 
 // WriteFiles writes summary.json and omb-result.json into dir and returns

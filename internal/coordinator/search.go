@@ -187,6 +187,9 @@ func (c *coordinator) cut(ctx context.Context) (int, error) {
 	if err := c.collect(ctx, true); err != nil {
 		return 0, fmt.Errorf("reading the hold's latency: %w", err)
 	}
+	// The workers restarted their tickers: the collector's next poll
+	// moves with them.
+	c.kickCollector()
 	c.collMu.Lock()
 	defer c.collMu.Unlock()
 	return len(c.snaps), nil

@@ -155,6 +155,8 @@ type Result struct {
 	// PageCacheDrops are the page-cache drops the run asked for mid-run
 	// (Options.PageCache), failed ones included.
 	PageCacheDrops []v1alpha1.PageCacheDrop `json:"pageCacheDrops,omitempty"`
+	// Collection is how promptly the workers' intervals were merged.
+	Collection *results.Collection `json:"collection,omitempty"`
 	// Notes are remarks for the results (e.g. subscriptions that never
 	// caught up).
 	Notes []string  `json:"notes,omitempty"`

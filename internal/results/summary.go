@@ -65,6 +65,9 @@ type Input struct {
 	// Security is the clients' security (protocol, mechanism, negotiated
 	// TLS version) as the workers saw it; nil when not recorded.
 	Security *v1alpha1.SecurityInfo
+	// Collection is how promptly the coordinator merged the workers'
+	// intervals; nil when not recorded.
+	Collection *Collection
 }
 
 // BrokerSetup is how the brokers of a run ran: where, the JVM's heap,
@@ -322,6 +325,28 @@ type Truncation struct {
 	SubscriptionsListed int `json:"subscriptionsListed"`
 }
 
+// Collection says how promptly the coordinator had every worker's snapshot
+// of each interval, merged: the live progress, /metrics and the results
+// written while the run goes on trail the workers by this much. With many
+// workers a slow collection would show here first.
+type Collection struct {
+	IntervalSeconds float64 `json:"intervalSeconds"`
+	Workers         int     `json:"workers"`
+	// Merged is how many intervals every worker delivered.
+	Merged int `json:"merged"`
+	// MaxMergeLagSeconds is the longest time from an interval's end (when
+	// its last worker closed it) until the coordinator held every
+	// worker's snapshot of it; MeanMergeLagSeconds the mean over Merged.
+	MaxMergeLagSeconds  float64 `json:"maxMergeLagSeconds"`
+	MeanMergeLagSeconds float64 `json:"meanMergeLagSeconds"`
+	// Late is how many intervals were merged more than one interval after
+	// their end.
+	Late int `json:"late,omitempty"`
+	// Incomplete is how many intervals some worker delivered and another
+	// never did (given up once a later interval was merged).
+	Incomplete int `json:"incomplete,omitempty"`
+}
+
 // Summary is the summary JSON (summary.json in the results ConfigMap).
 type Summary struct {
 	SchemaVersion string                        `json:"schemaVersion"`
@@ -357,6 +382,9 @@ type Summary struct {
 	// Security is how the clients reached the brokers (Input.Security).
 	// OMB's result JSON has no place for it; it is only here.
 	Security *v1alpha1.SecurityInfo `json:"security,omitempty"`
+	// Collection is how promptly the coordinator merged the workers'
+	// intervals (Input.Collection).
+	Collection *Collection `json:"collection,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed
@@ -487,7 +515,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
 		Notes:   append([]string(nil), in.Notes...),
 		Testbed: in.Testbed, BrokerResources: in.BrokerResources, Brokers: in.Brokers,
-		Security: in.Security,
+		Security: in.Security, Collection: in.Collection,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {
