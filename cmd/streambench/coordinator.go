@@ -243,6 +243,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		if _, err := coordinator.WriteFiles(f.outputDir, in); err != nil {
 			errs = append(errs, fmt.Errorf("writing results to %s: %w", f.outputDir, err))
 		}
+		log.Printf("coordinator: %s", coordinator.DescribeConfigMap(in))
 	}
 	if f.resultsConfigMap != "" {
 		wctx, cancel := context.WithTimeout(writeCtx, finalWriteTimeout)

@@ -182,6 +182,10 @@ func BuildConfigMap(in Input) (*corev1.ConfigMap, *Summary, error) {
 	}
 }
 
+// EncodedSize is cm's size as the API server takes it (its JSON form,
+// binaryData base64 included): what MaxConfigMapBytes bounds.
+func EncodedSize(cm *corev1.ConfigMap) (int, error) { return jsonSize(cm) }
+
 func jsonSize(cm *corev1.ConfigMap) (int, error) {
 	b, err := json.Marshal(cm)
 	if err != nil {
