@@ -1,11 +1,15 @@
 package coordinator
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/worker"
 )
 
 // at is worker's snapshot of phase's interval index, closed at end (on the
@@ -128,5 +132,37 @@ func TestIntervalTrackerNextPoll(t *testing.T) {
 				t.Errorf("next poll at %s, want %s", got.Sub(t0), tt.want.Sub(t0))
 			}
 		})
+	}
+}
+
+// A run records how promptly it merged the workers' intervals, and its
+// summary says so: every interval of the measured phase merged from every
+// worker. (How fast is hack/bench-coordinator's to measure: a test must not
+// fail because the machine is busy.)
+func TestRunRecordsItsCollection(t *testing.T) {
+	b := newMemBroker()
+	urls := startWorkers(t, 4, map[v1alpha1.System]worker.DriverFactory{v1alpha1.SystemKafka: b.factory})
+	res, err := Run(context.Background(), Options{
+		Workers: urls, Driver: driver.Config{System: v1alpha1.SystemKafka, RunID: "memcollection"},
+		Workload: shortWorkload("collection", 200, 3), SnapshotInterval: time.Second, Logf: t.Logf,
+		CatchUpTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := res.Collection
+	if col == nil {
+		t.Fatal("the result has no collection record")
+	}
+	measured := len(stats.Series(res.Snapshots, stats.PhaseMeasure))
+	if col.Workers != 4 || col.IntervalSeconds != 1 || col.Merged < measured || col.MaxMergeLagSeconds < col.MeanMergeLagSeconds {
+		t.Errorf("collection %+v; want 4 workers, 1 s intervals, at least the %d measured intervals merged, max lag >= mean", *col, measured)
+	}
+	sum, err := WriteFiles(t.TempDir(), res.ResultsInput("collection", "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Collection == nil || *sum.Collection != *col {
+		t.Errorf("summary's collection %+v, want the run's %+v", sum.Collection, *col)
 	}
 }
