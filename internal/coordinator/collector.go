@@ -96,23 +96,18 @@ func (c *coordinator) startCollector(ctx context.Context, abort context.CancelCa
 		defer t.Stop()
 		missed, round := 0, 0
 		var wanted []int // nil: every worker, a regular poll
-		// onBoundary: the timer is set for the workers' next boundary
-		// (not for a follow-up, nor the first poll). The results so far
-		// are written once per interval, after those polls only: a
-		// command's cut (kick) adds no interval worth a write.
-		onBoundary, kicked := false, true
+		// The results so far are written about once per interval, not
+		// after every poll: a command's cut (kick) and the first poll add
+		// no interval worth a write.
+		lastCheckpoint := time.Now()
 		for {
 			select {
 			case <-cctx.Done():
 				return
 			case <-c.kick:
-				wanted, kicked = nil, true
+				wanted = nil
 			case <-t.C:
-				if onBoundary {
-					kicked = false
-				}
 			}
-			onBoundary = false
 			regular := wanted == nil
 			if regular {
 				wanted, round = c.all(), 0
@@ -134,7 +129,6 @@ func (c *coordinator) startCollector(ctx context.Context, abort context.CancelCa
 					c.logf("reading stats: %v (retried at the next interval)", err)
 				}
 				t.Reset(time.Until(c.nextPoll()))
-				onBoundary = true
 				continue
 			}
 			if regular {
@@ -151,11 +145,11 @@ func (c *coordinator) startCollector(ctx context.Context, abort context.CancelCa
 				round++
 				continue
 			}
-			if !kicked {
+			if time.Since(lastCheckpoint) >= c.o.SnapshotInterval*9/10 {
 				c.checkpoint()
+				lastCheckpoint = time.Now()
 			}
 			t.Reset(time.Until(next))
-			onBoundary = true
 		}
 	}()
 	return func() { cancel(); <-done }
