@@ -18,7 +18,8 @@
 // received messages, the measured phase's publish rate, the send delay
 // p50/p99 of its messages (how late each was handed to the client against
 // its intended time) and the wake-up overshoot p50/p99 of its sleeps (how
-// late each sleep ended against the time it asked for), in ms.
+// late each sleep ended against the time it asked for), in ms, both of the
+// measured phase, as streambench reports its send delay.
 package main
 
 import (
@@ -133,6 +134,14 @@ func run(ctx context.Context, f flags) (result, error) {
 	}
 	defer c.close()
 
+	// One message from each producer, acknowledged, before the clock
+	// starts, as streambench's coordinator probes its producers: the
+	// connections, metadata and producer ids are in place, and a fresh
+	// broker's first-use delays do not fall on the schedule. (The probes
+	// count among the acknowledged and received messages: one each.)
+	if err := probe(ctx, c, p); err != nil {
+		return result{}, err
+	}
 	start := time.Now().Add(100 * time.Millisecond)
 	measureAt, end := start.Add(p.warmup), start.Add(p.warmup+p.measure)
 	var ackedAtMeasure int64
@@ -146,7 +155,7 @@ func run(ctx context.Context, f flags) (result, error) {
 		}
 	}()
 	turn := 0
-	delays, wakes := sendPaced(ctx, p.rate, start, end, func() {
+	delays, wakes := sendPaced(ctx, p.rate, start, measureAt, end, func() {
 		c.send(turn, p.payload)
 		if turn++; turn == p.producers {
 			turn = 0
@@ -180,6 +189,24 @@ func run(ctx context.Context, f flags) (result, error) {
 		SendDelayP50: delays.quantile(0.5), SendDelayP99: delays.quantile(0.99),
 		WakeLateP50: wakes.quantile(0.5), WakeLateP99: wakes.quantile(0.99),
 	}, nil
+}
+
+// probe sends one message from each producer and waits (a minute at
+// most) until all are acknowledged.
+func probe(ctx context.Context, c client, p plan) error {
+	before := c.acked()
+	for k := range p.producers {
+		c.send(k, p.payload)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for c.acked() < before+int64(p.producers) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("probe messages: %d of %d acknowledged within a minute", c.acked()-before, p.producers)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
 }
 
 // load reads the flags into a plan and the drivers' Config, as

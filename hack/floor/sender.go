@@ -13,13 +13,14 @@ import (
 // own made punctual, sleeping in pace.SleepHoldingP until the next message
 // is due, at most once per pace.MinWake, and sending what fell due
 // meanwhile when it wakes. A message is never sent before its time less
-// pace.EarlySend. It returns how late each message was handed to the
-// client (send delay) and how late each sleep ended (wake overshoot).
+// pace.EarlySend. It returns how late each message due from measureAt on
+// was handed to the client (send delay) and how late each sleep ended from
+// then on (wake overshoot).
 //
 // The worker waits longer than 2 ms on a Go timer (so a rate change or
 // the end interrupts it); at the rates the floor runs, waits are shorter
 // than that, and the floor has no rate changes.
-func sendPaced(ctx context.Context, rate float64, start, end time.Time, send func()) (delays, wakes *lateness) {
+func sendPaced(ctx context.Context, rate float64, start, measureAt, end time.Time, send func()) (delays, wakes *lateness) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer pace.Punctual()()
@@ -41,13 +42,17 @@ func sendPaced(ctx context.Context, rate float64, start, end time.Time, send fun
 			pace.SleepHoldingP(time.Until(target))
 			now = time.Now()
 			woke = now
-			wakes.add(now.Sub(target))
+			if !now.Before(measureAt) {
+				wakes.add(now.Sub(target))
+			}
 		}
 		// Everything due by now goes out, each message's lateness counted
 		// at its own hand-off, as the worker counts it: at high rates the
 		// last of a wake's messages goes out well after the first.
 		for ; !due.After(now.Add(pace.EarlySend)) && due.Before(end); due = start.Add(time.Duration(float64(n) * interval)) {
-			delays.add(time.Since(due))
+			if !due.Before(measureAt) {
+				delays.add(time.Since(due))
+			}
 			send()
 			n++
 		}
