@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
+	"github.com/streambench/streambench-operator/internal/recycle"
 )
 
 // kafkaClient is a bare kgo producer and consumer with the options
@@ -19,7 +19,7 @@ type kafkaClient struct {
 	drv            *kafka.Driver
 	prods          []*kgo.Client // one client per producer, as the driver makes
 	cons           *kgo.Client
-	records        sync.Pool // *kgo.Record, as the driver pools its records
+	records        recycle.List[kgo.Record] // as the driver recycles its records
 	promise        func(*kgo.Record, error)
 	nAcked, nRecvd atomic.Int64
 	nFailed        atomic.Int64
@@ -59,7 +59,7 @@ func newKafka(ctx context.Context, cfg driver.Config, p plan) (client, error) {
 }
 
 func (c *kafkaClient) send(k int, payload []byte) {
-	r, _ := c.records.Get().(*kgo.Record)
+	r := c.records.Get()
 	if r == nil {
 		r = &kgo.Record{}
 	}

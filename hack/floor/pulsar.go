@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/driver/pulsar"
+	"github.com/streambench/streambench-operator/internal/recycle"
 )
 
 // pulsarClient is a bare pulsar-client-go producer and consumer with the
@@ -21,7 +21,7 @@ type pulsarClient struct {
 	drv            *pulsar.Driver
 	prods          []pc.Producer // one per producer
 	cons           pc.Consumer
-	messages       sync.Pool // *pc.ProducerMessage, as the driver pools its own
+	messages       recycle.List[pc.ProducerMessage] // as the driver recycles its own
 	callback       func(pc.MessageID, *pc.ProducerMessage, error)
 	nAcked, nRecvd atomic.Int64
 	nFailed        atomic.Int64
@@ -64,7 +64,7 @@ func newPulsar(ctx context.Context, cfg driver.Config, p plan) (client, error) {
 }
 
 func (c *pulsarClient) send(k int, payload []byte) {
-	m, _ := c.messages.Get().(*pc.ProducerMessage)
+	m := c.messages.Get()
 	if m == nil {
 		m = &pc.ProducerMessage{}
 	}

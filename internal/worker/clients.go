@@ -12,6 +12,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/pace"
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/recycle"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -25,15 +26,20 @@ type producer struct {
 	rec      *stats.Recorder
 	run      *run
 
-	nextSeq             atomic.Uint64
-	sent, acked, failed atomic.Int64
-	failedMu            sync.Mutex
+	// The sender writes nextSeq and sent, the client's ack callback (on
+	// another core) acked and failed: on one cache line every message
+	// bounced it between the cores.
+	nextSeq       atomic.Uint64
+	sent          atomic.Int64
+	_             [64]byte
+	acked, failed atomic.Int64
+	failedMu      sync.Mutex
 	// failedSeqs are the sequence numbers whose send failed: a bit each,
 	// so a broker that rejects everything costs 125 kB per million
 	// messages, and every failure is remembered (a capped list counted
 	// the failures past its cap as acknowledged and lost).
 	failedSeqs SeqSet
-	inflight   sync.Pool // *inflight
+	inflight   recycle.List[inflight] // taken by the sender, given back by the ack
 }
 
 // inflight is one message between Send and its acknowledgement: its
@@ -52,7 +58,7 @@ type inflight struct {
 }
 
 func (p *producer) getInflight() *inflight {
-	if i, ok := p.inflight.Get().(*inflight); ok {
+	if i := p.inflight.Get(); i != nil {
 		return i
 	}
 	i := &inflight{p: p, buf: make([]byte, p.size), template: -1}

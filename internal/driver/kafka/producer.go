@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/recycle"
 )
 
 type producer struct {
@@ -16,7 +17,7 @@ type producer struct {
 	closeOnce sync.Once
 
 	promise func(*kgo.Record, error) // p.done, bound once
-	records sync.Pool                // *record
+	records recycle.List[record]     // taken by Send, given back by the promise
 }
 
 // record is a kgo.Record with the ack it owes, pooled: a kgo.Record and a
@@ -36,7 +37,7 @@ type record struct {
 // record failed. The record's timestamp is set by kgo when it is queued and
 // is what consumers see as PublishTime (CreateTime topics), as in OMB.
 func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
-	r, _ := p.records.Get().(*record)
+	r := p.records.Get()
 	if r == nil {
 		r = &record{Context: context.Background()}
 	}

@@ -3,16 +3,16 @@ package pulsar
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/recycle"
 )
 
 type producer struct {
 	p        pulsar.Producer
-	messages sync.Pool // *message
+	messages recycle.List[message] // taken by Send, given back by the callback
 }
 
 // message is a ProducerMessage with the ack it owes and its callback bound
@@ -61,7 +61,7 @@ func (d *Driver) Client() pulsar.Client { return d.client }
 // sees as send delay. The client keeps a reference to payload until the ack,
 // so the caller must not change it before onAck runs.
 func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
-	m, _ := p.messages.Get().(*message)
+	m := p.messages.Get()
 	if m == nil {
 		m = &message{p: p}
 		m.callback = m.done
