@@ -68,11 +68,12 @@ type Recorder struct {
 	shards []shard
 	mask   uint32
 
-	mu    sync.Mutex // serialises Cut and Subscription
-	phase Phase
-	index int
-	start time.Time
-	subs  map[string]*SubscriptionRecorder
+	mu      sync.Mutex // serialises Cut, Subscription and Sender
+	senders []*shard   // the Senders' own shards
+	phase   Phase
+	index   int
+	start   time.Time
+	subs    map[string]*SubscriptionRecorder
 }
 
 // NewRecorder starts recording the first interval of phase at now, for the
@@ -111,12 +112,41 @@ func (r *Recorder) Phase() Phase {
 // schedule wanted sent at intended, and records the send delay
 // (sent - intended).
 func (r *Recorder) RecordSend(intended, sent time.Time, bytes int) {
-	s := r.shard()
+	r.shard().recordSend(intended, sent, bytes)
+}
+
+func (s *shard) recordSend(intended, sent time.Time, bytes int) {
 	s.mu.Lock()
 	s.sent++
 	s.sentBytes += int64(bytes)
 	s.h[kindSendDelay].record(sent.Sub(intended).Microseconds())
 	s.mu.Unlock()
+}
+
+// Sender is the send side of a Recorder for one goroutine: its sends go
+// into a shard of its own. The worker's sender goroutine keeps its P and,
+// on 2 cores, a core; the ack and receive callbacks run on the other one.
+// A random shard's lock and send-delay counters were last written there,
+// so every RecordSend on one moved their lines between the cores; a shard
+// only the sender writes stays in its core's cache. Not safe for
+// concurrent use.
+type Sender struct{ s *shard }
+
+// Sender returns a Sender whose sends Cut collects with the rest. Its
+// shard lives as long as the Recorder: one per sending goroutine's life
+// (the worker makes one per sender at each start of the load).
+func (r *Recorder) Sender() *Sender {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := new(shard)
+	r.senders = append(r.senders, s)
+	return &Sender{s: s}
+}
+
+// RecordSend is Recorder.RecordSend into the Sender's own shard. Its lock
+// is still taken, for Cut, but never contended.
+func (s *Sender) RecordSend(intended, sent time.Time, bytes int) {
+	s.s.recordSend(intended, sent, bytes)
 }
 
 // RecordAck counts one acknowledged message and records its publish latency
@@ -219,8 +249,12 @@ func (r *Recorder) cutLocked(now time.Time, next Phase) Snapshot {
 		kindCorrected: snap.Producer.CorrectedLatency,
 		kindEndToEnd:  snap.Consumer.EndToEnd, kindCatchUpEndToEnd: snap.Consumer.CatchUpEndToEnd,
 	}
+	shards := make([]*shard, 0, len(r.shards)+len(r.senders))
 	for i := range r.shards {
-		s := &r.shards[i]
+		shards = append(shards, &r.shards[i])
+	}
+	shards = append(shards, r.senders...)
+	for _, s := range shards {
 		// Moving a dense histogram into a sparse one and clearing it scans
 		// ~21k counters (tens of µs); holding the shard that long every 10 s
 		// is cheaper than keeping a spare set of dense histograms per shard.

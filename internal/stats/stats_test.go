@@ -173,7 +173,9 @@ func genSamples(seed uint64, n int) []sample {
 }
 
 // record plays samples into rec from several goroutines (as ack and receive
-// callbacks would), while cutting intervals into store.
+// callbacks would), while cutting intervals into store. Every other
+// goroutine records its sends through a Sender of its own, as the worker's
+// senders do, so the Senders' shards are cut and merged with the rest.
 func record(t *testing.T, rec *Recorder, store *Store, samples []sample, goroutines int, now *time.Time, mu *sync.Mutex) {
 	t.Helper()
 	subs := [2]*SubscriptionRecorder{rec.Subscription("tail", false), rec.Subscription("catch", true)}
@@ -182,11 +184,15 @@ func record(t *testing.T, rec *Recorder, store *Store, samples []sample, gorouti
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
+			recordSend := rec.RecordSend
+			if g%2 == 0 {
+				recordSend = rec.Sender().RecordSend
+			}
 			for i := g; i < len(samples); i += goroutines {
 				s := samples[i]
 				intended := t0.Add(time.Duration(i) * time.Millisecond)
 				sent := intended.Add(s.sendDelay)
-				rec.RecordSend(intended, sent, s.bytes)
+				recordSend(intended, sent, s.bytes)
 				if i%97 == 0 {
 					rec.RecordPublishError()
 					continue

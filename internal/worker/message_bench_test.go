@@ -44,11 +44,12 @@ func BenchmarkMessagePath(b *testing.B) {
 	sub := &subscription{topic: "t", name: "s", rec: rec.Subscription("s", false), run: r, sets: map[uint32]*SeqSet{}}
 	keys, _ := NewKeyDistributor("", rand.New(rand.NewPCG(3, 4)))
 	p := &producer{id: 1, topic: "t", client: loopback{sub.onMessage}, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, run: r}
+	sender := rec.Sender()
 	start := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		p.send(start.Add(time.Duration(i) * 50 * time.Microsecond))
+		p.send(start.Add(time.Duration(i)*50*time.Microsecond), sender)
 	}
 	b.StopTimer()
 	if got := sub.counters().Unique; got != int64(b.N) {

@@ -607,7 +607,7 @@ func (w *Worker) Counters() (protocol.CountersResponse, error) {
 	var out protocol.CountersResponse
 	for _, p := range ps {
 		out.Producers = append(out.Producers, protocol.ProducerCounters{
-			ID: p.id, Topic: p.topic, Sent: p.sent.Load(), Acked: p.acked.Load(), Failed: p.failed.Load(),
+			ID: p.id, Topic: p.topic, Sent: int64(p.nextSeq.Load()), Acked: p.acked.Load(), Failed: p.failed.Load(),
 		})
 	}
 	sort.Slice(subs, func(i, j int) bool { return subs[i].topic+subs[i].name < subs[j].topic+subs[j].name })
