@@ -36,16 +36,26 @@ type Topic struct {
 	Partitions int32
 }
 
-// AckFunc is called once per message when the broker acknowledges it (err
-// nil) or the send fails.
+// Acker is told once per message when the broker acknowledges it (err
+// nil) or the send fails. An interface, not a func, so the caller can hand
+// over the object that already holds the message's state: a method value
+// is an object of its own, one more cache line to load at every ack, and
+// at 20k msg/s every line an ack touches has gone cold in the ~20 ms the
+// message was in flight.
+type Acker interface{ Acked(err error) }
+
+// AckFunc is a function as an Acker.
 type AckFunc func(err error)
+
+// Acked calls f.
+func (f AckFunc) Acked(err error) { f(err) }
 
 // Producer publishes messages asynchronously.
 type Producer interface {
 	// Send queues one message; onAck runs when it is acknowledged or failed.
 	// Send may block while the client's queue is full (OMB's
 	// blockIfQueueFull), which the load generator sees as send delay.
-	Send(ctx context.Context, key, payload []byte, onAck AckFunc)
+	Send(ctx context.Context, key, payload []byte, onAck Acker)
 	// Flush waits for every queued message to be acknowledged or failed.
 	Flush(ctx context.Context) error
 	Close() error

@@ -68,12 +68,12 @@ type Recorder struct {
 	shards []shard
 	mask   uint32
 
-	mu      sync.Mutex // serialises Cut, Subscription and Sender
-	senders []*shard   // the Senders' own shards
-	phase   Phase
-	index   int
-	start   time.Time
-	subs    map[string]*SubscriptionRecorder
+	mu    sync.Mutex // serialises Cut, Subscription and Sender
+	own   []*shard   // the OwnShards
+	phase Phase
+	index int
+	start time.Time
+	subs  map[string]*SubscriptionRecorder
 }
 
 // NewRecorder starts recording the first interval of phase at now, for the
@@ -123,36 +123,51 @@ func (s *shard) recordSend(intended, sent time.Time, bytes int) {
 	s.mu.Unlock()
 }
 
-// Sender is the send side of a Recorder for one goroutine: its sends go
-// into a shard of its own. The worker's sender goroutine keeps its P and,
-// on 2 cores, a core; the ack and receive callbacks run on the other one.
-// A random shard's lock and send-delay counters were last written there,
-// so every RecordSend on one moved their lines between the cores; a shard
-// only the sender writes stays in its core's cache. Not safe for
-// concurrent use.
-type Sender struct{ s *shard }
+// Shard is one of a Recorder's shards, for a caller that records from
+// one goroutine, or from one client's callbacks, again and again: a random
+// shard's lock and counters were last written by whichever goroutine drew
+// it, often on the other core, so their lines moved between the cores at
+// every record. A Shard's methods lock it like any other, so sharing one
+// is safe, only slower.
+type Shard struct{ s *shard }
 
-// Sender returns a Sender whose sends Cut collects with the rest. Its
-// shard lives as long as the Recorder: one per sending goroutine's life
-// (the worker makes one per sender at each start of the load).
-func (r *Recorder) Sender() *Sender {
+// OwnShard returns a shard no one else records into, for one goroutine
+// (the worker's senders, one of which keeps a core to itself on 2 cores):
+// its lines stay in that core's cache. Cut collects it with the rest; it
+// lives as long as the Recorder, so make one per goroutine, not per call.
+func (r *Recorder) OwnShard() *Shard {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := new(shard)
-	r.senders = append(r.senders, s)
-	return &Sender{s: s}
+	r.own = append(r.own, s)
+	return &Shard{s: s}
 }
 
-// RecordSend is Recorder.RecordSend into the Sender's own shard. Its lock
-// is still taken, for Cut, but never contended.
-func (s *Sender) RecordSend(intended, sent time.Time, bytes int) {
+// ShardFor returns the shared shard that key maps to, for callers that
+// each record into one of a bounded set (a producer's acks, which its
+// client's goroutine delivers): their values fall on fewer, warmer lines
+// than random shards spread them over.
+func (r *Recorder) ShardFor(key uint32) *Shard {
+	return &Shard{s: &r.shards[key&r.mask]}
+}
+
+// RecordSend is Recorder.RecordSend into this shard.
+func (s *Shard) RecordSend(intended, sent time.Time, bytes int) {
 	s.s.recordSend(intended, sent, bytes)
+}
+
+// RecordAck is Recorder.RecordAck into this shard.
+func (s *Shard) RecordAck(intended, sent, acked time.Time, bytes int) {
+	s.s.recordAck(intended, sent, acked, bytes)
 }
 
 // RecordAck counts one acknowledged message and records its publish latency
 // (acked - sent) and corrected publish latency (acked - intended).
 func (r *Recorder) RecordAck(intended, sent, acked time.Time, bytes int) {
-	s := r.shard()
+	r.shard().recordAck(intended, sent, acked, bytes)
+}
+
+func (s *shard) recordAck(intended, sent, acked time.Time, bytes int) {
 	s.mu.Lock()
 	s.acked++
 	s.ackedBytes += int64(bytes)
@@ -249,11 +264,11 @@ func (r *Recorder) cutLocked(now time.Time, next Phase) Snapshot {
 		kindCorrected: snap.Producer.CorrectedLatency,
 		kindEndToEnd:  snap.Consumer.EndToEnd, kindCatchUpEndToEnd: snap.Consumer.CatchUpEndToEnd,
 	}
-	shards := make([]*shard, 0, len(r.shards)+len(r.senders))
+	shards := make([]*shard, 0, len(r.shards)+len(r.own))
 	for i := range r.shards {
 		shards = append(shards, &r.shards[i])
 	}
-	shards = append(shards, r.senders...)
+	shards = append(shards, r.own...)
 	for _, s := range shards {
 		// Moving a dense histogram into a sparse one and clearing it scans
 		// ~21k counters (tens of µs); holding the shard that long every 10 s

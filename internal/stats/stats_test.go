@@ -186,7 +186,7 @@ func record(t *testing.T, rec *Recorder, store *Store, samples []sample, gorouti
 			defer wg.Done()
 			recordSend := rec.RecordSend
 			if g%2 == 0 {
-				recordSend = rec.Sender().RecordSend
+				recordSend = rec.OwnShard().RecordSend
 			}
 			for i := g; i < len(samples); i += goroutines {
 				s := samples[i]

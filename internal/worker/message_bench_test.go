@@ -17,8 +17,8 @@ import (
 // once and hands the payload to the subscription, as a consumer would.
 type loopback struct{ deliver driver.ConsumerCallback }
 
-func (l loopback) Send(_ context.Context, _, payload []byte, onAck driver.AckFunc) {
-	onAck(nil)
+func (l loopback) Send(_ context.Context, _, payload []byte, onAck driver.Acker) {
+	onAck.Acked(nil)
 	l.deliver(driver.Message{Payload: payload})
 }
 func (loopback) Flush(context.Context) error { return nil }
@@ -43,8 +43,8 @@ func BenchmarkMessagePath(b *testing.B) {
 	r.offsets.Store(&protocol.ClockOffsetsRequest{ProducerMicros: map[uint32]int64{}})
 	sub := &subscription{topic: "t", name: "s", rec: rec.Subscription("s", false), run: r, sets: map[uint32]*SeqSet{}}
 	keys, _ := NewKeyDistributor("", rand.New(rand.NewPCG(3, 4)))
-	p := &producer{id: 1, topic: "t", client: loopback{sub.onMessage}, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, run: r}
-	sender := rec.Sender()
+	p := &producer{id: 1, topic: "t", client: loopback{sub.onMessage}, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, acks: rec.ShardFor(1), run: r}
+	sender := rec.OwnShard()
 	start := time.Now()
 	b.ReportAllocs()
 	b.ResetTimer()

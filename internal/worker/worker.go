@@ -258,7 +258,7 @@ func (w *Worker) CreateProducers(ctx context.Context, req protocol.CreateProduce
 		r.mu.Lock()
 		r.producers = append(r.producers, &producer{
 			id: a.ID, topic: a.Topic, client: p, keys: keys,
-			payloads: r.payloads.Clone(), size: r.payloads.Size(), rec: r.rec, run: r,
+			payloads: r.payloads.Clone(), size: r.payloads.Size(), rec: r.rec, acks: r.rec.ShardFor(a.ID), run: r,
 		})
 		r.mu.Unlock()
 	}
@@ -323,7 +323,7 @@ func (w *Worker) Probe(ctx context.Context) (protocol.ProbeResponse, error) {
 		buf := make([]byte, p.size)
 		now := time.Now().UnixMicro()
 		p.payloads.Fill(buf, Header{Probe: true, ProducerID: p.id, SendMicros: now, IntendedMicros: now})
-		p.client.Send(ctx, nil, buf, func(err error) { errs <- err })
+		p.client.Send(ctx, nil, buf, driver.AckFunc(func(err error) { errs <- err }))
 	}
 	acked := 0
 	for range ps {

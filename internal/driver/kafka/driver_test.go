@@ -207,7 +207,7 @@ func TestProducerAcksReachTheBroker(t *testing.T) {
 			setRequestLogLevel(t, d, "TRACE")
 			defer setRequestLogLevel(t, d, "WARN")
 			errc := make(chan error, 1)
-			p.Send(ctx, nil, []byte("x"), func(err error) { errc <- err })
+			p.Send(ctx, nil, []byte("x"), driver.AckFunc(func(err error) { errc <- err }))
 			if err := p.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -305,11 +305,11 @@ func TestCompressionReachesTheBroker(t *testing.T) {
 			defer p.Close()
 			var sendErr atomic.Value
 			for i := 0; i < 50; i++ {
-				p.Send(ctx, nil, []byte(strings.Repeat("compressible ", 20)), func(err error) {
+				p.Send(ctx, nil, []byte(strings.Repeat("compressible ", 20)), driver.AckFunc(func(err error) {
 					if err != nil {
 						sendErr.Store(err)
 					}
-				})
+				}))
 			}
 			if err := p.Flush(ctx); err != nil {
 				t.Fatal(err)
@@ -381,13 +381,13 @@ func TestEveryAckedMessageOncePerSubscription(t *testing.T) {
 				payload := make([]byte, 100)
 				binary.BigEndian.PutUint64(payload, id)
 				key := []byte(fmt.Sprintf("key-%d", id%16))
-				p.Send(ctx, key, payload, func(err error) {
+				p.Send(ctx, key, payload, driver.AckFunc(func(err error) {
 					if err != nil {
 						failed.Add(1)
 						return
 					}
 					acked.add(driver.Message{Payload: payload})
-				})
+				}))
 			}
 			if err := p.Flush(ctx); err != nil {
 				t.Error(err)
@@ -454,11 +454,11 @@ func TestPauseResume(t *testing.T) {
 		for i := from; i < from+n; i++ {
 			payload := make([]byte, 8)
 			binary.BigEndian.PutUint64(payload, uint64(i))
-			p.Send(ctx, nil, payload, func(err error) {
+			p.Send(ctx, nil, payload, driver.AckFunc(func(err error) {
 				if err != nil {
 					t.Errorf("send %d: %v", i, err)
 				}
-			})
+			}))
 		}
 		if err := p.Flush(ctx); err != nil {
 			t.Fatal(err)

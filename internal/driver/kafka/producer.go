@@ -28,7 +28,7 @@ type producer struct {
 type record struct {
 	context.Context
 	rec   kgo.Record
-	onAck driver.AckFunc
+	onAck driver.Acker
 }
 
 // Send queues the record; kgo.Produce blocks while buffer.memory bytes are
@@ -36,7 +36,7 @@ type record struct {
 // goroutine, when the broker acknowledged with the durability's acks or the
 // record failed. The record's timestamp is set by kgo when it is queued and
 // is what consumers see as PublishTime (CreateTime topics), as in OMB.
-func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
+func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.Acker) {
 	r := p.records.Get()
 	if r == nil {
 		r = &record{Context: context.Background()}
@@ -54,7 +54,7 @@ func (p *producer) done(kr *kgo.Record, err error) {
 	r.onAck = nil
 	r.rec = kgo.Record{}
 	p.records.Put(r)
-	onAck(err)
+	onAck.Acked(err)
 }
 
 // Flush waits until every queued record is acknowledged or failed.

@@ -265,7 +265,7 @@ func produce(t *testing.T, p driver.Producer, prefix string, n int) []string {
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("%s-%06d", prefix, i)
 		wg.Add(1)
-		p.Send(ctx, []byte("key-"+strconv.Itoa(i%37)), []byte(id), func(err error) {
+		p.Send(ctx, []byte("key-"+strconv.Itoa(i%37)), []byte(id), driver.AckFunc(func(err error) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
@@ -274,7 +274,7 @@ func produce(t *testing.T, p driver.Producer, prefix string, n int) []string {
 				return
 			}
 			acked = append(acked, id)
-		})
+		}))
 	}
 	if err := p.Flush(ctx); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ type producer struct {
 // message when it runs the callback (sendRequest.done touches it no more).
 type message struct {
 	pm       pulsar.ProducerMessage
-	onAck    driver.AckFunc
+	onAck    driver.Acker
 	p        *producer
 	callback func(pulsar.MessageID, *pulsar.ProducerMessage, error) // m.done
 }
@@ -31,7 +31,7 @@ func (m *message) done(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error)
 	m.onAck = nil
 	m.pm = pulsar.ProducerMessage{}
 	m.p.messages.Put(m)
-	onAck(err)
+	onAck.Acked(err)
 }
 
 // CreateProducer makes a producer with OMB's settings (batching with a 1 ms
@@ -60,7 +60,7 @@ func (d *Driver) Client() pulsar.Client { return d.client }
 // blocks while maxPendingMessages are unacknowledged, which the load generator
 // sees as send delay. The client keeps a reference to payload until the ack,
 // so the caller must not change it before onAck runs.
-func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
+func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.Acker) {
 	m := p.messages.Get()
 	if m == nil {
 		m = &message{p: p}

@@ -86,17 +86,17 @@ type recordingProducer struct {
 
 // Send takes the send time before the client sees the message, and the ack
 // time when its callback runs; failed sends are not acks.
-func (p recordingProducer) Send(ctx context.Context, key, payload []byte, onAck driver.AckFunc) {
+func (p recordingProducer) Send(ctx context.Context, key, payload []byte, onAck driver.Acker) {
 	send := time.Now()
-	p.Producer.Send(ctx, key, payload, func(err error) {
+	p.Producer.Send(ctx, key, payload, driver.AckFunc(func(err error) {
 		if err == nil {
 			acked := time.Now()
 			p.r.mu.Lock()
 			p.r.acks = append(p.r.acks, ack{send: send, acked: acked})
 			p.r.mu.Unlock()
 		}
-		onAck(err)
-	})
+		onAck.Acked(err)
+	}))
 }
 
 // dataFiles says which synced files hold a cell's messages: for Kafka the
