@@ -68,7 +68,7 @@ type Recorder struct {
 	shards []shard
 	mask   uint32
 
-	mu    sync.Mutex // serialises Cut, Subscription and Sender
+	mu    sync.Mutex // serialises Cut, Subscription and OwnShard
 	own   []*shard   // the OwnShards
 	phase Phase
 	index int

@@ -174,8 +174,10 @@ func genSamples(seed uint64, n int) []sample {
 
 // record plays samples into rec from several goroutines (as ack and receive
 // callbacks would), while cutting intervals into store. Every other
-// goroutine records its sends through a Sender of its own, as the worker's
-// senders do, so the Senders' shards are cut and merged with the rest.
+// goroutine records its sends into a shard of its own (OwnShard), as the
+// worker's senders do, and the others their acks into the shard their
+// number maps to (ShardFor), as producers do, so those shards are cut and
+// merged with the rest.
 func record(t *testing.T, rec *Recorder, store *Store, samples []sample, goroutines int, now *time.Time, mu *sync.Mutex) {
 	t.Helper()
 	subs := [2]*SubscriptionRecorder{rec.Subscription("tail", false), rec.Subscription("catch", true)}
@@ -184,9 +186,11 @@ func record(t *testing.T, rec *Recorder, store *Store, samples []sample, gorouti
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			recordSend := rec.RecordSend
+			recordSend, recordAck := rec.RecordSend, rec.RecordAck
 			if g%2 == 0 {
 				recordSend = rec.OwnShard().RecordSend
+			} else {
+				recordAck = rec.ShardFor(uint32(g)).RecordAck
 			}
 			for i := g; i < len(samples); i += goroutines {
 				s := samples[i]
@@ -197,7 +201,7 @@ func record(t *testing.T, rec *Recorder, store *Store, samples []sample, gorouti
 					rec.RecordPublishError()
 					continue
 				}
-				rec.RecordAck(intended, sent, sent.Add(s.publish), s.bytes)
+				recordAck(intended, sent, sent.Add(s.publish), s.bytes)
 				sub := subs[0]
 				if s.catchUp {
 					sub = subs[1]
