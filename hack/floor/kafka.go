@@ -24,6 +24,7 @@ type kafkaClient struct {
 	nAcked, nRecvd atomic.Int64
 	nFailed        atomic.Int64
 	consumerDone   chan struct{}
+	unique         *buffers // with --unique, where the payloads go back
 }
 
 func newKafka(ctx context.Context, cfg driver.Config, p plan) (client, error) {
@@ -36,7 +37,7 @@ func newKafka(ctx context.Context, cfg driver.Config, p plan) (client, error) {
 		_ = d.Close()
 		return nil, err
 	}
-	c := &kafkaClient{drv: d, consumerDone: make(chan struct{})}
+	c := &kafkaClient{drv: d, consumerDone: make(chan struct{}), unique: p.unique}
 	c.promise = c.done
 	if p.consume {
 		if c.cons, err = kgo.NewClient(d.ConsumerOpts(topic, "floor")...); err != nil {
@@ -73,6 +74,7 @@ func (c *kafkaClient) done(r *kgo.Record, err error) {
 	} else {
 		c.nAcked.Add(1)
 	}
+	c.unique.giveBack(r.Value)
 	*r = kgo.Record{}
 	c.records.Put(r)
 }

@@ -53,6 +53,7 @@ func main() {
 	flag.StringVar(&f.driverJSON, "driver-json", "", "client settings as JSON (spec.driver), as streambench's coordinator takes them")
 	flag.StringVar(&f.durabilityJSON, "durability-json", `{"level":2}`, "durability as JSON (spec.durability)")
 	flag.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the whole run to this file (as streambench worker --cpu-profile)")
+	flag.BoolVar(&f.unique, "unique", false, "write a 32-byte header (sequence number, send time) into each message, in buffers taken back at the ack, as streambench's worker does, instead of sending one shared payload: what a message of its own costs")
 	flag.Parse()
 	if f.cpuProfile != "" {
 		out, err := os.Create(f.cpuProfile)
@@ -81,6 +82,7 @@ type flags struct {
 	system, bootstrap, serviceURL, adminURL  string
 	workloadFile, driverJSON, durabilityJSON string
 	cpuProfile                               string
+	unique                                   bool
 }
 
 // plan is what one floor run sends.
@@ -91,6 +93,16 @@ type plan struct {
 	rate            float64 // msg/s
 	warmup, measure time.Duration
 	consume         bool
+	unique          *buffers // with --unique: each message in a buffer of its own
+}
+
+// message is the payload of the next message: the shared one, or with
+// --unique one of its own.
+func (p plan) message() []byte {
+	if p.unique != nil {
+		return p.unique.next(p.payload)
+	}
+	return p.payload
 }
 
 // result is the JSON line; latencies in ms.
@@ -156,7 +168,7 @@ func run(ctx context.Context, f flags) (result, error) {
 	}()
 	turn := 0
 	delays, wakes := sendPaced(ctx, p.rate, start, measureAt, end, func() {
-		c.send(turn, p.payload)
+		c.send(turn, p.message())
 		if turn++; turn == p.producers {
 			turn = 0
 		}
@@ -196,7 +208,7 @@ func run(ctx context.Context, f flags) (result, error) {
 func probe(ctx context.Context, c client, p plan) error {
 	before := c.acked()
 	for k := range p.producers {
-		c.send(k, p.payload)
+		c.send(k, p.message())
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -250,6 +262,12 @@ func load(f flags) (plan, driver.Config, error) {
 		}
 	} else {
 		p.payload = make([]byte, wl.MessageSize)
+	}
+	if f.unique {
+		if len(p.payload) < 32 {
+			return plan{}, cfg, fmt.Errorf("--unique writes a 32-byte header: the workload's messages are %d bytes", len(p.payload))
+		}
+		p.unique = newBuffers(len(p.payload))
 	}
 	var dspec v1alpha1.DurabilitySpec
 	if err := strictJSON(f.durabilityJSON, &dspec); err != nil {

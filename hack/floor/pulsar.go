@@ -27,6 +27,7 @@ type pulsarClient struct {
 	nFailed        atomic.Int64
 	cancel         context.CancelFunc
 	consumerDone   chan struct{}
+	unique         *buffers // with --unique, where the payloads go back
 }
 
 func newPulsar(ctx context.Context, cfg driver.Config, p plan) (client, error) {
@@ -39,7 +40,7 @@ func newPulsar(ctx context.Context, cfg driver.Config, p plan) (client, error) {
 		_ = d.Close()
 		return nil, err
 	}
-	c := &pulsarClient{drv: d, consumerDone: make(chan struct{}), cancel: func() {}}
+	c := &pulsarClient{drv: d, consumerDone: make(chan struct{}), cancel: func() {}, unique: p.unique}
 	c.callback = c.done
 	if p.consume {
 		if c.cons, err = d.Client().Subscribe(d.ConsumerOptions(topic, "floor")); err != nil {
@@ -78,6 +79,7 @@ func (c *pulsarClient) done(_ pc.MessageID, m *pc.ProducerMessage, err error) {
 	} else {
 		c.nAcked.Add(1)
 	}
+	c.unique.giveBack(m.Payload)
 	*m = pc.ProducerMessage{}
 	c.messages.Put(m)
 }

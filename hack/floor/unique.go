@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/binary"
+	"time"
+	"unsafe"
+
+	"github.com/streambench/streambench-operator/internal/recycle"
+)
+
+// buffers gives each message a buffer of its own with a header written
+// into it, as streambench's worker does (its header: sequence number and
+// times), and takes the buffer back when the client acknowledges the
+// message. The floor's default is one shared payload that is never
+// written, which no load generator that counts its messages can send:
+// with --unique the floor measures what a message of its own costs on
+// this machine (the cold line the sender writes, the client's copy of a
+// buffer the other core just wrote), apart from streambench's accounting.
+type buffers struct {
+	free recycle.List[byte] // the first byte of each buffer
+	size int
+	seq  uint64
+}
+
+func newBuffers(size int) *buffers { return &buffers{size: size} }
+
+// next returns a buffer holding template with this message's header.
+func (b *buffers) next(template []byte) []byte {
+	var buf []byte
+	if p := b.free.Get(); p != nil {
+		buf = unsafe.Slice(p, b.size)
+	} else {
+		buf = make([]byte, b.size)
+		copy(buf, template)
+	}
+	binary.BigEndian.PutUint64(buf[8:16], b.seq)
+	binary.BigEndian.PutUint64(buf[16:24], uint64(time.Now().UnixMicro()))
+	b.seq++
+	return buf
+}
+
+// giveBack takes back a buffer next handed out; nil-safe, so the clients
+// call it whether or not --unique is set.
+func (b *buffers) giveBack(buf []byte) {
+	if b != nil && len(buf) > 0 {
+		b.free.Put(unsafe.SliceData(buf))
+	}
+}
