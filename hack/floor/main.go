@@ -40,6 +40,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/worker"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -53,7 +54,7 @@ func main() {
 	flag.StringVar(&f.driverJSON, "driver-json", "", "client settings as JSON (spec.driver), as streambench's coordinator takes them")
 	flag.StringVar(&f.durabilityJSON, "durability-json", `{"level":2}`, "durability as JSON (spec.durability)")
 	flag.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of the whole run to this file (as streambench worker --cpu-profile)")
-	flag.BoolVar(&f.unique, "unique", false, "write a 32-byte header (sequence number, send time) into each message, in buffers taken back at the ack, as streambench's worker does, instead of sending one shared payload: what a message of its own costs")
+	flag.BoolVar(&f.unique, "unique", false, "write the worker's header (sequence number, send time) into each message, in buffers taken back at the ack, as streambench's worker does, instead of sending one shared payload: what a message of its own costs")
 	flag.Parse()
 	if f.cpuProfile != "" {
 		out, err := os.Create(f.cpuProfile)
@@ -264,8 +265,8 @@ func load(f flags) (plan, driver.Config, error) {
 		p.payload = make([]byte, wl.MessageSize)
 	}
 	if f.unique {
-		if len(p.payload) < 32 {
-			return plan{}, cfg, fmt.Errorf("--unique writes a 32-byte header: the workload's messages are %d bytes", len(p.payload))
+		if len(p.payload) < worker.HeaderSize {
+			return plan{}, cfg, fmt.Errorf("--unique writes the worker's %d-byte header: the workload's messages are %d bytes", worker.HeaderSize, len(p.payload))
 		}
 		p.unique = newBuffers(len(p.payload))
 	}

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"encoding/binary"
 	"time"
 	"unsafe"
 
 	"github.com/streambench/streambench-operator/internal/recycle"
+	"github.com/streambench/streambench-operator/internal/worker"
 )
 
-// buffers gives each message a buffer of its own with a header written
-// into it, as streambench's worker does (its header: sequence number and
-// times), and takes the buffer back when the client acknowledges the
+// buffers gives each message a buffer of its own with the worker's header
+// written into it (worker.Header: sequence number and times), and takes the buffer back when the client acknowledges the
 // message. The floor's default is one shared payload that is never
 // written, which no load generator that counts its messages can send:
 // with --unique the floor measures what a message of its own costs on
@@ -33,8 +32,8 @@ func (b *buffers) next(template []byte) []byte {
 		buf = make([]byte, b.size)
 		copy(buf, template)
 	}
-	binary.BigEndian.PutUint64(buf[8:16], b.seq)
-	binary.BigEndian.PutUint64(buf[16:24], uint64(time.Now().UnixMicro()))
+	now := time.Now().UnixMicro()
+	worker.Header{Seq: b.seq, SendMicros: now, IntendedMicros: now}.Put(buf)
 	b.seq++
 	return buf
 }

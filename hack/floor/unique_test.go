@@ -2,8 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
+
+	"github.com/streambench/streambench-operator/internal/worker"
 )
 
 // TestBuffers: each message gets its own numbered buffer holding the
@@ -17,10 +18,10 @@ func TestBuffers(t *testing.T) {
 		t.Fatal("two messages in flight share a buffer")
 	}
 	for k, buf := range [][]byte{first, second} {
-		if seq := binary.BigEndian.Uint64(buf[8:16]); seq != uint64(k) {
-			t.Errorf("message %d carries sequence number %d", k, seq)
+		if h, err := worker.ParseHeader(buf); err != nil || h.Seq != uint64(k) {
+			t.Errorf("message %d carries header %+v (%v)", k, h, err)
 		}
-		if !bytes.Equal(buf[32:], template[32:]) || !bytes.Equal(buf[:8], template[:8]) {
+		if !bytes.Equal(buf[worker.HeaderSize:], template[worker.HeaderSize:]) {
 			t.Errorf("message %d lost the template outside its header", k)
 		}
 	}
@@ -29,7 +30,7 @@ func TestBuffers(t *testing.T) {
 	if &third[0] != &first[0] || len(third) != len(template) {
 		t.Error("a buffer given back was not reused whole")
 	}
-	if binary.BigEndian.Uint64(third[8:16]) != 2 {
+	if h, _ := worker.ParseHeader(third); h.Seq != 2 {
 		t.Error("a reused buffer kept its old sequence number")
 	}
 	var none *buffers
