@@ -2,7 +2,6 @@ package main
 
 import (
 	"time"
-	"unsafe"
 
 	"github.com/streambench/streambench-operator/internal/recycle"
 	"github.com/streambench/streambench-operator/internal/worker"
@@ -16,20 +15,16 @@ import (
 // this machine (the cold line the sender writes, the client's copy of a
 // buffer the other core just wrote), apart from streambench's accounting.
 type buffers struct {
-	free recycle.List[byte] // the first byte of each buffer
-	size int
+	free *recycle.Buffers // as the worker's producer keeps its payloads
 	seq  uint64
 }
 
-func newBuffers(size int) *buffers { return &buffers{size: size} }
+func newBuffers(size int) *buffers { return &buffers{free: recycle.NewBuffers(size)} }
 
 // next returns a buffer holding template with this message's header.
 func (b *buffers) next(template []byte) []byte {
-	var buf []byte
-	if p := b.free.Get(); p != nil {
-		buf = unsafe.Slice(p, b.size)
-	} else {
-		buf = make([]byte, b.size)
+	buf, fresh := b.free.Get()
+	if fresh {
 		copy(buf, template)
 	}
 	now := time.Now().UnixMicro()
@@ -41,7 +36,7 @@ func (b *buffers) next(template []byte) []byte {
 // giveBack takes back a buffer next handed out; nil-safe, so the clients
 // call it whether or not --unique is set.
 func (b *buffers) giveBack(buf []byte) {
-	if b != nil && len(buf) > 0 {
-		b.free.Put(unsafe.SliceData(buf))
+	if b != nil {
+		b.free.Put(buf)
 	}
 }

@@ -79,7 +79,7 @@ type memProducer struct {
 	wg    sync.WaitGroup
 }
 
-func (p *memProducer) Send(_ context.Context, _, payload []byte, onAck driver.Acker) {
+func (p *memProducer) Send(_ context.Context, _, payload []byte, tag driver.Tag, onAck driver.Acker) {
 	b := p.b
 	b.mu.Lock()
 	t := b.topics[p.topic]
@@ -95,7 +95,7 @@ func (p *memProducer) Send(_ context.Context, _, payload []byte, onAck driver.Ac
 	b.cond.Broadcast()
 	b.mu.Unlock()
 	p.wg.Add(1)
-	go func() { defer p.wg.Done(); onAck.Acked(nil) }()
+	go func() { defer p.wg.Done(); onAck.Acked(payload, tag, nil) }()
 }
 
 func (p *memProducer) Flush(context.Context) error { p.wg.Wait(); return nil }

@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/recycle"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -18,21 +18,28 @@ import (
 // broker would only make slower to observe): it keeps each message and its
 // ack for the test to acknowledge when it wants.
 type held struct {
-	payloads [][]byte
-	acks     []driver.Acker
+	sent [][]byte // copies of the payloads as sent
+	bufs [][]byte // the payloads themselves, handed back at the ack
+	tags []driver.Tag
+	acks []driver.Acker
 }
 
-func (h *held) Send(_ context.Context, _, payload []byte, onAck driver.Acker) {
-	h.payloads = append(h.payloads, append([]byte(nil), payload...))
+func (h *held) Send(_ context.Context, _, payload []byte, tag driver.Tag, onAck driver.Acker) {
+	h.sent = append(h.sent, append([]byte(nil), payload...))
+	h.bufs = append(h.bufs, payload)
+	h.tags = append(h.tags, tag)
 	h.acks = append(h.acks, onAck)
 }
+
+// ack acknowledges message k as a client does: with its own payload and tag.
+func (h *held) ack(k int, err error)      { h.acks[k].Acked(h.bufs[k], h.tags[k], err) }
 func (*held) Flush(context.Context) error { return nil }
 func (*held) Close() error                { return nil }
 
 // TestAckLatencies: the intended and send times a message's ack computes
-// its latencies from travel in its inflight, as nanoseconds since epoch
-// (so the struct fits one cache line). The ack must see each message's own
-// times, on the monotonic clock:
+// its latencies from travel in its driver.Tag, as nanoseconds since epoch,
+// and its buffer is taken back at the ack. The ack must see each message's
+// own times, on the monotonic clock:
 // publish latency = ack - send, corrected = ack - intended, and a failed
 // send is remembered by the sequence number its header carries, also when
 // the buffers are reused.
@@ -44,12 +51,9 @@ func TestAckLatencies(t *testing.T) {
 	rec := stats.NewRecorder("w", stats.PhaseMeasure, time.Now())
 	client := &held{}
 	keys, _ := NewKeyDistributor("", rand.New(rand.NewPCG(3, 4)))
-	p := &producer{id: 7, topic: "t", client: client, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, acks: rec.ShardFor(7), run: &run{}}
+	p := &producer{id: 7, topic: "t", client: client, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, acks: rec.ShardFor(7), run: &run{},
+		bufs: recycle.NewBuffers(payloads.Size())}
 	sender := rec.OwnShard()
-
-	if size := unsafe.Sizeof(inflight{}); size > 64 {
-		t.Errorf("an inflight is %d bytes, more than the 64-byte cache line its ack should touch", size)
-	}
 
 	// Message 0 is 3 ms late; it is acknowledged 20 ms after its send.
 	// Message 1, sent on time, fails. Then message 2 reuses a buffer.
@@ -57,11 +61,11 @@ func TestAckLatencies(t *testing.T) {
 	p.send(start.Add(-3*time.Millisecond), sender)
 	p.send(time.Now(), sender)
 	time.Sleep(20 * time.Millisecond)
-	client.acks[0].Acked(nil)
-	client.acks[1].Acked(errors.New("broker said no"))
+	client.ack(0, nil)
+	client.ack(1, errors.New("broker said no"))
 	third := time.Now()
 	p.send(third, sender)
-	client.acks[2].Acked(nil)
+	client.ack(2, nil)
 	thirdSpan := time.Since(third)
 	elapsed := time.Since(start)
 
@@ -91,7 +95,10 @@ func TestAckLatencies(t *testing.T) {
 	if !p.failedSeqs.Has(1) || p.failedSeqs.Len() != 1 {
 		t.Errorf("failed seqs hold 1: %v, %d in all; want exactly seq 1", p.failedSeqs.Has(1), p.failedSeqs.Len())
 	}
-	for k, b := range client.payloads {
+	if &client.bufs[2][0] != &client.bufs[0][0] && &client.bufs[2][0] != &client.bufs[1][0] {
+		t.Error("message 2 got a new buffer; want one of the two given back at the acks")
+	}
+	for k, b := range client.sent {
 		h, err := ParseHeader(b)
 		if err != nil || h.ProducerID != 7 || h.Seq != uint64(k) {
 			t.Errorf("message %d: header %+v (%v), want producer 7 seq %d", k, h, err, k)

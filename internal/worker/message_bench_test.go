@@ -9,6 +9,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/recycle"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -17,9 +18,9 @@ import (
 // once and hands the payload to the subscription, as a consumer would.
 type loopback struct{ deliver driver.ConsumerCallback }
 
-func (l loopback) Send(_ context.Context, _, payload []byte, onAck driver.Acker) {
-	onAck.Acked(nil)
+func (l loopback) Send(_ context.Context, _, payload []byte, tag driver.Tag, onAck driver.Acker) {
 	l.deliver(driver.Message{Payload: payload})
+	onAck.Acked(payload, tag, nil)
 }
 func (loopback) Flush(context.Context) error { return nil }
 func (loopback) Close() error                { return nil }
@@ -43,7 +44,8 @@ func BenchmarkMessagePath(b *testing.B) {
 	r.offsets.Store(&protocol.ClockOffsetsRequest{ProducerMicros: map[uint32]int64{}})
 	sub := &subscription{topic: "t", name: "s", rec: rec.Subscription("s", false), run: r, sets: map[uint32]*SeqSet{}}
 	keys, _ := NewKeyDistributor("", rand.New(rand.NewPCG(3, 4)))
-	p := &producer{id: 1, topic: "t", client: loopback{sub.onMessage}, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, acks: rec.ShardFor(1), run: r}
+	p := &producer{id: 1, topic: "t", client: loopback{sub.onMessage}, keys: keys, payloads: payloads, size: payloads.Size(), rec: rec, acks: rec.ShardFor(1), run: r,
+		bufs: recycle.NewBuffers(payloads.Size())}
 	sender := rec.OwnShard()
 	start := time.Now()
 	b.ReportAllocs()

@@ -136,20 +136,17 @@ func (p *Payloads) Size() int { return len(p.templates[0]) }
 // Fill copies the next template into dst (len Size) and writes h over its
 // start. It is not safe for concurrent use: each producer owns its Payloads
 // cursor (see Clone).
-func (p *Payloads) Fill(dst []byte, h Header) {
-	held := -1
-	p.Refill(dst, &held, h)
-}
+func (p *Payloads) Fill(dst []byte, h Header) { p.Refill(dst, true, h) }
 
-// Refill is Fill for a buffer used again: *held is the template dst holds
-// already (-1: none), and a template is copied only when it is another one.
-// With one template (a payload file, OMB's default) the 1 KiB copy per
-// message becomes a 32-byte header write; the bytes the client sends are
-// the same.
-func (p *Payloads) Refill(dst []byte, held *int, h Header) {
-	if *held != p.next {
+// Refill is Fill for a buffer that may be used again: a fresh buffer gets
+// a copy of the template, and so does every buffer when there are several
+// templates (they take turns, so a reused buffer seldom holds the next
+// one); with one template (a payload file, OMB's default) a reused buffer
+// holds it already, and the 1 KiB copy per message becomes a 32-byte
+// header write. The bytes the client sends are the same.
+func (p *Payloads) Refill(dst []byte, fresh bool, h Header) {
+	if fresh || len(p.templates) > 1 {
 		copy(dst, p.templates[p.next])
-		*held = p.next
 	}
 	p.next++
 	if p.next == len(p.templates) {

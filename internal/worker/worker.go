@@ -22,6 +22,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/metrics"
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/recycle"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -259,6 +260,7 @@ func (w *Worker) CreateProducers(ctx context.Context, req protocol.CreateProduce
 		r.producers = append(r.producers, &producer{
 			id: a.ID, topic: a.Topic, client: p, keys: keys,
 			payloads: r.payloads.Clone(), size: r.payloads.Size(), rec: r.rec, acks: r.rec.ShardFor(a.ID), run: r,
+			bufs: recycle.NewBuffers(r.payloads.Size()),
 		})
 		r.mu.Unlock()
 	}
@@ -323,7 +325,7 @@ func (w *Worker) Probe(ctx context.Context) (protocol.ProbeResponse, error) {
 		buf := make([]byte, p.size)
 		now := time.Now().UnixMicro()
 		p.payloads.Fill(buf, Header{Probe: true, ProducerID: p.id, SendMicros: now, IntendedMicros: now})
-		p.client.Send(ctx, nil, buf, driver.AckFunc(func(err error) { errs <- err }))
+		p.client.Send(ctx, nil, buf, driver.Tag{}, driver.AckFunc(func(err error) { errs <- err }))
 	}
 	acked := 0
 	for range ps {

@@ -66,25 +66,28 @@ func TestPayloads(t *testing.T) {
 		}
 	})
 	t.Run("a reused buffer gets each message's template and header", func(t *testing.T) {
-		pool, ratio := int32(3), 1.0
-		p, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: 64, RandomizedPayloadPoolSize: &pool, RandomBytesRatio: &ratio}, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh := p.Clone()
-		// Two pooled buffers taking turns, one kept out once: the
-		// templates they hold drift apart from the cursor's.
-		bufs, held := [2][]byte{make([]byte, 64), make([]byte, 64)}, [2]int{-1, -1}
-		for seq := uint64(0); seq < 20; seq++ {
-			k := int(seq % 2)
-			if seq == 7 {
-				k = 0
+		for _, pool := range []int32{1, 3} {
+			ratio := 1.0
+			p, err := NewPayloads(v1alpha1.WorkloadSpec{MessageSize: 64, RandomizedPayloadPoolSize: &pool, RandomBytesRatio: &ratio}, rng)
+			if err != nil {
+				t.Fatal(err)
 			}
-			want := make([]byte, 64)
-			fresh.Fill(want, Header{ProducerID: 1, Seq: seq})
-			p.Refill(bufs[k], &held[k], Header{ProducerID: 1, Seq: seq})
-			if string(bufs[k]) != string(want) {
-				t.Fatalf("message %d: the reused buffer differs from a freshly filled one", seq)
+			fresh := p.Clone()
+			// Two pooled buffers taking turns, one kept out once: the
+			// templates they hold drift apart from the cursor's.
+			bufs, used := [2][]byte{make([]byte, 64), make([]byte, 64)}, [2]bool{}
+			for seq := uint64(0); seq < 20; seq++ {
+				k := int(seq % 2)
+				if seq == 7 {
+					k = 0
+				}
+				want := make([]byte, 64)
+				fresh.Fill(want, Header{ProducerID: 1, Seq: seq})
+				p.Refill(bufs[k], !used[k], Header{ProducerID: 1, Seq: seq})
+				used[k] = true
+				if string(bufs[k]) != string(want) {
+					t.Fatalf("pool of %d, message %d: the reused buffer differs from a freshly filled one", pool, seq)
+				}
 			}
 		}
 	})

@@ -207,7 +207,7 @@ func TestProducerAcksReachTheBroker(t *testing.T) {
 			setRequestLogLevel(t, d, "TRACE")
 			defer setRequestLogLevel(t, d, "WARN")
 			errc := make(chan error, 1)
-			p.Send(ctx, nil, []byte("x"), driver.AckFunc(func(err error) { errc <- err }))
+			p.Send(ctx, nil, []byte("x"), driver.Tag{}, driver.AckFunc(func(err error) { errc <- err }))
 			if err := p.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestCompressionReachesTheBroker(t *testing.T) {
 			defer p.Close()
 			var sendErr atomic.Value
 			for i := 0; i < 50; i++ {
-				p.Send(ctx, nil, []byte(strings.Repeat("compressible ", 20)), driver.AckFunc(func(err error) {
+				p.Send(ctx, nil, []byte(strings.Repeat("compressible ", 20)), driver.Tag{}, driver.AckFunc(func(err error) {
 					if err != nil {
 						sendErr.Store(err)
 					}
@@ -341,10 +341,15 @@ func TestCompressionReachesTheBroker(t *testing.T) {
 	}
 }
 
+// ackerFunc is a function as a driver.Acker that sees what the ack carries.
+type ackerFunc func(payload []byte, tag driver.Tag, err error)
+
+func (f ackerFunc) Acked(payload []byte, tag driver.Tag, err error) { f(payload, tag, err) }
+
 // TestEveryAckedMessageOncePerSubscription sends keyed messages from two
 // producers and reads them in two subscriptions: each subscription receives
 // every acknowledged message exactly once, with its partition and a broker
-// timestamp.
+// timestamp. Each ack carries back its own message's payload and tag.
 func TestEveryAckedMessageOncePerSubscription(t *testing.T) {
 	const perProducer = 3000
 	ctx := testCtx(t)
@@ -365,7 +370,7 @@ func TestEveryAckedMessageOncePerSubscription(t *testing.T) {
 	}
 	start := time.Now()
 	acked := newIDCounter()
-	var failed atomic.Int64
+	var failed, misrouted atomic.Int64
 	var wg sync.WaitGroup
 	for pi := 0; pi < 2; pi++ {
 		p, err := d.CreateProducer(ctx, topic)
@@ -381,10 +386,14 @@ func TestEveryAckedMessageOncePerSubscription(t *testing.T) {
 				payload := make([]byte, 100)
 				binary.BigEndian.PutUint64(payload, id)
 				key := []byte(fmt.Sprintf("key-%d", id%16))
-				p.Send(ctx, key, payload, driver.AckFunc(func(err error) {
+				tag := driver.Tag{int64(id), -int64(id)}
+				p.Send(ctx, key, payload, tag, ackerFunc(func(got []byte, gotTag driver.Tag, err error) {
 					if err != nil {
 						failed.Add(1)
 						return
+					}
+					if &got[0] != &payload[0] || gotTag != tag {
+						misrouted.Add(1)
 					}
 					acked.add(driver.Message{Payload: payload})
 				}))
@@ -397,6 +406,9 @@ func TestEveryAckedMessageOncePerSubscription(t *testing.T) {
 	wg.Wait()
 	if failed.Load() != 0 {
 		t.Fatalf("%d sends failed on a healthy cluster", failed.Load())
+	}
+	if n := misrouted.Load(); n != 0 {
+		t.Errorf("%d acks came with another message's payload or tag than Send was given", n)
 	}
 	want := acked.snapshot()
 	if len(want) != 2*perProducer {
@@ -454,7 +466,7 @@ func TestPauseResume(t *testing.T) {
 		for i := from; i < from+n; i++ {
 			payload := make([]byte, 8)
 			binary.BigEndian.PutUint64(payload, uint64(i))
-			p.Send(ctx, nil, payload, driver.AckFunc(func(err error) {
+			p.Send(ctx, nil, payload, driver.Tag{}, driver.AckFunc(func(err error) {
 				if err != nil {
 					t.Errorf("send %d: %v", i, err)
 				}

@@ -271,7 +271,7 @@ func roundTrip(t *testing.T, ctx context.Context, d *Driver) {
 	}
 	defer p.Close()
 	acked := make(chan error, 1)
-	p.Send(ctx, nil, []byte("secured"), driver.AckFunc(func(err error) { acked <- err }))
+	p.Send(ctx, nil, []byte("secured"), driver.Tag{}, driver.AckFunc(func(err error) { acked <- err }))
 	if err := p.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -251,8 +251,14 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
+// ackerFunc is a function as a driver.Acker that sees what the ack carries.
+type ackerFunc func(payload []byte, tag driver.Tag, err error)
+
+func (f ackerFunc) Acked(payload []byte, tag driver.Tag, err error) { f(payload, tag, err) }
+
 // produce sends n keyed messages whose payload is a unique id and returns
-// the ids the broker acknowledged.
+// the ids the broker acknowledged; each ack must carry back its own
+// message's payload and tag.
 func produce(t *testing.T, p driver.Producer, prefix string, n int) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -265,13 +271,17 @@ func produce(t *testing.T, p driver.Producer, prefix string, n int) []string {
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("%s-%06d", prefix, i)
 		wg.Add(1)
-		p.Send(ctx, []byte("key-"+strconv.Itoa(i%37)), []byte(id), driver.AckFunc(func(err error) {
+		tag := driver.Tag{int64(i), -int64(i)}
+		p.Send(ctx, []byte("key-"+strconv.Itoa(i%37)), []byte(id), tag, ackerFunc(func(payload []byte, gotTag driver.Tag, err error) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				fails = append(fails, err)
 				return
+			}
+			if string(payload) != id || gotTag != tag {
+				t.Errorf("message %s acked with payload %q and tag %v, want its own and %v", id, payload, gotTag, tag)
 			}
 			acked = append(acked, id)
 		}))

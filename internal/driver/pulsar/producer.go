@@ -22,16 +22,17 @@ type producer struct {
 type message struct {
 	pm       pulsar.ProducerMessage
 	onAck    driver.Acker
+	tag      driver.Tag
 	p        *producer
 	callback func(pulsar.MessageID, *pulsar.ProducerMessage, error) // m.done
 }
 
 func (m *message) done(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
-	onAck := m.onAck
+	onAck, payload, tag := m.onAck, m.pm.Payload, m.tag
 	m.onAck = nil
 	m.pm = pulsar.ProducerMessage{}
 	m.p.messages.Put(m)
-	onAck.Acked(err)
+	onAck.Acked(payload, tag, err)
 }
 
 // CreateProducer makes a producer with OMB's settings (batching with a 1 ms
@@ -60,13 +61,14 @@ func (d *Driver) Client() pulsar.Client { return d.client }
 // blocks while maxPendingMessages are unacknowledged, which the load generator
 // sees as send delay. The client keeps a reference to payload until the ack,
 // so the caller must not change it before onAck runs.
-func (p *producer) Send(ctx context.Context, key, payload []byte, onAck driver.Acker) {
+func (p *producer) Send(ctx context.Context, key, payload []byte, tag driver.Tag, onAck driver.Acker) {
 	m := p.messages.Get()
 	if m == nil {
 		m = &message{p: p}
 		m.callback = m.done
 	}
 	m.onAck = onAck
+	m.tag = tag
 	m.pm.Payload = payload
 	if key != nil {
 		m.pm.Key = string(key)

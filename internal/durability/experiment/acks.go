@@ -86,16 +86,16 @@ type recordingProducer struct {
 
 // Send takes the send time before the client sees the message, and the ack
 // time when its callback runs; failed sends are not acks.
-func (p recordingProducer) Send(ctx context.Context, key, payload []byte, onAck driver.Acker) {
+func (p recordingProducer) Send(ctx context.Context, key, payload []byte, tag driver.Tag, onAck driver.Acker) {
 	send := time.Now()
-	p.Producer.Send(ctx, key, payload, driver.AckFunc(func(err error) {
+	p.Producer.Send(ctx, key, payload, tag, driver.AckFunc(func(err error) {
 		if err == nil {
 			acked := time.Now()
 			p.r.mu.Lock()
 			p.r.acks = append(p.r.acks, ack{send: send, acked: acked})
 			p.r.mu.Unlock()
 		}
-		onAck.Acked(err)
+		onAck.Acked(payload, tag, err)
 	}))
 }
 
