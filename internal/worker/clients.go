@@ -8,11 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/pace"
-	"github.com/streambench/streambench-operator/internal/prefetch"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/recycle"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -42,17 +40,11 @@ type producer struct {
 	// callback, on the other core, writes acked and failed. Each side's
 	// lines are its own, so neither side's writes take a line the other
 	// holds.
-	nextSeq atomic.Uint64
-	// spare is the buffer the next message will use (fresh: new, with no
-	// template in it yet), taken one message ahead so its header's line
-	// is fetched while the sender sleeps (prefetch.ForWrite); the
-	// sender's alone.
-	spare      []byte
-	spareFresh bool
-	_          [64]byte
-	acked      atomic.Int64
-	failed     atomic.Int64
-	failedMu   sync.Mutex
+	nextSeq  atomic.Uint64
+	_        [64]byte
+	acked    atomic.Int64
+	failed   atomic.Int64
+	failedMu sync.Mutex
 	// failedSeqs are the sequence numbers whose send failed: a bit each,
 	// so a broker that rejects everything costs 125 kB per million
 	// messages, and every failure is remembered (a capped list counted
@@ -118,10 +110,7 @@ func sendLoop(ctx context.Context, pc *pacer, ps []*producer) {
 
 // send hands the next message to the client; rec is the calling sender's.
 func (p *producer) send(intended time.Time, rec *stats.Shard) {
-	buf, fresh := p.spare, p.spareFresh
-	if buf == nil {
-		buf, fresh = p.bufs.Get()
-	}
+	buf, fresh := p.bufs.Get()
 	seq := p.nextSeq.Load()
 	sent := time.Now()
 	p.payloads.Refill(buf, fresh, Header{
@@ -132,11 +121,6 @@ func (p *producer) send(intended time.Time, rec *stats.Shard) {
 	rec.RecordSend(intended, sent, p.size)
 	tag := driver.Tag{int64(intended.Sub(epoch)), int64(sent.Sub(epoch))}
 	p.client.Send(context.Background(), p.keys.Next(), buf, tag, p)
-	// The next buffer was last written one message round ago and read by
-	// the client on the other core since: fetched now, its header write
-	// does not stall the next send (~0.5 µs per message on Kafka).
-	p.spare, p.spareFresh = p.bufs.Get()
-	prefetch.ForWrite(unsafe.Pointer(unsafe.SliceData(p.spare)))
 }
 
 // Acked runs once per message, from the client's goroutine, with the

@@ -1,7 +1,0 @@
-//go:build !amd64
-
-package prefetch
-
-import "unsafe"
-
-func forWrite(unsafe.Pointer) {}
