@@ -60,8 +60,9 @@ type producer struct {
 // a message is in flight for ~20 ms and every line only the worker touched
 // has gone cold by its ack (the brokers share the cores). A pooled
 // one-line struct per message (intended and send times, the buffer, the
-// producer) cost a cold line at the send and another at the ack, ~0.2
-// CPU-s per million messages on Kafka, ~2 % of the worker's CPU.
+// producer) cost a cold line at the send and another at the ack: without
+// it the worker spent 0.41-0.57 CPU-s per million messages less on Kafka
+// (4-5 %, measured against it in the same run, both orders).
 
 // epoch is what the tags' times count from: durations from it keep the
 // monotonic clock, as time.Time values would.
