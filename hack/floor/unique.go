@@ -8,8 +8,8 @@ import (
 )
 
 // buffers gives each message a buffer of its own with the worker's header
-// written into it (worker.Header: sequence number and times), and takes the buffer back when the client acknowledges the
-// message. The floor's default is one shared payload that is never
+// written into it (worker.Header: sequence number and times), and takes
+// the buffer back when the client acknowledges the message. The floor's default is one shared payload that is never
 // written, which no load generator that counts its messages can send:
 // with --unique the floor measures what a message of its own costs on
 // this machine (the cold line the sender writes, the client's copy of a
