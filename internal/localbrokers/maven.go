@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // Artifact is a Maven coordinate groupId:artifactId:version.
@@ -56,6 +58,17 @@ func FetchJars(ctx context.Context, dir string, artifacts ...Artifact) (string, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	// Test packages and the e2e suite's processes fetch into the same
+	// cache at once on a new machine: one fetches, the others wait and
+	// find its marker, instead of removing lib under a running broker.
+	unlock, err := lockDir(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if got, err := os.ReadFile(marker); err == nil && string(got) == want {
+		return lib, nil
+	}
 	var deps strings.Builder
 	for _, a := range artifacts {
 		g, n, v, err := a.parts()
@@ -92,6 +105,31 @@ func FetchJars(ctx context.Context, dir string, artifacts ...Artifact) (string, 
 		return "", err
 	}
 	return lib, nil
+}
+
+// lockDir takes an exclusive lock on dir/.lock, waiting for another
+// process's as long as ctx lets it, and returns its release.
+func lockDir(ctx context.Context, dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			_ = f.Close()
+			return nil, fmt.Errorf("locking %s: %w", dir, err)
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("waiting for another process's fetch into %s: %w", dir, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Classpath is every jar of lib, for `java -cp`.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -262,48 +261,3 @@ func signalTree(pid int, sig syscall.Signal) error {
 	}
 	return syscall.Kill(pid, sig)
 }
-
-// FreePort returns a loopback TCP port that was free a moment ago, drawn at
-// random below Linux's default ephemeral range (32768-60999): a port from
-// that range (what listening on :0 gives) can be taken as the local port of
-// any outgoing connection before the JVM binds it, and random draws keep
-// parallel test packages from colliding. A port handed out earlier by this
-// process is never returned again.
-func FreePort() (int, error) {
-	freeMu.Lock()
-	defer freeMu.Unlock()
-	for i := 0; i < 200; i++ {
-		port := portLow + mrand.IntN(portHigh-portLow)
-		if handedOut[port] {
-			continue
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		handedOut[port] = true
-		return port, nil
-	}
-	return 0, fmt.Errorf("no free loopback port found in [%d, %d) after 200 tries", portLow, portHigh)
-}
-
-const portLow, portHigh = 20000, 32768
-
-// FreePorts returns n distinct free loopback ports.
-func FreePorts(n int) ([]int, error) {
-	ps := make([]int, n)
-	for i := range ps {
-		p, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ps[i] = p
-	}
-	return ps, nil
-}
-
-var (
-	freeMu    sync.Mutex
-	handedOut = map[int]bool{}
-)
