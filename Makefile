@@ -97,9 +97,13 @@ test: modules verify fmt vet envtest prometheus ko test-unit test-brokers test-r
 test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
 	@hack/timed.sh "unit and envtest suites" bash -c '$(GO_TEST) $$(hack/test-packages.sh unit)'
 
+# The broker packages mostly wait (JVMs start, workloads run at a set
+# rate): BROKER_TEST_PROCS of them run at once, not one per core. Their
+# ports and jar caches are reserved across processes (internal/localbrokers).
+BROKER_TEST_PROCS ?= 3
 .PHONY: test-brokers
 test-brokers: prometheus ## Integration tests against real Kafka and Pulsar brokers (local JVMs), some scraped by a real Prometheus.
-	@hack/timed.sh "broker integration tests" bash -c 'PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" $(GO_TEST) $$(hack/test-packages.sh brokers)'
+	@hack/timed.sh "broker integration tests" bash -c 'PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" $(GO_TEST) -p $(BROKER_TEST_PROCS) $$(hack/test-packages.sh brokers)'
 
 .PHONY: prometheus
 prometheus: ## Build Prometheus from source into bin/prometheus (first use only), for the monitoring test.
@@ -177,25 +181,33 @@ undeploy: ## Remove the operator from the cluster.
 
 ##@ Tools
 
+# go-install installs a pinned tool into bin/ once. .ci/run's lanes may ask
+# for the same tool at the same moment: the second waits for the first's
+# install and finds the binary, instead of writing over it.
+define go-install
+@mkdir -p $(LOCALBIN)
+flock $(LOCALBIN)/.go-install.lock bash -c '[ -x $(1) ] || GOBIN=$(LOCALBIN) go install $(2)'
+endef
+
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
 $(CONTROLLER_GEN):
-	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	$(call go-install,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION))
 
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
 $(GOLANGCI_LINT):
-	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	$(call go-install,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION))
 
 .PHONY: ko
 ko: $(KO) ## Install ko (KO_VERSION) into bin/.
 $(KO):
-	GOBIN=$(LOCALBIN) go install github.com/google/ko@$(KO_VERSION)
+	$(call go-install,$(KO),github.com/google/ko@$(KO_VERSION))
 
 .PHONY: ginkgo
 ginkgo: $(GINKGO) ## Install the ginkgo CLI into bin/.
 $(GINKGO):
-	GOBIN=$(LOCALBIN) go install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)
+	$(call go-install,$(GINKGO),github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION))
 
 ##@ End to end
 
@@ -231,26 +243,43 @@ local-cluster-up: ## Start a one-node Kubernetes cluster built from source (root
 local-cluster-down: ## Stop the local cluster: every process, pod, network and data it made.
 	K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) down
 
-.PHONY: test-e2e
-test-e2e: ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG, but the managed Kafka and Pulsar specs (test-e2e-managed).
-	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
-		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image; fi
-	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) \
-		$(E2E_GO_TEST) -ginkgo.label-filter='!managed-kafka && !managed-pulsar'
+# The e2e suite runs in E2E_PROCS parallel processes (the ginkgo CLI):
+# its specs mostly wait (pods start, brokers start, workloads run at 200
+# msg/s), so they share the machine. Each process has a namespace of its
+# own; specs that own the cluster are Serial and run alone at the end;
+# the longest containers are scheduled first (SpecPriority).
+E2E_PROCS ?= 4
+E2E_ENV = KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) \
+	E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) E2E_STRIMZI_OPERATOR=$(E2E_STRIMZI_OPERATOR)
+E2E_GINKGO = $(GINKGO) run --tags=e2e --procs=$(E2E_PROCS) --timeout=60m -v ./test/e2e
+# E2E_LOAD: the images the chosen specs need, imported into the local
+# cluster when it is up: streambench's, and for the managed specs
+# Strimzi's (built from source) and Pulsar's (each timed as its own stage).
+E2E_LOAD = if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
+		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image $(if $(1),&& \
+		hack/timed.sh "strimzi images" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-strimzi && \
+		hack/timed.sh "pulsar image" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-pulsar); fi
 
-# .ci/run runs it after test-e2e; a cold machine builds Strimzi from
-# source (Maven) and the Pulsar image first, each timed as its own stage.
+.PHONY: test-e2e
+test-e2e: ginkgo ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG, but the managed Kafka and Pulsar specs (test-e2e-managed).
+	@$(call E2E_LOAD,)
+	$(E2E_ENV) $(E2E_GINKGO) --label-filter='!managed-kafka && !managed-pulsar'
+
 # E2E_MANAGED picks the specs: managed-kafka, managed-pulsar or both.
 E2E_MANAGED ?= managed-kafka || managed-pulsar
 .PHONY: test-e2e-managed
-test-e2e-managed: prometheus ## The managed specs: a real Strimzi operator (built from source) and the Apache Pulsar chart (images without Docker) deploy the brokers of runs on the local cluster.
-	@if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1; then \
-		E2E_IMG=$(E2E_IMG) K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-image && \
-		hack/timed.sh "strimzi images" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-strimzi && \
-		hack/timed.sh "pulsar image" env K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) load-pulsar; fi
-	KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) E2E_STRIMZI_OPERATOR=$(E2E_STRIMZI_OPERATOR) \
-		PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
-		$(E2E_GO_TEST) -ginkgo.label-filter='$(E2E_MANAGED)'
+test-e2e-managed: ginkgo prometheus ## The managed specs: a real Strimzi operator (built from source) and the Apache Pulsar chart (images without Docker) deploy the brokers of runs on the local cluster.
+	@$(call E2E_LOAD,managed)
+	$(E2E_ENV) PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
+		$(E2E_GINKGO) --label-filter='$(E2E_MANAGED)'
+
+# .ci/run runs the whole suite in one parallel run (test-e2e's specs and
+# the managed ones side by side, one operator install for all).
+.PHONY: test-e2e-all
+test-e2e-all: ginkgo prometheus ## test-e2e and test-e2e-managed in one parallel run of the suite (what .ci/run runs).
+	@$(call E2E_LOAD,managed)
+	$(E2E_ENV) PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
+		$(E2E_GINKGO) --label-filter='!managed || managed-kafka || managed-pulsar'
 
 .PHONY: test-e2e-kind
 test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.

@@ -5,6 +5,9 @@
 # long each stage took.
 #
 #   make ci-cold            (KEEP=1 keeps the temporary folder for a look)
+#   CI_LOAD=1 make ci-cold  (beside a CPU-bound load of 1: one process that
+#                           hashes /dev/zero the whole time, as a shared CI
+#                           machine's neighbour would be)
 #
 # What it cannot empty: packages installed system-wide with apt-get
 # (containerd, runc, the CNI plugins, chromium); on a new machine the scripts
@@ -43,6 +46,15 @@ mkdir -p "$tmp/home/.config"
 # Nothing installed by hand in the old GOPATH/bin may be found.
 path="$(echo "$PATH" | tr ':' '\n' | grep -vxF "$(go env GOPATH)/bin" | paste -sd:)"
 
+loadpids=()
+for _ in $(seq 1 "${CI_LOAD:-0}"); do
+  sha256sum /dev/zero >/dev/null &
+  loadpids+=($!)
+done
+stop_load() { [ ${#loadpids[@]} -eq 0 ] || kill "${loadpids[@]}" 2>/dev/null || true; }
+trap 'stop_load; cleanup' EXIT
+[ ${#loadpids[@]} -eq 0 ] || echo "ci-cold: a CPU-bound load of ${#loadpids[@]} beside it (sha256sum /dev/zero, pids ${loadpids[*]})" >&2
+
 echo "ci-cold: $tmp/repo at $(git -C "$tmp/repo" rev-parse --short HEAD); load: $(uptime | sed 's/.*load average: //')" >&2
 start=$(date +%s)
 rc=0
@@ -57,8 +69,8 @@ rc=0
 total=$(( $(date +%s) - start ))
 
 echo
-echo "ci-cold: stage times (cold caches, $(nproc) cores)"
-cat "$tmp/stage-times" 2>/dev/null || true
+echo "ci-cold: stage times (cold caches, $(nproc) cores, CPU load beside it: ${CI_LOAD:-0})"
+"$src/hack/stage-table.sh" "$tmp/stage-times" "$total" "$src/.ci/budgets" 2>/dev/null || true
 printf '%-28s %5d s  (%dm%02ds) %s\n' "total .ci/run" "$total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")"
 echo "load after: $(uptime | sed 's/.*load average: //')"
 exit "$rc"

@@ -20,6 +20,9 @@ log() { echo "envtest-binaries: $*" >&2; }
 
 K8S_VERSION="$K8S_VERSION" ETCD_VERSION="$ETCD_VERSION" "$tools/check.sh"
 mkdir -p "$out"
+# .ci/run's lanes both need these: one builds, the other waits and finds them.
+exec 9>"$out/.envtest-build.lock"
+flock 9
 if [ ! -x "$out/kube-apiserver" ]; then
   log "building kube-apiserver v$K8S_VERSION from source (cold: several minutes on 2 cores)"
   "$tools/build.sh" "$tools/k8s" "$out/kube-apiserver" "$("$tools/k8s-ldflags.sh" "$K8S_VERSION")" k8s.io/kubernetes/cmd/kube-apiserver

@@ -7,7 +7,8 @@
 #
 #   hack/failure-digest.sh LOG
 set -euo pipefail
-sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
+# .ci/run's lanes prefix their lines with their name ([tests], [cluster]).
+sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^\[[a-z]*\] //' "$1" | awk '
   # "• [FAILED] [60.2 seconds]" is followed by the spec title.
   /^• \[(FAILED|TIMEDOUT|PANICKED|INTERRUPTED)\]/ { if ((getline title) > 0) print "spec: " title; next }
   # The message block: "  [FAILED] Timed out ..." up to "  In [It] at: ...".

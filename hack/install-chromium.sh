@@ -35,8 +35,9 @@ fi
 
 echo "install-chromium: installing Debian's chromium (apt-get)" >&2
 export DEBIAN_FRONTEND=noninteractive
-"${SUDO[@]}" apt-get update -qq
-"${SUDO[@]}" apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+apt_get="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/apt-get.sh"
+"${SUDO[@]}" "$apt_get" update -qq
+"${SUDO[@]}" "$apt_get" install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
 
 if [[ ! -x "$CHROMIUM" ]]; then
   echo "install-chromium: apt-get installed chromium but $CHROMIUM is still missing" >&2

@@ -15,6 +15,11 @@ tools="$root/hack/tools"
 out="$root/bin/prometheus/$PROMETHEUS_VERSION"
 
 PROMETHEUS_VERSION="$PROMETHEUS_VERSION" "$tools/check.sh"
+# The broker tests and the e2e suite both ask for it, from lanes that run
+# at once: one builds, the other waits and finds it.
+mkdir -p "$out"
+exec 9>"$out/.build.lock"
+flock 9
 if [ ! -x "$out/prometheus" ]; then
   echo "prometheus-binary: building Prometheus (module v$PROMETHEUS_VERSION) from source" >&2
   mkdir -p "$out"

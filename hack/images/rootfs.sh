@@ -36,8 +36,8 @@ if [ -f "$tar" ]; then echo "$tar"; exit 0; fi
 [ "$(id -u)" = 0 ] || { echo "rootfs: must run as root (mmdebstrap builds the root file system in root mode)" >&2; exit 1; }
 if ! command -v mmdebstrap >/dev/null; then
   echo "rootfs: installing mmdebstrap with apt-get" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null; } \
+  DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends mmdebstrap >/dev/null \
+    || { "$root/hack/apt-get.sh" update -qq && DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends mmdebstrap >/dev/null; } \
     || { echo "rootfs: apt-get could not install mmdebstrap" >&2; exit 1; }
 fi
 mkdir -p "$out_dir"

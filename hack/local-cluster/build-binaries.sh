@@ -21,6 +21,9 @@ log() { echo "local-cluster build: $*" >&2; }
 
 K8S_VERSION="$K8S_VERSION" ETCD_VERSION="$ETCD_VERSION" COREDNS_VERSION="$COREDNS_VERSION" "$tools/check.sh"
 mkdir -p "$out"
+# One build at a time of the same binaries (.ci/run's lanes run at once).
+exec 9>"$out/.cluster-build.lock"
+flock 9
 # kube-apiserver and etcd: the envtest script builds and caches them.
 K8S_VERSION="$K8S_VERSION" ETCD_VERSION="$ETCD_VERSION" ENVTEST_ASSETS_DIR="$out" "$root/hack/envtest-binaries.sh" >/dev/null
 

@@ -151,8 +151,8 @@ install_packages() {
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
   [ ${#missing[@]} -eq 0 ] && return
   log "installing ${missing[*]} with apt-get"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
+  DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || { "$root/hack/apt-get.sh" update -qq && DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } \
     || die "apt-get could not install ${missing[*]}"
 }
 

@@ -30,13 +30,18 @@ import (
 // (freeLocalDisksCommand). The managed specs claim them through
 // localDisks and free them between runs with freeLocalDisks; the "disks"
 // spec proves a disk serves a second and a third claim without a broker.
+//
+// The "disks" spec uses README's class itself; every other caller gets a
+// class of its own (ownDiskClass), made from README's file with only the
+// name changed, so specs that run at once on parallel processes never
+// bind, wipe or free each other's disks.
 
 // localDiskClass is README's StorageClass of the local disks.
 const localDiskClass = "local-nvme"
 
-// localDisk is a volume localDisks made: its PersistentVolume and the
-// directory on this host that is its disk.
-type localDisk struct{ pv, dir string }
+// localDisk is a volume localDisks made: its PersistentVolume, its
+// StorageClass and the directory on this host that is its disk.
+type localDisk struct{ pv, class, dir string }
 
 var (
 	// localDisksMade are the disks of the localDisks calls whose cleanup
@@ -46,15 +51,22 @@ var (
 	localDiskSeq int
 )
 
+// ownDiskClass is a StorageClass name for one caller of localDisks: README's
+// class with this process's namespace and a sequence number.
+func ownDiskClass() string {
+	return fmt.Sprintf("%s-%s-%d", localDiskClass, testNS, localDiskSeq)
+}
+
 // localDisks returns the StorageClass a spec's claims use: "" (the
 // cluster's default) when the cluster has a default StorageClass (kind's
-// local-path provisioner), else local-nvme with count local volumes of
+// local-path provisioner), else class (README's local-nvme, or a class of
+// the caller's own, ownDiskClass) with count local volumes of
 // size, made as README says: `kubectl apply -f` of the StorageClass, then
 // per disk README's sed of config/nodepool/local-nvme-pv.yaml, with the
 // disk's name, a fresh directory of a temporary directory of this host as
 // its path, and size. They are removed, with the directories, when the
 // calling container (or spec) ends.
-func localDisks(ctx context.Context, count int, size string) (class string) {
+func localDisks(ctx context.Context, class string, count int, size string) string {
 	var classes storagev1.StorageClassList
 	Expect(k8s.List(ctx, &classes)).To(Succeed())
 	for _, c := range classes.Items {
@@ -68,9 +80,18 @@ func localDisks(ctx context.Context, count int, size string) (class string) {
 	Expect(nodes.Items).To(HaveLen(1), "a cluster without a default StorageClass must be the one-node local cluster, whose node is this host")
 	node := nodes.Items[0].Name
 
-	By(fmt.Sprintf("making %d local disks of %s on node %s as README does (config/nodepool)", count, size, node))
-	classExisted := k8s.Get(ctx, client.ObjectKey{Name: localDiskClass}, &storagev1.StorageClass{}) == nil
-	kubectl(nil, "apply", "-f", filepath.Join(repoRoot, "config", "nodepool", "storageclass-local-nvme.yaml"))
+	By(fmt.Sprintf("making %d local disks of %s and class %s on node %s as README does (config/nodepool)", count, size, class, node))
+	classExisted := k8s.Get(ctx, client.ObjectKey{Name: class}, &storagev1.StorageClass{}) == nil
+	classFile := filepath.Join(repoRoot, "config", "nodepool", "storageclass-local-nvme.yaml")
+	if class == localDiskClass {
+		kubectl(nil, "apply", "-f", classFile)
+	} else {
+		raw, err := os.ReadFile(classFile)
+		Expect(err).NotTo(HaveOccurred())
+		old := "name: " + localDiskClass + "\n"
+		Expect(strings.Count(string(raw), old)).To(Equal(1), "%s has no single %q", classFile, old)
+		kubectl([]byte(strings.Replace(string(raw), old, "name: "+class+"\n", 1)), "apply", "-f", "-")
+	}
 	base, err := os.MkdirTemp("", "streambench-e2e-disks-")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(os.Chmod(base, 0o755)).To(Succeed())
@@ -90,7 +111,7 @@ func localDisks(ctx context.Context, count int, size string) (class string) {
 		localDisksMade = slices.DeleteFunc(localDisksMade, func(d localDisk) bool { return slices.Contains(made, d) })
 		Expect(os.RemoveAll(base)).To(Succeed())
 		if !classExisted {
-			_, _ = kubectlE(nil, "delete", "storageclass", localDiskClass, "--ignore-not-found")
+			_, _ = kubectlE(nil, "delete", "storageclass", class, "--ignore-not-found")
 		}
 	}, NodeTimeout(3*time.Minute))
 
@@ -122,36 +143,36 @@ func localDisks(ctx context.Context, count int, size string) (class string) {
 			{"name: local-nvme-" + node + "-nvme0\n", "name: " + name + "\n"},
 			{"path: /mnt/nvme0\n", "path: " + dir + "\n"},
 			{"storage: 1Ti\n", "storage: " + size + "\n"},
+			{"storageClassName: " + localDiskClass + "\n", "storageClassName: " + class + "\n"},
 		} {
 			Expect(strings.Count(pv, r.old)).To(Equal(1), "README's sed of config/nodepool/local-nvme-pv.yaml has no single %q:\n%s", r.old, template)
 			pv = strings.Replace(pv, r.old, r.new, 1)
 		}
 		kubectl([]byte(pv), "apply", "-f", "-")
-		made = append(made, localDisk{pv: name, dir: dir})
-		localDisksMade = append(localDisksMade, localDisk{pv: name, dir: dir})
+		made = append(made, localDisk{pv: name, class: class, dir: dir})
+		localDisksMade = append(localDisksMade, localDisk{pv: name, class: class, dir: dir})
 
 		var got corev1.PersistentVolume
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &got)).To(Succeed())
 		Expect(got.Spec.PersistentVolumeReclaimPolicy).To(Equal(corev1.PersistentVolumeReclaimRetain),
 			"README's volumes are Retain: a static local volume has no deleter")
-		Expect(got.Spec.StorageClassName).To(Equal(localDiskClass))
+		Expect(got.Spec.StorageClassName).To(Equal(class))
 		Expect(got.Spec.Capacity.Storage().Cmp(resource.MustParse(size))).To(Equal(0))
 	}
-	return localDiskClass
+	return class
 }
 
 // freeLocalDisks is what README says to do after a run: once no claim
 // holds a disk localDisks made, it runs freeLocalDisksCommand as written
-// (KUBECTL and KUBECONFIG the suite's), on this host, the node; then no
-// volume of the class may be left Released or Failed, and the disks are
-// empty. Call it between runs. Without local disks (a default
-// StorageClass, whose provisioner deletes released volumes) it does
-// nothing.
+// (KUBECTL and KUBECONFIG the suite's; for a class of the caller's own,
+// with that class), on this host, the node; then no volume of the class
+// may be left Released or Failed, and the disks are empty. Call it between
+// runs. Without local disks (a default StorageClass, whose provisioner
+// deletes released volumes) it does nothing.
 func freeLocalDisks(ctx context.Context) {
 	if len(localDisksMade) == 0 {
 		return
 	}
-	By("freeing the local disks as README says: " + freeLocalDisksCommand)
 	Eventually(func(g Gomega) {
 		for _, d := range localDisksMade {
 			var pv corev1.PersistentVolume
@@ -160,20 +181,30 @@ func freeLocalDisks(ctx context.Context) {
 		}
 	}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
-	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", freeLocalDisksCommand)
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "KUBECTL="+kubectlBin, "KUBECONFIG="+kubeconfig)
-	out, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "%s:\n%s", freeLocalDisksCommand, out)
-	logf("%s", strings.TrimSpace(string(out)))
+	var classes []string
+	for _, d := range localDisksMade {
+		if !slices.Contains(classes, d.class) {
+			classes = append(classes, d.class)
+		}
+	}
+	for _, class := range classes {
+		command := freeLocalDisksCommandFor(class)
+		By("freeing the local disks as README says: " + command)
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", command)
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "KUBECTL="+kubectlBin, "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s:\n%s", command, out)
+		logf("%s", strings.TrimSpace(string(out)))
+	}
 
 	Eventually(func(g Gomega) {
 		var pvs corev1.PersistentVolumeList
 		g.Expect(k8s.List(ctx, &pvs)).To(Succeed())
 		for _, pv := range pvs.Items {
-			if pv.Spec.StorageClassName == localDiskClass {
+			if slices.Contains(classes, pv.Spec.StorageClassName) {
 				g.Expect(pv.Status.Phase).NotTo(BeElementOf(corev1.VolumeReleased, corev1.VolumeFailed),
-					"volume %s after %s: %s", pv.Name, freeLocalDisksCommand, pv.Status.Message)
+					"volume %s after %s: %s", pv.Name, freeLocalDisksCommandFor(pv.Spec.StorageClassName), pv.Status.Message)
 			}
 		}
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
@@ -184,9 +215,15 @@ func freeLocalDisks(ctx context.Context) {
 	}
 }
 
+// freeLocalDisksCommandFor is README's command (freeLocalDisksCommand) for
+// the disks of class: the same command, its class argument replaced.
+func freeLocalDisksCommandFor(class string) string {
+	return strings.Replace(freeLocalDisksCommand, " "+localDiskClass+" ", " "+class+" ", 1)
+}
+
 var _ = Describe("README's local disks", Label("disks"), func() {
 	It("serve a second and a third claim once freed as README says", func(ctx SpecContext) {
-		class := localDisks(ctx, 1, "1Gi")
+		class := localDisks(ctx, localDiskClass, 1, "1Gi")
 		if class == "" {
 			Skip("the cluster has a default StorageClass: README's local disks are for clusters without one, whose node is this host")
 		}

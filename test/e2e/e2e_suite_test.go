@@ -33,6 +33,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,7 +86,9 @@ func envOr(key, def string) string {
 	return def
 }
 
-var _ = BeforeSuite(func() {
+// connect reads the suite's environment and makes its client; each
+// parallel process does it for itself.
+func connect() {
 	kubeconfig = os.Getenv("KUBECONFIG")
 	Expect(kubeconfig).NotTo(BeEmpty(), "KUBECONFIG is not set: the e2e suite needs a cluster. "+
 		"Start one with `make local-cluster-up` (then `make test-e2e`) or run `make test-e2e-kind`")
@@ -104,7 +107,8 @@ var _ = BeforeSuite(func() {
 	v, err := dc.ServerVersion()
 	Expect(err).NotTo(HaveOccurred(), "the cluster of KUBECONFIG=%s is not reachable: %v. "+
 		"Start one with `make local-cluster-up` or run `make test-e2e-kind`", kubeconfig, err)
-	GinkgoWriter.Printf("cluster %s (Kubernetes %s), image %s, brokers at %s\n", cfg.Host, v.GitVersion, image, brokerHost)
+	GinkgoWriter.Printf("cluster %s (Kubernetes %s), image %s, brokers at %s, process %d of %d\n",
+		cfg.Host, v.GitVersion, image, brokerHost, GinkgoParallelProcess(), suiteConfigProcs())
 	cfg.Timeout = time.Minute
 
 	scheme := k8sruntime.NewScheme()
@@ -112,21 +116,49 @@ var _ = BeforeSuite(func() {
 	Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
+}
 
+func suiteConfigProcs() int {
+	c, _ := GinkgoConfiguration()
+	return c.ParallelTotal
+}
+
+// suiteSetup is what process 1 sets up once for every process (`ginkgo
+// --procs N` runs the specs in N processes; `go test` in one): the
+// operator, installed with the Helm SDK, and the chart repository it
+// installs Pulsar from, served by process 1 until the suite ends.
+type suiteSetup struct {
+	PulsarChartRepo string `json:"pulsarChartRepo"`
+}
+
+var _ = SynchronizedBeforeSuite(func() []byte {
+	connect()
 	By("installing the operator with the Helm SDK from charts/streambench with image " + image)
 	pulsarChartRepo = servePulsarChartRepo()
 	installOperator()
 	operatorInstalled = true
 	kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/benchmarkruns.streambench.io")
 	waitForManager()
+	raw, err := json.Marshal(suiteSetup{PulsarChartRepo: pulsarChartRepo})
+	Expect(err).NotTo(HaveOccurred())
+	return raw
+}, func(raw []byte) {
+	if k8s == nil {
+		connect()
+	}
+	var setup suiteSetup
+	Expect(json.Unmarshal(raw, &setup)).To(Succeed())
+	pulsarChartRepo = setup.PulsarChartRepo
 
+	// Each process has a namespace of its own: specs that run at once
+	// never see each other's runs, Jobs, Secrets or claims.
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "streambench-e2e-"}}
 	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
 	testNS = ns.Name
 	GinkgoWriter.Printf("test namespace %s\n", testNS)
 })
 
-var _ = AfterSuite(func() {
+var _ = SynchronizedAfterSuite(func() {
 	if k8s == nil {
 		return
 	}
@@ -147,6 +179,9 @@ var _ = AfterSuite(func() {
 		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		_ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}})
 	}
+}, func() {
+	// Process 1, once every process has cleaned up after itself.
+	unlabelStreamingNode(context.Background())
 	if operatorInstalled && os.Getenv("E2E_KEEP_OPERATOR") == "" {
 		By("removing the operator (helm uninstall; the CRD stays, as Helm leaves it)")
 		uninstallOperator()

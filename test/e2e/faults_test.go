@@ -20,7 +20,7 @@ import (
 )
 
 // Faults a long run meets in a real cluster: a pod deleted or evicted, the
-// operator restarted, the brokers gone, a namespace that enforces the Pod
+// operator restarted (its own container, below), the brokers gone, a namespace that enforces the Pod
 // Security Standard "restricted". Each must end the run with the reason and
 // keep what was measured, or not disturb it at all.
 var _ = Describe("faults during a run", Ordered, func() {
@@ -118,25 +118,6 @@ var _ = Describe("faults during a run", Ordered, func() {
 		Expect(k8s.Delete(ctx, run)).To(Succeed())
 	}, SpecTimeout(8*time.Minute))
 
-	It("finishes a run while the operator restarts", func(ctx SpecContext) {
-		run := newRun("e2e-operator-restart", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 0.75)
-		Expect(k8s.Create(ctx, run)).To(Succeed())
-		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 3*time.Minute)
-		By("deleting the operator's pods mid-run")
-		var pods corev1.PodList
-		Expect(k8s.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"})).To(Succeed())
-		Expect(pods.Items).NotTo(BeEmpty())
-		for i := range pods.Items {
-			Expect(k8s.Delete(ctx, &pods.Items[i])).To(Succeed())
-		}
-		waitForManager()
-		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, runTimeout)
-		expectResults(ctx, got, v1alpha1.SystemKafka)
-		Expect(got.Status.Results.Partial).To(BeFalse())
-		_, ranSince := got.Status.EnteredAt(v1alpha1.PhaseRunning)
-		Expect(ranSince).To(BeTrue(), "status.phaseTimes.running is kept across the restart")
-	}, SpecTimeout(runTimeout+3*time.Minute))
-
 	It("runs to Succeeded in a namespace that enforces Pod Security restricted", func(ctx SpecContext) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "streambench-restricted-", Labels: map[string]string{
 			"pod-security.kubernetes.io/enforce":         "restricted",
@@ -177,6 +158,41 @@ var _ = Describe("faults during a run", Ordered, func() {
 		Expect(got.Status.Results.Sent).To(BeNumerically(">", 0))
 		GinkgoWriter.Printf("brokers stopped: reason %s: %s\n", failedCondition(got).Reason, got.Status.Message)
 	}, SpecTimeout(14*time.Minute))
+})
+
+// The operator is the one thing every spec shares: its restart runs alone
+// (Serial: after the parallel specs, on one process), so no other run
+// meets a restart it did not ask for, and no time bound of another spec
+// (a worker's deletion failing its run within 60 s) covers one.
+var _ = Describe("an operator restart during a run", Serial, Ordered, func() {
+	var kafka *localbrokers.Kafka
+
+	BeforeAll(func(ctx SpecContext) {
+		By("starting 3 Kafka brokers on the host, listening on " + brokerHost)
+		var err error
+		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
+	}, NodeTimeout(6*time.Minute))
+
+	It("finishes a run while the operator restarts", func(ctx SpecContext) {
+		run := newRun("e2e-operator-restart", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 0.75)
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 3*time.Minute)
+		By("deleting the operator's pods mid-run")
+		var pods corev1.PodList
+		Expect(k8s.List(ctx, &pods, client.InNamespace(operatorNamespace), client.MatchingLabels{"app.kubernetes.io/component": "manager"})).To(Succeed())
+		Expect(pods.Items).NotTo(BeEmpty())
+		for i := range pods.Items {
+			Expect(k8s.Delete(ctx, &pods.Items[i])).To(Succeed())
+		}
+		waitForManager()
+		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, runTimeout)
+		expectResults(ctx, got, v1alpha1.SystemKafka)
+		Expect(got.Status.Results.Partial).To(BeFalse())
+		_, ranSince := got.Status.EnteredAt(v1alpha1.PhaseRunning)
+		Expect(ranSince).To(BeTrue(), "status.phaseTimes.running is kept across the restart")
+	}, SpecTimeout(runTimeout+3*time.Minute))
 })
 
 // waitForPhaseIn is waitForPhase for a run outside the test namespace.

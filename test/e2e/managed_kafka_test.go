@@ -38,8 +38,10 @@ import (
 //
 // E2E_STRIMZI_OPERATOR is the folder of that Strimzi's install files
 // (install/ of hack/images/strimzi.sh's output); `make test-e2e` sets it.
-
-var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka"), Ordered, func() {
+//
+// The longest container of the suite: scheduled first (SpecPriority) on
+// parallel processes, so the others fill the time beside it.
+var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka"), Ordered, SpecPriority(2), func() {
 	var storageClass string
 	// prom scrapes the brokers where their pods are reachable from this
 	// host (the local cluster); nil elsewhere.
@@ -57,7 +59,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		// run claims the broker's two JBOD volumes, and the testbed probe
 		// one where it claims a volume of the brokers' class; the runs
 		// reuse them, wiped and freed after each as README says.
-		storageClass = localDisks(ctx, 3, "2Gi")
+		storageClass = localDisks(ctx, ownDiskClass(), 3, "2Gi")
 		node := labelStreamingNode(ctx)
 		if nodeIsThisHost(ctx) {
 			By("starting a Prometheus on this host that scrapes the Strimzi pods' metrics, as kube-prometheus-stack would")

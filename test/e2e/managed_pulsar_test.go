@@ -53,7 +53,7 @@ import (
 // chart's monitoring.release default.
 const promRelease = "kube-prometheus-stack"
 
-var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("managed", "managed-pulsar"), Ordered, func() {
+var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("managed", "managed-pulsar"), Ordered, SpecPriority(1), func() {
 	var storageClass string
 	var prom *hostPrometheus
 
@@ -64,7 +64,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/podmonitors.monitoring.coreos.com")
 		// ZooKeeper's data, the bookie's journal and ledgers; the testbed
 		// probe takes none of a static class's disks.
-		storageClass = localDisks(ctx, 3, "2Gi")
+		storageClass = localDisks(ctx, ownDiskClass(), 3, "2Gi")
 		node := labelStreamingNode(ctx)
 		if nodeIsThisHost(ctx) {
 			By("starting a Prometheus on this host that scrapes what the run's PodMonitors select, as prometheus-operator would")
@@ -270,7 +270,10 @@ func managedPulsarRun(prefix, storageClass string) *v1alpha1.BenchmarkRun {
 }
 
 // labelStreamingNode labels the one node for the samples' node pool
-// (node-pool=streaming) until the container ends, and returns its name.
+// (node-pool=streaming) and returns its name. The label stays until the
+// suite ends (unlabelStreamingNode, process 1): the managed specs of
+// parallel processes share the node, and one container's end must not
+// take the label from under another's next run.
 func labelStreamingNode(ctx context.Context) string {
 	By("labelling the node for the sample's node pool (node-pool=streaming)")
 	var all corev1.NodeList
@@ -278,8 +281,19 @@ func labelStreamingNode(ctx context.Context) string {
 	Expect(all.Items).To(HaveLen(1), "the spec scales the sample to one node")
 	node := all.Items[0].Name
 	kubectl(nil, "label", "node", node, "node-pool=streaming", "--overwrite")
-	DeferCleanup(func() { _, _ = kubectlE(nil, "label", "node", node, "node-pool-") })
 	return node
+}
+
+// unlabelStreamingNode removes what labelStreamingNode set, from a
+// one-node cluster, once no spec runs any more.
+func unlabelStreamingNode(ctx context.Context) {
+	var all corev1.NodeList
+	if err := k8s.List(ctx, &all); err != nil || len(all.Items) != 1 {
+		return
+	}
+	if all.Items[0].Labels["node-pool"] == "streaming" {
+		_, _ = kubectlE(nil, "label", "node", all.Items[0].Name, "node-pool-")
+	}
 }
 
 // nodeIsThisHost: the cluster's one node is this host (the local cluster),

@@ -44,7 +44,11 @@ import (
 //     is removed once checked, or nothing else would schedule on it.
 //   - run-existing-kafka.yaml: bootstrapServers is the suite's brokers and
 //     the workload is made short and light, as in the other specs.
-var _ = Describe("README: On a cluster", Ordered, func() {
+//
+// It owns the cluster (Serial: after the parallel specs, alone): it taints
+// and labels the node, installs Strimzi 1.2.0's cluster-wide CRDs and
+// removes README's StorageClass when it ends.
+var _ = Describe("README: On a cluster", Serial, Ordered, func() {
 	var (
 		work, binDir, node string
 		kafka              *localbrokers.Kafka
