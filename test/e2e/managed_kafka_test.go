@@ -314,7 +314,11 @@ func installStrimzi(dir, ns string) {
 }
 
 // uninstallStrimzi removes the operator and its cluster-wide objects; the
-// CRDs go too, so a later install starts from its own.
+// CRDs go too, so a later install starts from its own. It waits until
+// they are gone: README's spec creates Strimzi 1.2.0's objects of the same
+// names next, and a CRD still terminating refuses its create.
 func uninstallStrimzi(dir, ns string) {
-	_, _ = kubectlE(strimziFiles(dir, ns), "-n", ns, "delete", "-f", "-", "--ignore-not-found", "--wait=false")
+	if out, err := kubectlE(strimziFiles(dir, ns), "-n", ns, "delete", "-f", "-", "--ignore-not-found", "--wait=true", "--timeout=3m"); err != nil {
+		logf("removing Strimzi: %v %s", err, out)
+	}
 }

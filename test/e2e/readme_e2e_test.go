@@ -64,7 +64,10 @@ var _ = Describe("README: On a cluster", Serial, Ordered, func() {
 		Expect(packStrimzi(strimziDir, filepath.Join(work, "strimzi-1.2.0.tar.gz"))).To(Succeed())
 		// What an earlier, aborted run left would make `kubectl create` fail
 		// (AlreadyExists): the README starts from a cluster without them.
-		_, _ = kubectlE(nil, "delete", "-f", strimziDir, "--ignore-not-found", "--wait=false")
+		// --wait: the managed Kafka spec's Strimzi 0.49.1 may have just
+		// removed objects of the same names, CRDs still terminating refuse
+		// a create.
+		_, _ = kubectlE(nil, "delete", "-f", strimziDir, "--ignore-not-found", "--wait=true", "--timeout=3m")
 		_, _ = kubectlE(nil, "delete", "namespace", "kafka", "--ignore-not-found", "--timeout=3m")
 		for _, f := range []string{"samples/run-ack2-async.yaml", "samples/run-existing-kafka.yaml", "nodepool/storageclass-local-nvme.yaml", "nodepool/local-nvme-pv.yaml"} {
 			raw, err := os.ReadFile(filepath.Join(repoRoot, "config", f))
@@ -106,7 +109,7 @@ var _ = Describe("README: On a cluster", Serial, Ordered, func() {
 			}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 			for _, args := range [][]string{
 				{"delete", "namespace", "kafka", "--ignore-not-found", "--wait=false"},
-				{"delete", "-f", filepath.Join(work, "strimzi-1.2.0", "install", "cluster-operator"), "--ignore-not-found", "--wait=false"},
+				{"delete", "-f", filepath.Join(work, "strimzi-1.2.0", "install", "cluster-operator"), "--ignore-not-found", "--wait=true", "--timeout=3m"},
 				{"delete", "pv", "local-nvme-" + node + "-nvme0", "--ignore-not-found"},
 				{"delete", "storageclass", "local-nvme", "--ignore-not-found"},
 				{"taint", "nodes", node, "dedicated-"},
