@@ -277,7 +277,7 @@ func sampleRun(file, prefix string) *v1alpha1.BenchmarkRun {
 	run.Namespace = testNS
 	Expect(run.Spec.Cluster.Managed).NotTo(BeNil(), "%s is a managed run", file)
 	run.Spec.Workload = smallWorkload(prefix, 0.5)
-	run.Spec.Workers = v1alpha1.WorkersSpec{Count: 2}
+	run.Spec.Workers = e2eWorkers()
 	run.Spec.Timeouts = v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}}
 	return &run
 }

@@ -45,7 +45,7 @@ func managedRun(prefix string, system v1alpha1.System) *v1alpha1.BenchmarkRun {
 				Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync},
 			},
 			Workload: smallWorkload(prefix, 0.5),
-			Workers:  v1alpha1.WorkersSpec{Count: 2},
+			Workers:  e2eWorkers(),
 			Timeouts: v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}},
 		},
 	}

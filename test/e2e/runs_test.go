@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -51,6 +52,21 @@ func smallWorkload(name string, testMinutes float64) v1alpha1.WorkloadSpec {
 	}
 }
 
+// e2eWorkers are the two workers of every run the suite makes. Their CPU
+// request is small: the specs run on parallel processes (make
+// test-e2e-all), several runs at once on a test cluster of one 2-core
+// node, where the default request (250m per worker, tested with the
+// Job's builder in internal/provision/workers) would leave pods
+// Unschedulable past the operator's grace, and fail their runs, only
+// because other specs' runs hold the node's CPU. Memory stays as the
+// default has it.
+func e2eWorkers() v1alpha1.WorkersSpec {
+	return v1alpha1.WorkersSpec{Count: 2, Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("25m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+	}}
+}
+
 func newRun(prefix string, system v1alpha1.System, existing v1alpha1.ExistingCluster, testMinutes float64) *v1alpha1.BenchmarkRun {
 	return &v1alpha1.BenchmarkRun{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Namespace: testNS},
@@ -58,7 +74,7 @@ func newRun(prefix string, system v1alpha1.System, existing v1alpha1.ExistingClu
 			System:   system,
 			Cluster:  v1alpha1.ClusterSpec{Existing: &existing},
 			Workload: smallWorkload(prefix, testMinutes),
-			Workers:  v1alpha1.WorkersSpec{Count: 2},
+			Workers:  e2eWorkers(),
 		},
 	}
 }

@@ -54,7 +54,7 @@ var _ = Describe("a BenchmarkSuite on existing brokers", Label("suite"), Ordered
 						Durabilities: []v1alpha1.DurabilitySpec{{Level: ptr.To(v1alpha1.Level2)}}},
 				},
 				Workloads: []v1alpha1.SuiteWorkload{{Name: "small", Spec: ptr.To(smallWorkload("e2e-suite", 0.5))}},
-				Workers:   v1alpha1.WorkersSpec{Count: 2},
+				Workers:   e2eWorkers(),
 			},
 		}
 		Expect(k8s.Create(ctx, s)).To(Succeed())
