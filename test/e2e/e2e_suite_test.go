@@ -10,6 +10,14 @@
 // it out of `go test ./...`; invoked without a reachable cluster, the suite
 // fails and says how to get one.
 //
+// The make targets run it in parallel processes (`ginkgo --procs`,
+// E2E_PROCS); `go test` runs it in one. Every process has a namespace of
+// its own; a spec that owns the cluster (taints the node, installs
+// cluster-wide objects, restarts the operator) is Serial and runs alone,
+// after the others; whatever else two specs could touch at the same time
+// (ports, local disks, the node's labels, the jar cache) is made theirs or
+// locked, so no spec depends on the order of specs or on an idle machine.
+//
 // Environment:
 //
 //	KUBECONFIG       the cluster (required)
