@@ -72,6 +72,9 @@ build_image() {
 }
 
 mkdir -p "$out"
+# One build at a time (see strimzi.sh).
+exec 9>"$out/.build.lock"
+flock 9
 case "${1:-}" in
   "") fetch_libs; build_image ;;
   *) die "usage: $0" ;;

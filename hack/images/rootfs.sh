@@ -31,6 +31,11 @@ users_hook='chroot "$1" useradd -r -m -u 1001 -g 0 strimzi && chroot "$1" userad
 
 hash="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
 tar="$out_dir/rootfs-jre-$hash.tar"
+# Strimzi's and Pulsar's images share it and may be built at once: one
+# builds, the other waits and finds it.
+mkdir -p "$out_dir"
+exec 9>"$out_dir/.rootfs.lock"
+flock 9
 if [ -f "$tar" ]; then echo "$tar"; exit 0; fi
 
 [ "$(id -u)" = 0 ] || { echo "rootfs: must run as root (mmdebstrap builds the root file system in root mode)" >&2; exit 1; }

@@ -169,6 +169,11 @@ install_files() {
 }
 
 mkdir -p "$out"
+# One build at a time: .ci/run builds the images in a lane of their own
+# while the e2e suite's load-strimzi may already ask for them; it waits
+# here and finds them built.
+exec 9>"$out/.build.lock"
+flock 9
 case "${1:-}" in
   install-files) install_files ;;
   "") build_operator; fetch_kafka_libs; build_images ;;
