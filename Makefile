@@ -251,7 +251,8 @@ local-cluster-down: ## Stop the local cluster: every process, pod, network and d
 E2E_PROCS ?= 4
 E2E_ENV = KUBECONFIG=$(E2E_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=$(E2E_KUBECTL) \
 	E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) E2E_STRIMZI_OPERATOR=$(E2E_STRIMZI_OPERATOR)
-E2E_GINKGO = $(GINKGO) run --tags=e2e --procs=$(E2E_PROCS) --timeout=60m -v ./test/e2e
+# Flags go before the package: the ginkgo CLI refuses a flag after it.
+E2E_GINKGO = $(GINKGO) run --tags=e2e --procs=$(E2E_PROCS) --timeout=60m -v
 # E2E_LOAD: the images the chosen specs need, imported into the local
 # cluster when it is up: streambench's, and for the managed specs
 # Strimzi's (built from source) and Pulsar's (each timed as its own stage).
@@ -263,7 +264,7 @@ E2E_LOAD = if K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) status >/dev/null 2>&1
 .PHONY: test-e2e
 test-e2e: ginkgo ## Run the e2e suite (test/e2e) on the local cluster, or on E2E_KUBECONFIG, but the managed Kafka and Pulsar specs (test-e2e-managed).
 	@$(call E2E_LOAD,)
-	$(E2E_ENV) $(E2E_GINKGO) --label-filter='!managed-kafka && !managed-pulsar'
+	$(E2E_ENV) $(E2E_GINKGO) --label-filter='!managed-kafka && !managed-pulsar' ./test/e2e
 
 # E2E_MANAGED picks the specs: managed-kafka, managed-pulsar or both.
 E2E_MANAGED ?= managed-kafka || managed-pulsar
@@ -271,7 +272,7 @@ E2E_MANAGED ?= managed-kafka || managed-pulsar
 test-e2e-managed: ginkgo prometheus ## The managed specs: a real Strimzi operator (built from source) and the Apache Pulsar chart (images without Docker) deploy the brokers of runs on the local cluster.
 	@$(call E2E_LOAD,managed)
 	$(E2E_ENV) PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
-		$(E2E_GINKGO) --label-filter='$(E2E_MANAGED)'
+		$(E2E_GINKGO) --label-filter='$(E2E_MANAGED)' ./test/e2e
 
 # .ci/run runs the whole suite in one parallel run (test-e2e's specs and
 # the managed ones side by side, one operator install for all).
@@ -279,7 +280,7 @@ test-e2e-managed: ginkgo prometheus ## The managed specs: a real Strimzi operato
 test-e2e-all: ginkgo prometheus ## test-e2e and test-e2e-managed in one parallel run of the suite (what .ci/run runs).
 	@$(call E2E_LOAD,managed)
 	$(E2E_ENV) PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
-		$(E2E_GINKGO) --label-filter='!managed || managed-kafka || managed-pulsar'
+		$(E2E_GINKGO) --label-filter='!managed || managed-kafka || managed-pulsar' ./test/e2e
 
 .PHONY: test-e2e-kind
 test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.
