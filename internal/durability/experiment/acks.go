@@ -130,6 +130,22 @@ type coverage struct {
 	AfterSync int
 	// DataSyncs is the syncs of data files that ended in the phase.
 	DataSyncs int
+	// Chance is the share of the acks' windows that hold a data sync when
+	// moved away from their message (chanceOffsets): what coincidence
+	// alone gives, at these latencies and these syncs. A busy machine
+	// stretches every window, so a background flush (Pulsar's journal
+	// page cache, every second) falls into more of them without any ack
+	// waiting for it; an ack that waits has its sync whatever the offset
+	// says.
+	Chance float64
+}
+
+// chanceOffsets move an ack's window in time to measure coincidence: not
+// whole seconds, so a flush with a period of one second does not land in
+// the moved windows only because it landed in the real ones.
+var chanceOffsets = []time.Duration{
+	-1610 * time.Millisecond, -1190 * time.Millisecond, -730 * time.Millisecond, -370 * time.Millisecond,
+	370 * time.Millisecond, 730 * time.Millisecond, 1190 * time.Millisecond, 1610 * time.Millisecond,
 }
 
 // Share is AfterSync of Acks, 0 without acks.
@@ -142,7 +158,8 @@ func (c coverage) Share() float64 {
 
 // cover counts, of the acks whose send falls in [from, to], those that came
 // after a sync of a data file that started no earlier than the send and
-// ended no later than the ack.
+// ended no later than the ack; and, for Chance, the same of each ack's
+// window moved by chanceOffsets, where it stays inside [from, to].
 func cover(acks []ack, syncs []syncdelay.Sync, data func(string) bool, from, to time.Time) coverage {
 	var ds []syncdelay.Sync
 	var c coverage
@@ -155,17 +172,36 @@ func cover(acks []ack, syncs []syncdelay.Sync, data func(string) bool, from, to 
 			c.DataSyncs++
 		}
 	}
+	fits := func(send, acked time.Time) bool {
+		for _, s := range ds {
+			if !s.Start.Before(send) && !s.End.After(acked) {
+				return true
+			}
+		}
+		return false
+	}
+	var moved, movedHit int
 	for _, a := range acks {
 		if a.send.Before(from) || a.send.After(to) {
 			continue
 		}
 		c.Acks++
-		for _, s := range ds {
-			if !s.Start.Before(a.send) && !s.End.After(a.acked) {
-				c.AfterSync++
-				break
+		if fits(a.send, a.acked) {
+			c.AfterSync++
+		}
+		for _, off := range chanceOffsets {
+			send, acked := a.send.Add(off), a.acked.Add(off)
+			if send.Before(from) || acked.After(to) {
+				continue
+			}
+			moved++
+			if fits(send, acked) {
+				movedHit++
 			}
 		}
+	}
+	if moved > 0 {
+		c.Chance = float64(movedHit) / float64(moved)
 	}
 	return c
 }
