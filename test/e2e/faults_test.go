@@ -26,13 +26,7 @@ import (
 var _ = Describe("faults during a run", Ordered, func() {
 	var kafka *localbrokers.Kafka
 
-	BeforeAll(func(ctx SpecContext) {
-		By("starting 3 Kafka brokers on the host, listening on " + brokerHost)
-		var err error
-		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
-	}, NodeTimeout(6*time.Minute))
+	BeforeAll(func(ctx SpecContext) { kafka = startHostKafka(ctx) }, NodeTimeout(6*time.Minute))
 
 	// longRun runs far longer than any test waits: the fault, not its end,
 	// stops it.
@@ -167,13 +161,7 @@ var _ = Describe("faults during a run", Ordered, func() {
 var _ = Describe("an operator restart during a run", Serial, Ordered, func() {
 	var kafka *localbrokers.Kafka
 
-	BeforeAll(func(ctx SpecContext) {
-		By("starting 3 Kafka brokers on the host, listening on " + brokerHost)
-		var err error
-		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
-	}, NodeTimeout(6*time.Minute))
+	BeforeAll(func(ctx SpecContext) { kafka = startHostKafka(ctx) }, NodeTimeout(6*time.Minute))
 
 	It("finishes a run while the operator restarts", func(ctx SpecContext) {
 		run := newRun("e2e-operator-restart", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 0.75)

@@ -190,16 +190,20 @@ var _ = Describe("a run whose brokers are unreachable", func() {
 	}, SpecTimeout(8*time.Minute))
 })
 
+// startHostKafka starts 3 Kafka brokers on the host, where pods reach them
+// (brokerHost), stopped when the calling container ends.
+func startHostKafka(ctx context.Context) *localbrokers.Kafka {
+	By("starting 3 Kafka brokers on the host, listening on " + brokerHost)
+	kafka, err := localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
+	return kafka
+}
+
 var _ = Describe("Kafka in existing-cluster mode", Ordered, func() {
 	var kafka *localbrokers.Kafka
 
-	BeforeAll(func(ctx SpecContext) {
-		By("starting 3 Kafka brokers on the host, listening on " + brokerHost)
-		var err error
-		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
-	}, NodeTimeout(6*time.Minute))
+	BeforeAll(func(ctx SpecContext) { kafka = startHostKafka(ctx) }, NodeTimeout(6*time.Minute))
 
 	It("runs a workload to Succeeded with results in status and the ConfigMap", func(ctx SpecContext) {
 		run := newRun("e2e-kafka", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 0.5)
