@@ -246,6 +246,14 @@ cluster-binaries: ## Build the local cluster's Kubernetes binaries and CoreDNS f
 local-cluster-up: ## Start a one-node Kubernetes cluster built from source (root; no Docker).
 	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) $(LOCAL_CLUSTER) up
 
+.PHONY: local-cluster-packages
+local-cluster-packages: ## Install only what local-cluster-up installs with apt-get (containerd, runc, the CNI plugins).
+	K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) packages
+
+.PHONY: e2e-build
+e2e-build: ginkgo ## Compile the e2e suite (into the Go build cache), so a later run starts at once.
+	go test -tags e2e -c -o /dev/null ./test/e2e
+
 .PHONY: local-cluster-down
 local-cluster-down: ## Stop the local cluster: every process, pod, network and data it made.
 	K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) down

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes cluster from source, for the e2e suite on
 # machines without Docker (kind needs a Docker engine and the kindest/node
-# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|load-image|load-strimzi|load-pulsar|check-services
+# image). Usage: hack/local-cluster/local-cluster.sh up|down|status|packages|load-image|load-strimzi|load-pulsar|check-services
 #
 #   up          build the binaries once (bin/k8s/<version>/), write every
 #               config under the state dir, start etcd, kube-apiserver,
@@ -12,6 +12,9 @@
 #               and containerd state, remove every iptables chain kube-proxy
 #               and the kubelet added, remove the state dir's cluster data
 #   status      print each part and whether its pid is alive
+#   packages    install only what up installs with apt-get (containerd,
+#               runc, the CNI plugins), so CI can fetch them while it
+#               builds the binaries
 #   load-image  build the streambench image (static binary, no Docker) and
 #               import it into the cluster's containerd
 #   load-strimzi
@@ -693,9 +696,10 @@ case "${1:-}" in
     up ;;
   down) down ;;
   status) status ;;
+  packages) need_root; install_packages ;;
   load-image) load_image ;;
   load-strimzi) load_strimzi ;;
   load-pulsar) load_pulsar ;;
   check-services) check_services ;;
-  *) echo "usage: $0 up|down|status|load-image|load-strimzi|load-pulsar|check-services" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|packages|load-image|load-strimzi|load-pulsar|check-services" >&2; exit 2 ;;
 esac
