@@ -41,6 +41,9 @@ var _ = Describe("faults during a run", Ordered, func() {
 	// results so far (every snapshot interval) into the results ConfigMap.
 	waitForPartialResults := func(ctx context.Context, run *v1alpha1.BenchmarkRun) {
 		By("waiting for the coordinator's first periodic write of its results")
+		// 6 minutes bound a hang only: pods that start, a 15 s warm-up and a
+		// first interval, on a node that other specs share (a cold CI run
+		// once took over 3 minutes).
 		Eventually(func(g Gomega) {
 			var cm corev1.ConfigMap
 			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm)).To(Succeed())
@@ -48,9 +51,6 @@ var _ = Describe("faults during a run", Ordered, func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(sum.Results.Partial).To(BeTrue(), "a write while the run is in progress is marked partial")
 			g.Expect(sum.Results.Sent).To(BeNumerically(">", 0), "the measured phase has begun")
-		// 6 minutes bound a hang only: pods that start, a 15 s warm-up and a
-		// first interval, on a node that other specs share (a cold CI run
-		// once took over 3 minutes).
 		}).WithTimeout(6*time.Minute).WithPolling(2*time.Second).Should(Succeed(), func() string { return runLogs(run) })
 	}
 
