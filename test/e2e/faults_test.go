@@ -33,7 +33,7 @@ var _ = Describe("faults during a run", Ordered, func() {
 	longRun := func(ctx context.Context, prefix string) *v1alpha1.BenchmarkRun {
 		run := newRun(prefix, v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 10)
 		Expect(k8s.Create(ctx, run)).To(Succeed())
-		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 3*time.Minute)
+		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 5*time.Minute)
 		return run
 	}
 
@@ -98,7 +98,7 @@ var _ = Describe("faults during a run", Ordered, func() {
 		Expect(got.Status.ResultsRef).To(Equal(workers.ResultsName(run)))
 		GinkgoWriter.Printf("coordinator deleted: %s; partial results: sent %d, %.3f MB/s\n", got.Status.Message, got.Status.Results.Sent, got.Status.Results.PublishMBPerSec)
 		Expect(k8s.Delete(ctx, run)).To(Succeed())
-	}, SpecTimeout(12*time.Minute))
+	}, SpecTimeout(14*time.Minute))
 
 	It("fails a run within 60 s of a worker pod's deletion, naming the pod", func(ctx SpecContext) {
 		run := longRun(ctx, "e2e-worker-deleted")
@@ -113,7 +113,7 @@ var _ = Describe("faults during a run", Ordered, func() {
 		Expect(got.Status.Results.Partial).To(BeTrue())
 		GinkgoWriter.Printf("worker deleted: %s\n", got.Status.Message)
 		Expect(k8s.Delete(ctx, run)).To(Succeed())
-	}, SpecTimeout(12*time.Minute))
+	}, SpecTimeout(14*time.Minute))
 
 	It("runs to Succeeded in a namespace that enforces Pod Security restricted", func(ctx SpecContext) {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "streambench-restricted-", Labels: map[string]string{
@@ -143,7 +143,7 @@ var _ = Describe("faults during a run", Ordered, func() {
 	It("fails a run whose brokers stop, with the reason, keeping the results so far", func(ctx SpecContext) {
 		run := newRun("e2e-brokers-stop", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 1)
 		Expect(k8s.Create(ctx, run)).To(Succeed())
-		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 3*time.Minute)
+		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 5*time.Minute)
 		waitForPartialResults(ctx, run)
 		By("stopping the Kafka brokers mid-run")
 		Expect(kafka.Stop()).To(Succeed())
@@ -154,7 +154,7 @@ var _ = Describe("faults during a run", Ordered, func() {
 		Expect(got.Status.Results.Partial).To(BeTrue())
 		Expect(got.Status.Results.Sent).To(BeNumerically(">", 0))
 		GinkgoWriter.Printf("brokers stopped: reason %s: %s\n", failedCondition(got).Reason, got.Status.Message)
-	}, SpecTimeout(17*time.Minute))
+	}, SpecTimeout(20*time.Minute))
 })
 
 // The operator is the one thing every spec shares: its restart runs alone
