@@ -22,7 +22,6 @@ exec 9>"$out/.build.lock"
 flock 9
 if [ ! -x "$out/prometheus" ]; then
   echo "prometheus-binary: building Prometheus (module v$PROMETHEUS_VERSION) from source" >&2
-  mkdir -p "$out"
   GO_TAGS=remove_all_sd "$tools/build.sh" "$tools/prometheus" "$out/prometheus" "-s -w" github.com/prometheus/prometheus/cmd/prometheus
 fi
 echo "$out/prometheus"

@@ -45,7 +45,6 @@ if ! command -v mmdebstrap >/dev/null; then
     || { "$root/hack/apt-get.sh" update -qq && DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends mmdebstrap >/dev/null; } \
     || { echo "rootfs: apt-get could not install mmdebstrap" >&2; exit 1; }
 fi
-mkdir -p "$out_dir"
 rm -f "$out_dir"/rootfs-jre-*
 # Debian's default mirror (deb.debian.org, what the machine's apt reaches,
 # through its apt proxy settings if any); no documentation or apt lists in
