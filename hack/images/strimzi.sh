@@ -12,9 +12,9 @@
 #   hack/images/strimzi.sh            build what is missing; print the folder
 #                                     (bin/strimzi/0.49.1) holding images/*.tar
 #                                     and dist/install/ (Strimzi's install files)
-#   hack/images/strimzi.sh install-files
-#                                     only dist/install/ (for a cluster that
-#                                     pulls Strimzi's images, e.g. kind)
+#
+# A cluster that pulls Strimzi's own images (kind) needs none of this: it
+# takes Strimzi 1.2.0's install files, testdata/upstream/strimzi-1.2.0.
 #
 # Why 0.49.1 and not 1.2.0 (the release README tells users to install):
 # Strimzi >= 0.50 compiles with maven.compiler.release 21, and these machines
@@ -22,10 +22,12 @@
 # serves kafka.strimzi.io/v1, the API streambench writes.
 #
 # Inputs, all pinned:
-#   - Strimzi's source: ../shared/testdata/strimzi-0.49.1-src.tar.gz (or
-#     STRIMZI_SRC), checked against its sha256; built with Maven, every
-#     dependency from Maven Central (~/.m2 caches them: the first build
-#     downloads ~250 MB).
+#   - Strimzi's source: GitHub's archive of the 0.49.1 tag's commit, or
+#     $STREAMBENCH_MIRROR/strimzi-0.49.1-src.tar.gz where GitHub cannot be
+#     reached, checked against the tree digest internal/upstream pins
+#     (go run ./hack/upstream fetch); built with Maven, every dependency
+#     from Maven Central (~/.m2 caches them: the first build downloads
+#     ~250 MB).
 #   - The root file system: hack/images/rootfs.sh (Debian bookworm, JRE 17).
 #   - Kafka 4.1.1's jars and what Strimzi's image adds to them:
 #     hack/images/strimzi/kafka-libs.pom.xml; the Prometheus JMX exporter
@@ -45,12 +47,10 @@ KAFKA_VERSION=4.1.1
 # (also what the monitoring test attaches to local brokers), whose rule
 # format is the same.
 JMX_EXPORTER_VERSION=1.0.1
-SRC_SHA256=4d5d119c0360870bc86bd582708486455152d8e050f8a66ef05989a7d7a635fd
 OPERATOR_IMAGE="quay.io/strimzi/operator:$STRIMZI_VERSION"
 KAFKA_IMAGE="quay.io/strimzi/kafka:$STRIMZI_VERSION-kafka-$KAFKA_VERSION"
 
 out="${STRIMZI_DIR:-$root/bin/strimzi/$STRIMZI_VERSION}"
-src_tar="${STRIMZI_SRC:-$root/../shared/testdata/strimzi-$STRIMZI_VERSION-src.tar.gz}"
 
 log() { echo "strimzi: $*" >&2; }
 die() { echo "strimzi: $*" >&2; exit 1; }
@@ -65,9 +65,9 @@ die() { echo "strimzi: $*" >&2; exit 1; }
 # older version of this script, without it, is built again.
 build_operator() {
   [ -f "$out/dist/.done" ] && [ -x "$out/dist/operator/bin/user_operator_run.sh" ] && return
-  [ -f "$src_tar" ] || die "Strimzi's source $src_tar is missing: get strimzi-kafka-operator $STRIMZI_VERSION's source tarball (github.com/strimzi/strimzi-kafka-operator, tag $STRIMZI_VERSION) and give it as STRIMZI_SRC"
-  echo "$SRC_SHA256  $src_tar" | sha256sum -c --quiet - || die "$src_tar is not Strimzi $STRIMZI_VERSION's source this script pins (sha256 $SRC_SHA256)"
-  local work="$out/src"
+  local src_tar work="$out/src"
+  src_tar="$(cd "$root" && go run ./hack/upstream -dir "$root/bin/upstream" fetch "strimzi-$STRIMZI_VERSION-src.tar.gz")" ||
+    die "Strimzi $STRIMZI_VERSION's source could not be fetched and checked (above)"
   rm -rf "$work" "$out/dist"
   mkdir -p "$work"
   tar xzf "$src_tar" -C "$work" --strip-components=1
@@ -157,26 +157,14 @@ build_images() {
   touch "$out/images/.$stamp"
 }
 
-# install_files: only Strimzi's install files, from the source, for a
-# cluster that pulls Strimzi's own images (kind, with a registry).
-install_files() {
-  [ -f "$out/dist/install/.done" ] && return
-  [ -f "$src_tar" ] || die "Strimzi's source $src_tar is missing: get strimzi-kafka-operator $STRIMZI_VERSION's source tarball and give it as STRIMZI_SRC"
-  echo "$SRC_SHA256  $src_tar" | sha256sum -c --quiet - || die "$src_tar is not Strimzi $STRIMZI_VERSION's source this script pins (sha256 $SRC_SHA256)"
-  mkdir -p "$out/dist/install"
-  tar xzf "$src_tar" -C "$out/dist/install" --strip-components=4 --wildcards "*/packaging/install/cluster-operator/*.yaml"
-  touch "$out/dist/install/.done"
-}
-
 mkdir -p "$out"
 # One build at a time: .ci/run builds the images in a lane of their own
 # while the e2e suite's load-strimzi may already ask for them; it waits
 # here and finds them built.
 exec 9>"$out/.build.lock"
 flock 9
-case "${1:-}" in
-  install-files) install_files ;;
-  "") build_operator; fetch_kafka_libs; build_images ;;
-  *) die "usage: $0 [install-files]" ;;
-esac
+[ $# -eq 0 ] || die "usage: $0 (no arguments)"
+build_operator
+fetch_kafka_libs
+build_images
 echo "$out"

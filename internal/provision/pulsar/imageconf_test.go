@@ -36,7 +36,7 @@ func renderChartWith(t *testing.T, run *v1alpha1.BenchmarkRun, postRender bool) 
 	t.Helper()
 	ch, err := loader.LoadDir(upstreamChart)
 	if err != nil {
-		t.Fatalf("loading the upstream chart (../shared/testdata): %v", err)
+		t.Fatalf("loading the upstream chart (testdata/upstream): %v", err)
 	}
 	rel, err := ReleaseFor(run, translate(t, run))
 	if err != nil {

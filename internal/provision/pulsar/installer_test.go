@@ -508,9 +508,13 @@ func TestInstallerUnknownChartVersion(t *testing.T) {
 	}
 }
 
-// upstreamChart is the Apache Pulsar chart 4.7.0 as published, unchanged
-// (../shared/testdata, beside the repository).
-var upstreamChart = filepath.Join("..", "..", "..", "..", "shared", "testdata", "pulsar-chart-4.7.0")
+// upstreamDir holds the upstream files the tests take unchanged
+// (testdata/upstream, pinned by its SHA256SUMS); upstreamChart is the
+// Apache Pulsar chart 4.7.0 as published.
+var (
+	upstreamDir   = filepath.Join("..", "..", "..", "testdata", "upstream")
+	upstreamChart = filepath.Join(upstreamDir, "pulsar-chart-4.7.0")
+)
 
 // TestUpstreamChartUnderOperatorRole installs the real chart, through the
 // Installer, as a user that holds only the operator's own ClusterRole
@@ -523,11 +527,11 @@ var upstreamChart = filepath.Join("..", "..", "..", "..", "shared", "testdata", 
 func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	ch, err := loader.LoadDir(upstreamChart)
 	if err != nil {
-		t.Fatalf("loading the upstream chart (../shared/testdata): %v", err)
+		t.Fatalf("loading the upstream chart (testdata/upstream): %v", err)
 	}
 	// The chart renders PodMonitors: their CRD, as kube-prometheus-stack
 	// installs it.
-	admin, env := startEnv(t, filepath.Join("..", "..", "..", "..", "shared", "testdata", "prometheus-operator-v0.93.0"))
+	admin, env := startEnv(t, filepath.Join(upstreamDir, "prometheus-operator-v0.93.0"))
 	cs := kubernetes.NewForConfigOrDie(admin)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {

@@ -35,7 +35,7 @@ const (
 )
 
 // StrimziVersion is the Strimzi release whose rules the builders follow
-// (its install files: ../shared/testdata/strimzi-1.2.0; its Java model,
+// (its install files: testdata/upstream/strimzi-1.2.0; its Java model,
 // io.strimzi:api, is on Maven Central).
 const StrimziVersion = "1.2.0"
 

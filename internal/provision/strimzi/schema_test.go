@@ -1,13 +1,8 @@
 package strimzi
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,9 +18,9 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
-// upstream is ../shared/testdata, beside the repository: Strimzi's own
-// install files, unchanged.
-var upstream = filepath.Join("..", "..", "..", "..", "shared", "testdata")
+// upstream holds Strimzi's own install files, unchanged (testdata/upstream,
+// pinned by its SHA256SUMS).
+var upstream = filepath.Join("..", "..", "..", "testdata", "upstream")
 
 // TestBuiltObjectsFitStrimzisSchemas checks the secured Kafka and the
 // KafkaUser against the v1 schemas of Strimzi's real CRDs, those of the
@@ -59,35 +54,28 @@ func TestBuiltObjectsFitStrimzisSchemas(t *testing.T) {
 		objs = append(objs, pools...)
 	}
 	files := map[string]string{KindKafka: "040-Crd-kafka.yaml", KindKafkaUser: "044-Crd-kafkauser.yaml", KindKafkaNodePool: "045-Crd-kafkanodepool.yaml"}
-	for _, release := range []struct {
-		name string
-		read func(t *testing.T, file string) []byte
-	}{
-		{"1.2.0", func(t *testing.T, file string) []byte {
-			b, err := os.ReadFile(filepath.Join(upstream, "strimzi-1.2.0", file))
+	for _, release := range []string{"1.2.0", "0.49.1"} {
+		read := func(t *testing.T, file string) []byte {
+			b, err := os.ReadFile(filepath.Join(upstream, "strimzi-"+release, file))
 			if err != nil {
-				t.Fatalf("Strimzi 1.2.0's install files (../shared/testdata): %v", err)
+				t.Fatalf("Strimzi %s's install files (testdata/upstream): %v", release, err)
 			}
 			return b
-		}},
-		{"0.49.1", func(t *testing.T, file string) []byte {
-			return fromTarball(t, filepath.Join(upstream, "strimzi-0.49.1-src.tar.gz"), "strimzi-0.49.1/packaging/install/cluster-operator/"+file)
-		}},
-	} {
-		t.Run(release.name, func(t *testing.T) {
+		}
+		t.Run(release, func(t *testing.T) {
 			schemas := map[string]*v1Schema{}
 			for kind, file := range files {
-				schemas[kind] = newV1Schema(t, release.read(t, file))
+				schemas[kind] = newV1Schema(t, read(t, file))
 			}
 			for _, obj := range objs {
 				s := schemas[obj.GetKind()]
 				got := obj.DeepCopy().Object
 				structuralpruning.Prune(got, s.structural, true)
 				if diff := cmp.Diff(obj.Object, got); diff != "" {
-					t.Errorf("%s %s: Strimzi %s's schema prunes fields (-built +kept):\n%s", obj.GetKind(), obj.GetName(), release.name, diff)
+					t.Errorf("%s %s: Strimzi %s's schema prunes fields (-built +kept):\n%s", obj.GetKind(), obj.GetName(), release, diff)
 				}
 				if errs := apiservervalidation.ValidateCustomResource(field.NewPath(""), obj.Object, s.validator); len(errs) > 0 {
-					t.Errorf("%s %s: Strimzi %s's schema refuses it: %v", obj.GetKind(), obj.GetName(), release.name, errs.ToAggregate())
+					t.Errorf("%s %s: Strimzi %s's schema refuses it: %v", obj.GetKind(), obj.GetName(), release, errs.ToAggregate())
 				}
 			}
 		})
@@ -126,35 +114,4 @@ func newV1Schema(t *testing.T, data []byte) *v1Schema {
 	}
 	t.Fatalf("%s serves no %s", crd.Name, Version)
 	return nil
-}
-
-// fromTarball reads one file of a .tar.gz.
-func fromTarball(t *testing.T, tarball, name string) []byte {
-	t.Helper()
-	f, err := os.Open(tarball)
-	if err != nil {
-		t.Fatalf("Strimzi's source (../shared/testdata): %v", err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			t.Fatalf("%s has no %s", tarball, name)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.TrimPrefix(h.Name, "./") == name {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
-		}
-	}
 }
