@@ -19,10 +19,10 @@ import (
 )
 
 // pulsarChartDir is the Apache Pulsar chart 4.7.0 as published, unchanged
-// (../shared/testdata, or E2E_PULSAR_CHART): the chart the operator
+// (testdata/upstream, or E2E_PULSAR_CHART): the chart the operator
 // installs for managed Pulsar runs.
 func pulsarChartDir() string {
-	return envOr("E2E_PULSAR_CHART", filepath.Join(repoRoot, "..", "shared", "testdata", "pulsar-chart-4.7.0"))
+	return envOr("E2E_PULSAR_CHART", filepath.Join(upstreamDir(), "pulsar-chart-4.7.0"))
 }
 
 // servePulsarChartRepo serves a Helm chart repository (index.yaml and the

@@ -29,13 +29,19 @@
 //	E2E_KUBECTL      kubectl binary (default kubectl on PATH)
 //	E2E_STRIMZI_INSTALL  Strimzi 1.2.0's install/cluster-operator directory,
 //	                 for README's "On a cluster" (readme_e2e_test.go), which
-//	                 downloads it where the suite cannot
+//	                 downloads it where the suite cannot (default
+//	                 testdata/upstream/strimzi-1.2.0)
 //	E2E_PULSAR_CHART the Apache Pulsar chart 4.7.0's directory, which the
 //	                 suite serves as a chart repository for the operator
-//	                 (default ../shared/testdata/pulsar-chart-4.7.0)
+//	                 (default testdata/upstream/pulsar-chart-4.7.0)
 //	E2E_STRIMZI_OPERATOR  the Strimzi install files of hack/images/strimzi.sh
 //	                 (managed_kafka_test.go)
 //	E2E_KEEP_OPERATOR  leave the Helm release installed after the suite
+//
+// A container that needs one of these set is labelled needs-<VAR>:
+// internal/cicheck checks that the make targets which select it set it.
+// A check a cluster cannot make (kind: its pods are not reachable from the
+// runner) is reported by notChecked and counted at the suite's end.
 package e2e
 
 import (
@@ -86,6 +92,11 @@ func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "streambench e2e")
 }
+
+// upstreamDir holds the upstream files the suite takes unchanged (the
+// Pulsar chart, Strimzi's install files, the Prometheus Operator CRDs),
+// pinned by its SHA256SUMS.
+func upstreamDir() string { return filepath.Join(repoRoot, "testdata", "upstream") }
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {

@@ -41,8 +41,11 @@ import (
 //
 // The longest container of the suite: scheduled first (SpecPriority) on
 // parallel processes, so the others fill the time beside it.
-var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka"), Ordered, SpecPriority(2), func() {
+var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka", "needs-E2E_STRIMZI_OPERATOR"), Ordered, SpecPriority(2), func() {
 	var storageClass string
+	// operatorImage is the image the install files deploy the operator
+	// from: the entity operator's User Operator runs it too.
+	var operatorImage string
 	// prom scrapes the brokers where their pods are reachable from this
 	// host (the local cluster); nil elsewhere.
 	var prom *hostPrometheus
@@ -53,6 +56,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			"(bin/strimzi/0.49.1/install, made by hack/images/strimzi.sh, which also builds the images; `make test-e2e` does both)")
 		By("installing the Strimzi cluster operator from " + dir + " into " + testNS)
 		installStrimzi(dir, testNS)
+		operatorImage = strimziOperatorImage(dir)
 		DeferCleanup(func() { uninstallStrimzi(dir, testNS) })
 		kubectl(nil, "-n", testNS, "rollout", "status", "deployment/strimzi-cluster-operator", "--timeout=5m")
 		// README's disks, where the cluster has no default StorageClass: a
@@ -66,7 +70,8 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			prom = startHostPrometheus(ctx, testNS, "strimzi.io/kind=Kafka", node)
 		}
 		if prom == nil {
-			logf("the pods of this cluster are not reachable from this host (not the local cluster): the runs get no Prometheus, and their broker figures are not checked")
+			notChecked("the managed Kafka runs' broker figures (CPU and GC from the Strimzi pods' metrics, through Prometheus)",
+				"the pods of this cluster are not reachable from this host, where the suite's Prometheus runs: not the local cluster")
 		}
 	})
 
@@ -165,7 +170,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			// args; the image has no entrypoint of its own).
 			Expect(kubectl(nil, "-n", testNS, "get", "deployment", cluster+"-entity-operator",
 				"-o", `jsonpath={.spec.template.spec.containers[*].name} {.spec.template.spec.containers[*].image} {.spec.template.spec.containers[*].args}`)).
-				To(Equal(`user-operator quay.io/strimzi/operator:0.49.1 ["/opt/strimzi/bin/user_operator_run.sh"]`))
+				To(Equal(`user-operator ` + operatorImage + ` ["/opt/strimzi/bin/user_operator_run.sh"]`))
 			// Names of the Secret's keys only, never values.
 			keys := kubectl(nil, "-n", testNS, "get", "secret", user, "-o", `go-template={{range $k, $v := .data}}{{$k}} {{end}}`)
 			if tc.auth == v1alpha1.ManagedAuthScramSHA512 {
@@ -321,4 +326,15 @@ func uninstallStrimzi(dir, ns string) {
 	if out, err := kubectlE(strimziFiles(dir, ns), "-n", ns, "delete", "-f", "-", "--ignore-not-found", "--wait=true", "--timeout=3m"); err != nil {
 		logf("removing Strimzi: %v %s", err, out)
 	}
+}
+
+// strimziOperatorImage is the image Strimzi's install files in dir deploy
+// the cluster operator from (quay.io/strimzi/operator:0.49.1 as
+// hack/images/strimzi.sh builds it, 1.2.0 where kind pulls it).
+func strimziOperatorImage(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "060-Deployment-strimzi-cluster-operator.yaml"))
+	Expect(err).NotTo(HaveOccurred(), "Strimzi's install files in %s", dir)
+	m := regexp.MustCompile(`(?m)^\s+image:\s*(\S+)`).FindSubmatch(b)
+	Expect(m).NotTo(BeNil(), "%s/060-Deployment-strimzi-cluster-operator.yaml names no image", dir)
+	return string(m[1])
 }

@@ -34,7 +34,8 @@ import (
 //
 //   - the Strimzi download: the suite's machines have no internet; the
 //     release's install files come from E2E_STRIMZI_INSTALL (a directory with
-//     install/cluster-operator's YAML files of Strimzi 1.2.0), packed as the
+//     install/cluster-operator's YAML files of Strimzi 1.2.0; by default the
+//     repository's testdata/upstream/strimzi-1.2.0), packed as the
 //     tarball the next command unpacks. Strimzi's operator image cannot be
 //     pulled either: its Deployment is created, its CRDs must be Established,
 //     and the managed sample must get its Kafka object — not brokers.
@@ -48,15 +49,14 @@ import (
 // It owns the cluster (Serial: after the parallel specs, alone): it taints
 // and labels the node, installs Strimzi 1.2.0's cluster-wide CRDs and
 // removes README's StorageClass when it ends.
-var _ = Describe("README: On a cluster", Serial, Ordered, func() {
+var _ = Describe("README: On a cluster", Label("needs-E2E_STRIMZI_INSTALL"), Serial, Ordered, func() {
 	var (
 		work, binDir, node string
 		kafka              *localbrokers.Kafka
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		strimziDir := os.Getenv("E2E_STRIMZI_INSTALL")
-		Expect(strimziDir).NotTo(BeEmpty(), "E2E_STRIMZI_INSTALL is not set: give the directory of Strimzi 1.2.0's install/cluster-operator YAML files (the README downloads them; the suite has no internet)")
+		strimziDir := envOr("E2E_STRIMZI_INSTALL", filepath.Join(upstreamDir(), "strimzi-1.2.0"))
 		var err error
 		work, err = os.MkdirTemp("", "streambench-readme-")
 		Expect(err).NotTo(HaveOccurred())
