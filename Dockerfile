@@ -12,6 +12,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY api/ api/
 COPY cmd/ cmd/
+# internal/admission embeds the CRDs (config/crd).
+COPY config/ config/
 COPY controllers/ controllers/
 COPY internal/ internal/
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \

@@ -224,19 +224,40 @@ E2E_IMG ?= docker.io/streambench/streambench:e2e
 E2E_KUBECONFIG ?= $(LOCALBIN)/local-cluster/kubeconfig
 E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl || echo kubectl)
 # README's "On a cluster" installs Strimzi from its release files; the suite
-# has no internet and takes them from here (the install/cluster-operator
-# directory of Strimzi 1.2.0); CI has them in shared/ beside the clone.
-E2E_STRIMZI_INSTALL ?= $(wildcard $(CURDIR)/../shared/testdata/strimzi-1.2.0)
+# takes the same files from here (the install/cluster-operator directory of
+# Strimzi 1.2.0, kept unchanged in testdata/upstream).
+E2E_STRIMZI_INSTALL ?= $(CURDIR)/testdata/upstream/strimzi-1.2.0
 # The managed Kafka spec installs the Strimzi cluster operator that
 # hack/images/strimzi.sh builds from source (0.49.1: see that script for
 # why not 1.2.0) from these install files; `make test-e2e` imports its
 # images into the local cluster, kind pulls Strimzi's own.
 E2E_STRIMZI_OPERATOR ?= $(CURDIR)/bin/strimzi/0.49.1/dist/install
-E2E_GO_TEST = go test -tags e2e ./test/e2e -count=1 -timeout 60m -v -ginkgo.v
 KIND_VERSION ?= v0.33.0
 KIND ?= $(LOCALBIN)/kind
 KIND_CLUSTER ?= streambench-e2e
-KIND_KUBECONFIG ?= $(LOCALBIN)/kind/kubeconfig
+KIND_KUBECONFIG ?= $(LOCALBIN)/kind-$(KIND_CLUSTER).kubeconfig
+# kind v0.33.0's node image of the Kubernetes minor the project pins
+# (K8S_VERSION 1.36.3: kind publishes 1.36's newest patch, 1.36.4), by the
+# digest kind's release notes give.
+KIND_NODE_IMAGE ?= kindest/node:v1.36.4@sha256:099e049362a1526b2db71494e1947aae99bd16290d7c895f2b7ea312e3cbfaed
+# The operator image on kind: built by ko from .ko.yaml, as the release is,
+# and loaded into the nodes by ko itself (KO_DOCKER_REPO=kind.local: no
+# Docker image store, no `kind load`).
+KIND_IMG ?= kind.local/streambench:e2e
+# The managed Kafka specs on kind run Strimzi 1.2.0 from its own install
+# files and images (quay.io), as README's users do.
+KIND_STRIMZI_OPERATOR ?= $(CURDIR)/testdata/upstream/strimzi-1.2.0
+# The specs of each kind job: the managed ones (a Strimzi or a Pulsar chart
+# deployment each, image pulls) on a runner of their own.
+KIND_LABELS ?= !managed
+KIND_MANAGED_LABELS ?= managed
+KIND_PROCS ?= 3
+# Pods reach the runner, where the suite starts brokers and serves the
+# Pulsar chart, at the gateway of Docker's kind network.
+KIND_BROKER_HOST = $$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.')
+KIND_E2E_ENV = KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(KIND_IMG) E2E_KUBECTL=kubectl E2E_BROKER_HOST=$(KIND_BROKER_HOST) \
+	E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) E2E_STRIMZI_OPERATOR=$(KIND_STRIMZI_OPERATOR)
+KIND_GINKGO = $(GINKGO) run --tags='e2e e2e_managed' --procs=$(KIND_PROCS) --timeout=70m -v
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build the local cluster's Kubernetes binaries and CoreDNS from source (first use only).
@@ -299,23 +320,20 @@ test-e2e-all: ginkgo prometheus ## test-e2e and test-e2e-managed in one parallel
 	$(E2E_ENV) PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" \
 		$(E2E_GINKGO) --label-filter='!managed || managed-kafka || managed-pulsar' ./test/e2e
 
-.PHONY: test-e2e-kind
-test-e2e-kind: $(KIND) ## Run the e2e suite on a kind cluster (needs Docker) with the image from docker-build.
-	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --wait 3m
+.PHONY: kind-up
+kind-up: $(KIND) ko ## Start the kind cluster KIND_CLUSTER (needs Docker) on KIND_NODE_IMAGE and load the operator image KIND_IMG into it with ko.
+	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --image $(KIND_NODE_IMAGE) --wait 3m
 	@mkdir -p $(dir $(KIND_KUBECONFIG)) && $(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(KIND_KUBECONFIG)
-	$(MAKE) docker-build IMG=$(E2E_IMG)
-	$(KIND) load docker-image $(E2E_IMG) --name $(KIND_CLUSTER)
-	@# Strimzi's install files for the managed Kafka spec; kind pulls Strimzi's own images.
-	hack/images/strimzi.sh install-files >/dev/null
-	@# Pods reach the host, where the suite starts the brokers, at the gateway of Docker's kind network.
-	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl E2E_STRIMZI_INSTALL=$(E2E_STRIMZI_INSTALL) \
-		E2E_STRIMZI_OPERATOR=$(E2E_STRIMZI_OPERATOR) E2E_BROKER_HOST=$$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' | tr ' ' '\n' | grep -m1 '\.') \
-		$(E2E_GO_TEST)
+	KO_DOCKER_REPO=$(firstword $(subst :, ,$(KIND_IMG))) KIND_CLUSTER_NAME=$(KIND_CLUSTER) VERSION=$(VERSION) COMMIT=$(COMMIT) \
+		$(KO) build ./cmd/streambench --bare --tags=$(lastword $(subst :, ,$(KIND_IMG)))
+
+.PHONY: test-e2e-kind
+test-e2e-kind: kind-up ginkgo ## Run the e2e suite's specs but the managed ones (KIND_LABELS) on a kind cluster (needs Docker).
+	$(KIND_E2E_ENV) $(KIND_GINKGO) --label-filter='$(KIND_LABELS)' ./test/e2e
 
 .PHONY: test-e2e-kind-managed
-test-e2e-kind-managed: ## After test-e2e-kind: managed Kafka (Strimzi) and Pulsar (Helm chart) runs on kind; needs the internet.
-	KUBECONFIG=$(KIND_KUBECONFIG) E2E_IMG=$(E2E_IMG) E2E_KUBECTL=kubectl \
-		go test -tags 'e2e e2e_managed' ./test/e2e -count=1 -timeout 60m -v -ginkgo.v -ginkgo.label-filter=managed
+test-e2e-kind-managed: kind-up ginkgo ## The managed specs (KIND_MANAGED_LABELS: Strimzi 1.2.0 and the Pulsar chart, images pulled from their registries) on a kind cluster; needs Docker and the internet.
+	$(KIND_E2E_ENV) $(KIND_GINKGO) --label-filter='$(KIND_MANAGED_LABELS)' ./test/e2e
 
 $(KIND):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/kind@$(KIND_VERSION)
