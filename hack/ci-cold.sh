@@ -33,9 +33,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# .ci/run runs in a clone with shared/ beside it, as CI has it.
+# The clone has nothing beside it, as anywhere but our machines: what
+# cannot be fetched from upstream here comes from the mirror the variable
+# names (internal/upstream), not from a ../shared that .ci/run would find.
 git clone -q "$src" "$tmp/repo"
-if [ -d "$src/../shared" ]; then ln -s "$(cd "$src/../shared" && pwd)" "$tmp/shared"; fi
+mirror="${STREAMBENCH_MIRROR:-}"
+if [ -z "$mirror" ] && [ -d "$src/../shared/testdata" ]; then mirror="$(cd "$src/../shared/testdata" && pwd)"; fi
 
 # A new machine's HOME has the machine's own settings (go env, git identity)
 # and no caches.
@@ -63,6 +66,7 @@ rc=0
   env -u GOPATH -u GOCACHE -u GOMODCACHE -u XDG_CACHE_HOME -u STREAMBENCH_CACHE -u HELM_CACHE_HOME \
     -u KUBEBUILDER_ASSETS -u KUBECONFIG \
     HOME="$tmp/home" GOPATH="$tmp/gopath" GOCACHE="$tmp/gocache" PATH="$path" CI=true \
+    STREAMBENCH_MIRROR="$mirror" \
     STAGE_TIMES="$tmp/stage-times" \
     bash .ci/run </dev/null
 ) || rc=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the stage records of hack/timed.sh as a table: each stage's start
-# (seconds after CI_START), its time, its share of the whole run and its
-# budget; then names each stage over its budget. A warning, never a
+# (seconds after CI_START), its time, its share of the whole run, its
+# budget and the CPU seconds it used (records of an older timed.sh have
+# none: "-"); then names each stage over its budget. A warning, never a
 # failure: a test must not fail on time, but a stage that grows is seen by
 # name before the whole run crosses CI's limit.
 #
@@ -20,15 +21,17 @@ awk -F'\t' -v total="$total" '
   }
   NF >= 4 {
     n++; name[n] = $1; start[n] = $2; secs[n] = $3; status[n] = $4
+    cpu[n] = (NF >= 5) ? $5 " s" : "-"
+    if (NF >= 5) cpusum += $5
   }
   END {
-    printf "%-28s %7s %7s %7s %8s  %s\n", "stage", "start", "s", "share", "budget", "status"
+    printf "%-28s %7s %7s %7s %8s %8s  %s\n", "stage", "start", "s", "share", "budget", "CPU", "status"
     for (i = 1; i <= n; i++) {
       b = (name[i] in budget) ? budget[name[i]] " s" : "-"
       share = total > 0 ? 100 * secs[i] / total : 0
-      printf "%-28s %6ds %6ds %6.1f%% %8s  %s\n", name[i], start[i], secs[i], share, b, status[i]
+      printf "%-28s %6ds %6ds %6.1f%% %8s %8s  %s\n", name[i], start[i], secs[i], share, b, cpu[i], status[i]
     }
-    printf "%-28s %7s %6ds %6.1f%% %8s\n", "total (wall clock)", "", total, 100, ("total" in budget) ? budget["total"] " s" : "-"
+    printf "%-28s %7s %6ds %6.1f%% %8s %8s\n", "total (wall clock)", "", total, 100, ("total" in budget) ? budget["total"] " s" : "-", cpusum ? cpusum " s" : "-"
     over = 0
     for (i = 1; i <= n; i++) {
       if ((name[i] in budget) && secs[i] > budget[name[i]]) {
