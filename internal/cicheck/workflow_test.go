@@ -300,7 +300,7 @@ func hasLabel(s spec, l string) bool {
 // spec needs (its needs-VAR labels, and what every spec needs) is set by
 // the kind targets, and a path it names is in the repository.
 func TestLabelFiltersSelectEverySpecOnce(t *testing.T) {
-	v := makeVars(t, "KIND_LABELS", "KIND_MANAGED_LABELS", "KIND_E2E_ENV", "E2E_ENV", "CURDIR")
+	v := makeVars(t, "KIND_LABELS", "KIND_MANAGED_LABELS", "KIND_E2E_ENV", "E2E_ENV", "KIND_IMG", "CURDIR")
 	kind := compileE2E(t, "e2e e2e_managed")
 	all := e2eSpecs(t, kind, "")
 	plain, managed := e2eSpecs(t, kind, v["KIND_LABELS"]), e2eSpecs(t, kind, v["KIND_MANAGED_LABELS"])
@@ -330,6 +330,9 @@ func TestLabelFiltersSelectEverySpecOnce(t *testing.T) {
 		if kindEnv[k] == "" {
 			t.Errorf("KIND_E2E_ENV does not set %s, which every spec needs (E2E_BROKER_HOST's default is the local cluster's gateway)", k)
 		}
+	}
+	if kindEnv["E2E_IMG"] != v["KIND_IMG"] {
+		t.Errorf("the kind specs deploy the operator from E2E_IMG=%s, kind-up loads KIND_IMG=%s", kindEnv["E2E_IMG"], v["KIND_IMG"])
 	}
 	for _, set := range []map[string]spec{plain, managed} {
 		for name, s := range set {
