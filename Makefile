@@ -25,6 +25,19 @@ GOLANGCI_LINT_VERSION ?= v2.6.2
 KO_VERSION ?= v0.18.1
 GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
+# One Go build configuration for everything built or tested here: pure Go
+# (CGO_ENABLED=0) and -trimpath, as the released binary (ko) and the
+# from-source tools (hack/tools/build.sh) are built. Go's build cache is
+# keyed by both, so before this the test binaries compiled client-go, the
+# Kubernetes API types and their dependencies once more than the image and
+# once more than kube-apiserver did: on a cold 2-core machine several
+# minutes of CPU (docs/architecture.md, "One build configuration"). The
+# tests now also run the code the image ships (the Pulsar client's pure-Go
+# zstd, Go's own DNS resolver). hack/tools/k8s requires the same versions
+# of the modules both build (hack/tools/update.sh), or nothing is shared.
+export CGO_ENABLED ?= 0
+export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(shell go env GOFLAGS)))
+
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint

@@ -20,6 +20,23 @@ COREDNS_VERSION="${COREDNS_VERSION:?set COREDNS_VERSION, e.g. 1.15.0}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 
+# Raises every module this module and streambench's both use to
+# streambench's version where that is higher, so the packages both compile
+# (client-go, the API types, x/net, protobuf …) are the same and Go's build
+# cache compiles them once for the tests and for the cluster's binaries
+# (the Makefile's "one Go build configuration"). Run in the tool module.
+align_with_streambench() {
+  local m ours theirs
+  LC_ALL=C join <(cd "$here/../.." && go list -m -f '{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' all | LC_ALL=C sort) \
+       <(go list -m -f '{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' all | LC_ALL=C sort) |
+    while read -r m ours theirs; do
+      if [ "$ours" != "$theirs" ] && [ "$(printf '%s\n%s\n' "$theirs" "$ours" | sort -V | tail -1)" = "$ours" ]; then
+        go mod edit -require "$m@$ours"
+      fi
+    done
+  go mod tidy
+}
+
 # k8s.io/kubernetes cannot be required as an ordinary module: its go.mod points
 # every k8s.io/<staging> module at ./staging/..., so each of them is replaced
 # by its published v0.<minor>.<patch>.
@@ -36,6 +53,7 @@ export GOFLAGS=-mod=mod GOTOOLCHAIN=local
   # module whose packages are imported, and never raises a required version.
   go mod edit -require "k8s.io/kubernetes@v$K8S_VERSION"
   go mod tidy
+  align_with_streambench
 )
 (
   cd "$here/etcd"

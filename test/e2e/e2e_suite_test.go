@@ -52,7 +52,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -114,8 +113,11 @@ func connect() {
 	image = envOr("E2E_IMG", "docker.io/streambench/streambench:e2e")
 	brokerHost = envOr("E2E_BROKER_HOST", "10.244.0.1")
 	kubectlBin = envOr("E2E_KUBECTL", "kubectl")
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	// The test binary runs in its package's folder (go test and ginkgo
+	// both); runtime.Caller would not do: the build is -trimpath (Makefile).
+	wd, err := os.Getwd()
+	Expect(err).NotTo(HaveOccurred())
+	repoRoot = filepath.Join(wd, "..", "..")
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred(), "KUBECONFIG=%s cannot be read: is the cluster up? "+

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -73,8 +72,12 @@ func freeScript(t *testing.T, pvs string, args ...string) (int, string, string) 
 	if err := os.WriteFile(filepath.Join(dir, "find"), []byte(find), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(filepath.Join(filepath.Dir(file), "..", "..", "hack", "free-local-disks.sh"), args...)
+	// go test runs in the package's folder (the build is -trimpath).
+	script, err := filepath.Abs(filepath.Join("..", "..", "hack", "free-local-disks.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(script, args...)
 	cmd.Env = append(os.Environ(), "KUBECTL="+filepath.Join(dir, "kubectl"), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	code := 0

@@ -7,7 +7,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -68,8 +67,9 @@ func readmeBlockCommands(readme, section string) []string {
 
 func repoFile(t *testing.T, rel string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", rel))
+	// go test runs in the package's folder (the build is -trimpath, so
+	// runtime.Caller names no folder on disk).
+	raw, err := os.ReadFile(filepath.Join("..", "..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
