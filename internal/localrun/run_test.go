@@ -205,6 +205,12 @@ func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Su
 	if sum.Durability == nil || sum.Durability.AchievedLevel != v1alpha1.Level2 {
 		t.Errorf("durability %+v, want level 2 achieved", sum.Durability)
 	}
+	// The disk under the brokers' data was probed before the load (with
+	// TestMain's small bounds), and the result kept.
+	if tb := sum.Testbed; tb == nil || len(tb.Nodes) != 1 || len(tb.Nodes[0].Volumes) != 1 ||
+		tb.Nodes[0].Volumes[0].Name != "data" || tb.Nodes[0].Volumes[0].FsyncLatencyMs.Count != int64(smallProbe.Appends) {
+		t.Errorf("testbed %+v: want the probe of the brokers' data directory", tb)
+	}
 	// The terminal: progress lines on stderr, the table on stdout.
 	if e := lr.stderr.String(); !strings.Contains(e, "] measure") || !strings.Contains(e, "MB/s") || !strings.Contains(e, "e2e p99") {
 		t.Errorf("no progress line of the measured phase on stderr")

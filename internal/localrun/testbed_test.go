@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,13 +17,25 @@ import (
 	"github.com/streambench/streambench-operator/internal/testbed"
 )
 
+// smallProbe bounds the disk probe of every run these tests make: about
+// 14 runs start brokers here, and the default bounds (256 MiB and 2000
+// write+fdatasync appends, up to 40 s) are the probe's (internal/testbed)
+// and TestProbeLocal's concern, not a run's. A run's tests check that it
+// probes the brokers' disk and reports it (checkResults).
+var smallProbe = testbed.Options{WriteBytes: 4 << 20, Appends: 50, WriteTime: 5 * time.Minute, AppendTime: 5 * time.Minute}
+
+func TestMain(m *testing.M) {
+	probeOptions = smallProbe
+	os.Exit(m.Run())
+}
+
 // TestProbeLocal runs the real probe on a local Kafka's data directory
 // (no JVM is needed for that: the directory is what is measured) with
 // small bounds, and shows it in the summary table.
 func TestProbeLocal(t *testing.T) {
 	saved := probeOptions
 	// Time bounds far above the work: only the size and count are reached.
-	probeOptions = testbed.Options{WriteBytes: 4 << 20, Appends: 50, WriteTime: 5 * time.Minute, AppendTime: 5 * time.Minute}
+	probeOptions = smallProbe
 	defer func() { probeOptions = saved }()
 
 	b := &brokers{kafka: &localbrokers.Kafka{Dir: t.TempDir(), Version: "4.3.1", Nodes: make([]localbrokers.KafkaNode, 3)}}

@@ -111,6 +111,21 @@ func runLogs(run *v1alpha1.BenchmarkRun) string {
 	return "--- logs of the run's pods:\n" + out
 }
 
+// resultNotes are the notes of a run's results ConfigMap (the coordinator's
+// remarks, e.g. why the broker resources were not measured), for failure
+// messages.
+func resultNotes(ctx context.Context, run *v1alpha1.BenchmarkRun) string {
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: workers.ResultsName(run)}, &cm); err != nil {
+		return "results ConfigMap: " + err.Error()
+	}
+	sum, err := results.Read(&cm)
+	if err != nil {
+		return "results ConfigMap: " + err.Error()
+	}
+	return "notes: " + strings.Join(sum.Notes, "; ")
+}
+
 // expectResults checks status.results, the results ConfigMap and the
 // printer columns of a succeeded run.
 func expectResults(ctx context.Context, run *v1alpha1.BenchmarkRun, system v1alpha1.System) {
