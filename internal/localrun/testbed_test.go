@@ -33,11 +33,8 @@ func TestMain(m *testing.M) {
 // (no JVM is needed for that: the directory is what is measured) with
 // small bounds, and shows it in the summary table.
 func TestProbeLocal(t *testing.T) {
-	saved := probeOptions
-	// Time bounds far above the work: only the size and count are reached.
-	probeOptions = smallProbe
-	defer func() { probeOptions = saved }()
-
+	// TestMain set smallProbe: time bounds far above the work, so only the
+	// size and count are reached.
 	b := &brokers{kafka: &localbrokers.Kafka{Dir: t.TempDir(), Version: "4.3.1", Nodes: make([]localbrokers.KafkaNode, 3)}}
 	tb := probeLocal(b, func(string, ...any) {})
 	if tb.Scope != v1alpha1.TestbedLocalHost || !reflect.DeepEqual(*tb.Topology, v1alpha1.Topology{Brokers: 3, Version: "4.3.1"}) {

@@ -115,7 +115,9 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			if prom != nil {
 				By("the broker resources come from the Strimzi pod's own metrics, through Prometheus")
 				br := got.Status.Results.BrokerResources
-				Expect(br).NotTo(BeNil(), "status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
+				Expect(br).NotTo(BeNil(), func() string { // the notes are read only on failure
+					return fmt.Sprintf("status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
+				})
 				Expect(br.Source).To(Equal("prometheus"))
 				Expect(br.Brokers).To(Equal(1))
 				Expect(br.CPUCores).NotTo(BeNil())

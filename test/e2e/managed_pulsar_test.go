@@ -109,7 +109,9 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		if prom != nil {
 			By("the broker resources come from the pods the chart's PodMonitors select, through Prometheus")
 			br := got.Status.Results.BrokerResources
-			Expect(br).NotTo(BeNil(), "status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
+			Expect(br).NotTo(BeNil(), func() string { // the notes are read only on failure
+				return fmt.Sprintf("status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
+			})
 			logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
 			Expect(br.Source).To(Equal("prometheus"))
 			Expect(br.CPUCores).NotTo(BeNil())
