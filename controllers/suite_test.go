@@ -3,9 +3,7 @@ package controllers
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/apiservertest"
 	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
@@ -61,19 +60,6 @@ func TestControllers(t *testing.T) {
 	RunSpecs(t, "Controllers Suite")
 }
 
-// envtestAssets returns KUBEBUILDER_ASSETS, building the binaries on first
-// use so that a plain `go test ./...` works on a fresh machine too.
-func envtestAssets() string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	cmd := exec.Command("bash", filepath.Join("..", "hack", "envtest-binaries.sh"))
-	cmd.Stderr = GinkgoWriter
-	out, err := cmd.Output()
-	Expect(err).NotTo(HaveOccurred(), "hack/envtest-binaries.sh failed to build kube-apiserver and etcd")
-	return strings.TrimSpace(string(out))
-}
-
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	ctx, cancel = context.WithCancel(context.Background())
@@ -81,12 +67,10 @@ var _ = BeforeSuite(func() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: envtestAssets(),
-	}
-	var err error
+	crds, err := apiservertest.CRDs()
+	Expect(err).NotTo(HaveOccurred())
+	testEnv, err = apiservertest.New(crds)
+	Expect(err).NotTo(HaveOccurred(), "building kube-apiserver and etcd (hack/envtest-binaries.sh)")
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
 

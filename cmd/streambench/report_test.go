@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,10 +16,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/apiservertest"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/suite"
@@ -110,20 +109,6 @@ func TestReportAndCompareDirectories(t *testing.T) {
 	}
 }
 
-// reportEnvtestAssets returns KUBEBUILDER_ASSETS, building the control plane with
-// hack/envtest-binaries.sh on first use (as the controllers' suite does).
-func reportEnvtestAssets(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	out, err := exec.Command("bash", filepath.Join("..", "..", "hack", "envtest-binaries.sh")).Output()
-	if err != nil {
-		t.Fatalf("hack/envtest-binaries.sh: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // writeKubeconfig writes a kubeconfig for cfg whose context's namespace is ns.
 func writeKubeconfig(t *testing.T, cfg *rest.Config, ns string) string {
 	t.Helper()
@@ -142,10 +127,13 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config, ns string) string {
 // TestReportFromCluster reads a BenchmarkRun's results ConfigMap from a
 // real kube-apiserver (envtest) with the CRDs installed.
 func TestReportFromCluster(t *testing.T) {
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: reportEnvtestAssets(t),
+	crds, err := apiservertest.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := apiservertest.New(crds)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/streambench/streambench-operator/internal/apiservertest"
 )
 
 // TestAgreesWithTheAPIServer sends the same objects, good and bad, to a
@@ -234,10 +234,13 @@ func dump(t *testing.T, v any) string {
 // config/crd/bases installed, and returns a client of it.
 func startAPIServer(t *testing.T) client.Client {
 	t.Helper()
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: envtestAssets(t),
+	crds, err := apiservertest.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := apiservertest.New(crds)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -253,22 +256,4 @@ func startAPIServer(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// envtestAssets is the directory with kube-apiserver and etcd:
-// KUBEBUILDER_ASSETS, or what hack/envtest-binaries.sh builds (from
-// source, on first use only).
-func envtestAssets(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	cmd := exec.Command("bash", filepath.Join("..", "..", "hack", "envtest-binaries.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hack/envtest-binaries.sh: %v (set KUBEBUILDER_ASSETS to a directory with kube-apiserver and etcd instead)", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,19 @@ type PromTarget struct {
 	System          v1alpha1.System
 	// Client defaults to one with a 30 s timeout.
 	Client *http.Client
+	// Widen is how far a figure's window is widened on each side when
+	// Prometheus has fewer than two samples of it inside the measured
+	// window; zero means DefaultWiden.
+	Widen time.Duration
 }
+
+// DefaultWiden is PromTarget.Widen's default. A rate needs two samples
+// inside its window: a measured phase not much longer than the scrape
+// interval (kube-prometheus-stack's default is 30 s), or scrapes that time
+// out while the machine is busy (a Kafka JMX exporter walks every MBean on
+// each scrape), can leave fewer, and the figure would be missing although
+// the broker was scraped around it.
+const DefaultWiden = 30 * time.Second
 
 // Metric names the broker queries use; the dashboards use the same, and
 // their test checks each was seen in a scrape.
@@ -102,12 +115,22 @@ func QueryPrometheus(ctx context.Context, t PromTarget, start, end time.Time) (*
 	if t.Client == nil {
 		t.Client = &http.Client{Timeout: 30 * time.Second}
 	}
+	if t.Widen <= 0 {
+		t.Widen = DefaultWiden
+	}
 	r := &Report{Source: SourcePrometheus, Start: start, End: end, Seconds: end.Sub(start).Seconds()}
 	brokers := map[string]*Broker{}
-	for _, q := range t.queries(end.Sub(start)) {
-		vals, err := t.instant(ctx, q.expr, end, "pod")
-		if err == nil && len(vals) == 0 && q.fallback != "" {
-			vals, err = t.instant(ctx, q.fallback, end, "pod")
+	exact, wide := t.queries(end.Sub(start)), t.queries(end.Sub(start)+2*t.Widen)
+	var widened []string
+	for i, q := range exact {
+		vals, err := t.firstOf(ctx, end, q.expr, q.fallback)
+		if err == nil && len(vals) == 0 {
+			// The same figure over the widened window, evaluated that
+			// much after the window's end.
+			vals, err = t.firstOf(ctx, end.Add(t.Widen), wide[i].expr, wide[i].fallback)
+			if len(vals) > 0 {
+				widened = append(widened, q.name)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("broker resources: asking %s for %s: %w", t.URL, q.name, err)
@@ -124,6 +147,10 @@ func QueryPrometheus(ctx context.Context, t PromTarget, start, end time.Time) (*
 			q.set(b, v)
 		}
 	}
+	if len(widened) > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: Prometheus had fewer than two samples inside the measured window (a scrape interval near its length, or scrapes that failed), so these are read over the window widened by %s on each side (%s..%s) and include some of the phases around it",
+			strings.Join(widened, ", "), t.Widen, start.Add(-t.Widen).Format(time.RFC3339), end.Add(t.Widen).Format(time.RFC3339)))
+	}
 	names := make([]string, 0, len(brokers))
 	for n := range brokers {
 		names = append(names, n)
@@ -133,8 +160,8 @@ func QueryPrometheus(ctx context.Context, t PromTarget, start, end time.Time) (*
 		r.Brokers = append(r.Brokers, *brokers[n])
 	}
 	if len(r.Brokers) == 0 {
-		return nil, fmt.Errorf("broker resources: Prometheus at %s has no series of pods %q in namespace %q over %s..%s; are the brokers scraped (PodMonitors, cAdvisor)?",
-			t.URL, t.Pods, t.Namespace, start.Format(time.RFC3339), end.Format(time.RFC3339))
+		return nil, fmt.Errorf("broker resources: Prometheus at %s has no series of pods %q in namespace %q over %s..%s, nor over it widened by %s on each side; %s",
+			t.URL, t.Pods, t.Namespace, start.Format(time.RFC3339), end.Format(time.RFC3339), t.Widen, t.scrapeHealth(ctx))
 	}
 	r.Notes = append(r.Notes, "GC pause is the JVMs' collection time (jvm_gc_collection_seconds), which for a concurrent collector also counts work done beside the application")
 	r.totals()
@@ -199,6 +226,77 @@ func busiest(cpus, busy, brokers map[string]float64) *Host {
 	}
 	best.JudgeCPU(on)
 	return best
+}
+
+// firstOf is expr's values at at, or fallback's where expr has none and
+// there is a fallback.
+func (t PromTarget) firstOf(ctx context.Context, at time.Time, expr, fallback string) (map[string]float64, error) {
+	vals, err := t.instant(ctx, expr, at, "pod")
+	if err == nil && len(vals) == 0 && fallback != "" {
+		vals, err = t.instant(ctx, fallback, at, "pod")
+	}
+	return vals, err
+}
+
+// scrapeHealth says how Prometheus's scrapes of the broker pods went, from
+// its active targets (a PodMonitor's carry the namespace and pod labels):
+// whether there are any, and for each its health, last error and how
+// long its last scrape took, so that "no series" names its cause.
+func (t PromTarget) scrapeHealth(ctx context.Context) string {
+	const ask = "are the brokers scraped (PodMonitors, cAdvisor)?"
+	pods, err := regexp.Compile("^(?:" + t.Pods + ")$")
+	if err != nil {
+		return ask
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(t.URL, "/")+"/api/v1/targets?state=active", nil)
+	if err != nil {
+		return ask
+	}
+	resp, err := t.Client.Do(req)
+	if err != nil {
+		return ask + " (its targets could not be read: " + err.Error() + ")"
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			ActiveTargets []scrapeTarget `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return ask + " (its targets could not be read: " + err.Error() + ")"
+	}
+	return describeTargets(body.Data.ActiveTargets, t.Namespace, pods)
+}
+
+// scrapeTarget is one of Prometheus's active targets (/api/v1/targets).
+type scrapeTarget struct {
+	Labels             map[string]string `json:"labels"`
+	ScrapeURL          string            `json:"scrapeUrl"`
+	Health             string            `json:"health"`
+	LastError          string            `json:"lastError"`
+	LastScrapeDuration float64           `json:"lastScrapeDuration"`
+	ScrapeTimeout      string            `json:"scrapeTimeout"`
+}
+
+// describeTargets says which of targets are the broker pods' and how their
+// last scrapes went.
+func describeTargets(targets []scrapeTarget, namespace string, pods *regexp.Regexp) string {
+	var parts []string
+	for _, tg := range targets {
+		if tg.Labels["namespace"] != namespace || !pods.MatchString(tg.Labels["pod"]) {
+			continue
+		}
+		p := fmt.Sprintf("%s (%s) is %s, its last scrape took %.1f s of a %s timeout", tg.Labels["pod"], tg.ScrapeURL, tg.Health, tg.LastScrapeDuration, tg.ScrapeTimeout)
+		if tg.LastError != "" {
+			p += ": " + tg.LastError
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return "Prometheus has no target of these pods: are the brokers scraped (PodMonitors, cAdvisor)?"
+	}
+	sort.Strings(parts)
+	return "Prometheus's targets of these pods: " + strings.Join(parts, "; ")
 }
 
 // instant runs an instant query at time at and returns its value per

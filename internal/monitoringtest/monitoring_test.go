@@ -81,6 +81,10 @@ func startPrometheus(t *testing.T, targets []target) *prometheus {
 			// which takes seconds on a busy 2-core machine.
 			cfg.WriteString("  scrape_interval: 5s\n  scrape_timeout: 5s\n")
 		}
+		if j == "sparse" {
+			// Sparser than a short measured window (TestWidenedWindow).
+			cfg.WriteString("  scrape_interval: 6s\n  scrape_timeout: 2s\n")
+		}
 		if j == "pulsar" {
 			// The standalone's /metrics (broker, bookies, metadata store
 			// in one JVM) can take over a second on a busy machine.

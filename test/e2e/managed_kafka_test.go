@@ -41,7 +41,7 @@ import (
 //
 // The longest container of the suite: scheduled first (SpecPriority) on
 // parallel processes, so the others fill the time beside it.
-var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka", "needs-E2E_STRIMZI_OPERATOR"), Ordered, SpecPriority(2), func() {
+var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka", "needs-E2E_STRIMZI_OPERATOR"), Ordered, ContinueOnFailure, SpecPriority(2), func() {
 	var storageClass string
 	// operatorImage is the image the install files deploy the operator
 	// from: the entity operator's User Operator runs it too.
@@ -82,6 +82,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
 			}
 			applyRun(run)
+			teardownOnFailure(run)
 
 			By("the broker pod runs in the run's envelope: the memory limit is the request, the heap is streambench's")
 			waitForPhase(ctx, run, v1alpha1.PhaseRunning, 10*time.Minute)
@@ -158,6 +159,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
 			}
 			applyRun(run)
+			teardownOnFailure(run)
 			cluster, user := strimzi.ClusterName(run), strimzi.UserName(run)
 
 			By("Running only once Strimzi's tls listener and the User Operator's KafkaUser are ready")
@@ -295,6 +297,23 @@ func applyRun(run *v1alpha1.BenchmarkRun) {
 	out, err := yaml.Marshal(run)
 	Expect(err).NotTo(HaveOccurred())
 	logf("%s", kubectl(out, "apply", "-f", "-"))
+}
+
+// teardownOnFailure deletes run and frees the local disks when its spec
+// fails before its own teardown checks: the managed containers go on after
+// a failed spec (ContinueOnFailure), so that one CI run reports every
+// failure, and the next spec must find the disks free. A spec that passes
+// has deleted its run and checked what that left itself.
+func teardownOnFailure(run *v1alpha1.BenchmarkRun) {
+	DeferCleanup(func(ctx SpecContext) {
+		if !CurrentSpecReport().Failed() {
+			return
+		}
+		if _, err := kubectlE(nil, "-n", testNS, "delete", "benchmarkrun", run.Name, "--ignore-not-found", "--wait=true", "--timeout=5m"); err != nil {
+			logf("after the failure, deleting %s: %v", run.Name, err)
+		}
+		freeLocalDisks(ctx)
+	}, NodeTimeout(10*time.Minute))
 }
 
 // strimziNamespaceRE is the namespace Strimzi's install files bind their

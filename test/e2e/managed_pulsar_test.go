@@ -53,7 +53,7 @@ import (
 // chart's monitoring.release default.
 const promRelease = "kube-prometheus-stack"
 
-var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("managed", "managed-pulsar"), Ordered, SpecPriority(1), func() {
+var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("managed", "managed-pulsar"), Ordered, ContinueOnFailure, SpecPriority(1), func() {
 	var storageClass string
 	var prom *hostPrometheus
 
@@ -81,6 +81,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
 		}
 		applyRun(run)
+		teardownOnFailure(run)
 		rel := pulsar.ReleaseName(run)
 
 		By("the bookie and the broker run in the run's envelope: the memory limit is the request")
@@ -145,6 +146,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		run := managedPulsarRun("e2e-pulsar-tls", storageClass)
 		run.Spec.Cluster.Managed.Security = &v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthToken}
 		applyRun(run)
+		teardownOnFailure(run)
 		rel := pulsar.ReleaseName(run)
 
 		running := waitForPhase(ctx, run, v1alpha1.PhaseRunning, 15*time.Minute)

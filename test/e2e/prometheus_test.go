@@ -67,6 +67,11 @@ func startHostPrometheusWith(ctx context.Context, node string, targetsOf func(co
   scrape_timeout: 5s
 scrape_configs:
 - job_name: kafka-pods
+  # Kafka's JMX exporter walks every MBean on each scrape, which took
+  # longer than 5 s on a busy CI machine: every scrape of a run's window
+  # failed and the run had no broker figures.
+  scrape_interval: 10s
+  scrape_timeout: 10s
   file_sd_configs:
   - files: [%q]
     refresh_interval: 2s

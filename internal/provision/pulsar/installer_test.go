@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/apiservertest"
 )
 
 // The test chart stands in for the Apache Pulsar chart, whose repository
@@ -188,24 +188,6 @@ func (r *chartRepo) unblock() {
 	}
 }
 
-// envtestAssets is the directory with kube-apiserver and etcd:
-// KUBEBUILDER_ASSETS, or what hack/envtest-binaries.sh builds (from
-// source, on first use only).
-func envtestAssets(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	cmd := exec.Command("bash", filepath.Join("..", "..", "..", "hack", "envtest-binaries.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("hack/envtest-binaries.sh: %v (set KUBEBUILDER_ASSETS to a directory with kube-apiserver and etcd instead)", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
-
 func startAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
 	cfg, _ := startEnv(t)
@@ -216,7 +198,10 @@ func startAPIServer(t *testing.T) *rest.Config {
 // config and the environment (for AddUser).
 func startEnv(t *testing.T, crdDirs ...string) (*rest.Config, *envtest.Environment) {
 	t.Helper()
-	env := &envtest.Environment{BinaryAssetsDirectory: envtestAssets(t), CRDDirectoryPaths: crdDirs}
+	env, err := apiservertest.New(crdDirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("starting envtest: %v", err)
