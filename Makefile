@@ -106,19 +106,21 @@ GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_
 # The order is CI's (.ci/run runs make test beside the cluster's builds
 # and the e2e suite, which waits for make test's suites): the compile-bound
 # checks (verify, fmt, vet) first, while kube-apiserver, which the suites
-# need, is still being built; then the broker tests and, beside them at
-# nice 10, the unit and envtest suites (test-suites): the broker tests'
-# JVMs mostly wait (1200 CPU-s in 1062 s on 2 cores, cold) and the unit
-# suites use what they leave. Last only the report test and ko, which are
-# short. Before, the unit suites, verify and vet ran after the broker tests,
-# beside the e2e suite's first managed brokers, at a load of 16-20, where a
-# Strimzi Kafka answered in 9 s and Prometheus got no sample of it.
+# need, is still being built; then the broker tests and, beside them, the
+# unit and envtest suites (test-suites): the broker tests' JVMs mostly
+# wait (1200 CPU-s in 1062 s on 2 cores, cold) and the unit suites use
+# what they leave. Not niced: beside a CPU-bound neighbour at nice 0 (a
+# shared CI machine) nice 10 starved them (315 CPU-s in 1446 s). Last
+# only the report test and ko, which are short. Before, the unit suites,
+# verify and vet ran after the broker tests, beside the e2e suite's first
+# managed brokers, at a load of 16-20, where a Strimzi Kafka answered in
+# 9 s and Prometheus got no sample of it.
 .PHONY: test
 test: modules prometheus verify fmt vet envtest test-suites test-report ko ## Run every test: the generated files, fmt and vet; real brokers beside the unit and envtest suites; the report in Chromium.
 
 .PHONY: test-suites
-test-suites: envtest prometheus ## The broker tests and, beside them at nice 10, the unit and envtest suites.
-	@nice -n 10 $(MAKE) --no-print-directory test-unit & unit=$$!; \
+test-suites: envtest prometheus ## The broker tests and, beside them, the unit and envtest suites.
+	@$(MAKE) --no-print-directory test-unit & unit=$$!; \
 	rc=0; $(MAKE) --no-print-directory test-brokers || rc=$$?; \
 	wait $$unit || rc=$$?; exit $$rc
 

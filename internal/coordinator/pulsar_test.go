@@ -21,7 +21,7 @@ func TestPulsar(t *testing.T) {
 	ctx := context.Background()
 	eff := level2(t, v1alpha1.SystemPulsar)
 	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
-		BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf,
+		BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf, JVM: localbrokers.PulsarTestJVM,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -224,7 +224,7 @@ func TestRunSecuredPulsarDriverFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
-		Bookies: 1, BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf,
+		Bookies: 1, BrokerConfig: eff.Pulsar.Broker, BookieConfig: eff.Pulsar.Bookie, Log: t.Logf, JVM: localbrokers.PulsarTestJVM,
 		Security: &localbrokers.PulsarSecurity{CertFile: brokerCert.CertFile, KeyFile: brokerCert.KeyFile,
 			TokenPublicKeyFile: issuer.PublicKeyPEMFile, AdminToken: issuer.Mint("streambench-admin", 24*time.Hour)},
 	})

@@ -273,7 +273,7 @@ var _ = Describe("Pulsar in existing-cluster mode", Ordered, func() {
 	BeforeAll(func(ctx SpecContext) {
 		By("starting Pulsar standalone with 3 bookies on the host, listening on " + brokerHost)
 		var err error
-		pulsar, err = localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Host: brokerHost, Log: logf})
+		pulsar, err = localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Host: brokerHost, Log: logf, JVM: localbrokers.PulsarTestJVM})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(pulsar.Stop()).To(Succeed()) })
 	}, NodeTimeout(6*time.Minute))

@@ -38,7 +38,7 @@ var _ = Describe("a BenchmarkSuite on existing brokers", Label("suite"), Ordered
 		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(kafka.Stop()).To(Succeed()) })
-		pulsar, err = localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Host: brokerHost, Log: logf})
+		pulsar, err = localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Host: brokerHost, Log: logf, JVM: localbrokers.PulsarTestJVM})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(pulsar.Stop()).To(Succeed()) })
 	}, NodeTimeout(10*time.Minute))

@@ -58,6 +58,7 @@ func needPulsar(t *testing.T) *localbrokers.Pulsar {
 			BookieConfig: eff.Pulsar.Bookie,
 			BrokerConfig: eff.Pulsar.Broker,
 			BookieHTTP:   true,
+			JVM:          localbrokers.PulsarTestJVM,
 			Log:          func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) },
 		})
 		if standaloneErr == nil {

@@ -140,7 +140,7 @@ func TestKafkaExistingCluster(t *testing.T) {
 // level is never marked verified.
 func TestPulsarExistingCluster(t *testing.T) {
 	ctx := context.Background()
-	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Log: t.Logf})
+	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Log: t.Logf, JVM: localbrokers.PulsarTestJVM})
 	if err != nil {
 		t.Fatal(err)
 	}
