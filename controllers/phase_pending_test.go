@@ -62,7 +62,7 @@ var _ = Describe("a new BenchmarkRun", func() {
 		Expect(d.Kafka.Topic).To(HaveKeyWithValue("flush.ms", "0"))
 		cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionDurabilityResolved)
 		Expect(cond.Reason).To(Equal(v1alpha1.ReasonTranslated))
-		Expect(cond.Message).To(Equal("durability level 1 in effect, verified for Kafka 4.3.1"))
+		Expect(cond.Message).To(Equal("durability level 1 in effect, verified for Kafka 4.3.1 (where syncs fall; the replicas an ack waits for, at 3)"))
 
 		Eventually(func(g Gomega) {
 			var events eventsv1.EventList

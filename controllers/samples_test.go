@@ -3,6 +3,8 @@ package controllers
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -48,6 +50,41 @@ var _ = Describe("config/samples", func() {
 			Expect(got.Spec.Workload.KeyDistributor).To(Equal(v1alpha1.KeyNone))
 			Expect(got.Spec.Teardown.Policy).NotTo(BeEmpty())
 			Expect(got.Spec.Timeouts.Provisioning).NotTo(BeNil())
+		})
+	}
+})
+
+// What a Pulsar sample's comment says its Kafka twin gets is what the
+// twin asks for and what the twin's own comment says status.durability
+// reports (two comments once said level 4 and 2 where the twins said 3
+// and 1, after the sync-delay experiment moved them).
+var _ = Describe("config/samples twins", func() {
+	gets := regexp.MustCompile(`Kafka\s+twin\s+(?:\(([a-z0-9-]+\.yaml)\)\s+)?gets\s+level\s+(\d)`)
+	reports := regexp.MustCompile(`status\.durability\s+reports\s+level\s+(\d)`)
+	files, _ := filepath.Glob(filepath.Join("..", "config", "samples", "run-*-pulsar.yaml"))
+	for _, file := range files {
+		It("says of "+filepath.Base(file)+"'s Kafka twin the level the twin gets", func() {
+			data, err := os.ReadFile(file)
+			Expect(err).NotTo(HaveOccurred())
+			m := gets.FindSubmatch(data)
+			if m == nil {
+				Expect(string(data)).NotTo(MatchRegexp(`Kafka\s+twin\s+gets`), "a claim this test cannot read")
+				return
+			}
+			twinName := strings.TrimSuffix(filepath.Base(file), "-pulsar.yaml") + ".yaml"
+			if len(m[1]) > 0 {
+				Expect(string(m[1])).To(Equal(twinName), "the twin named")
+			}
+			twinData, err := os.ReadFile(filepath.Join("..", "config", "samples", twinName))
+			Expect(err).NotTo(HaveOccurred())
+			var twin v1alpha1.BenchmarkRun
+			Expect(yaml.Unmarshal(twinData, &twin)).To(Succeed())
+			Expect(twin.Spec.System).To(Equal(v1alpha1.SystemKafka))
+			level := string(m[2])
+			Expect(strconv.Itoa(int(twin.Spec.Durability.Level))).To(Equal(level), "%s asks for level %d", twinName, twin.Spec.Durability.Level)
+			r := reports.FindSubmatch(twinData)
+			Expect(r).NotTo(BeNil(), "%s's comment says which level status.durability reports", twinName)
+			Expect(string(r[1])).To(Equal(level), "%s's comment", twinName)
 		})
 	}
 })

@@ -8,9 +8,12 @@ package v1alpha1
 type Level int32
 
 const (
-	// Level1 acks after a majority replicated and each replica fsynced.
+	// Level1 acks after at least a majority replicated and each replica
+	// fsynced (Kafka's acks=all waits for every in-sync replica, Pulsar's
+	// ack quorum for that many bookies: docs/methodology.md).
 	Level1 Level = 1
-	// Level2 acks after a majority replicated, with no fsync guarantee.
+	// Level2 acks after at least a majority replicated, with no fsync
+	// guarantee.
 	Level2 Level = 2
 	// Level3 acks after one replica fsynced.
 	Level3 Level = 3

@@ -6,7 +6,13 @@
 // It prints the Markdown table of docs/methodology.md and exits non-zero if
 // a level does not behave as promised.
 //
+// With --stall it runs the replica-stall experiment instead: how many
+// replicas an acknowledgement waits for, with one Kafka follower stopped
+// (SIGSTOP) or one bookie's journal syncs stalled while a producer writes
+// (internal/durability/experiment/stall.go), and prints its table.
+//
 //	go run ./hack/durability-experiment [--delay 30ms] [--measure 4s] [--only kafka|pulsar]
+//	go run ./hack/durability-experiment --stall [--stall-for 4s] [--lag-max 8s]
 //
 // Needs Go, a C compiler (cc), Java 17+ and Maven; the brokers it starts are
 // stopped before it returns.
@@ -33,7 +39,13 @@ func main() {
 	rate := flag.Int64("rate", 200, "messages per second (1 KiB, one partition)")
 	only := flag.String("only", "", "run only kafka or pulsar")
 	quiet := flag.Bool("quiet", false, "print only the table")
+	stall := flag.Bool("stall", false, "run the replica-stall experiment (how many replicas an ack waits for) instead")
+	stallFor := flag.Duration("stall-for", 4*time.Second, "with --stall: how long a replica is stopped (under --lag-max)")
+	lagMax := flag.Duration("lag-max", 8*time.Second, "with --stall: the Kafka brokers' replica.lag.time.max.ms")
 	flag.Parse()
+	if *stall {
+		os.Exit(runStalls(*stallFor, *lagMax, *rate, *quiet))
+	}
 
 	var cells []experiment.Cell
 	for _, c := range experiment.Cells() {
@@ -69,6 +81,36 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// runStalls runs the replica-stall experiment and prints its table; the
+// exit code is 1 if a cell could not tell what its acks waited for.
+func runStalls(stallFor, lagMax time.Duration, rate int64, quiet bool) int {
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	if quiet {
+		logf = nil
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	start := time.Now()
+	rs, err := experiment.RunStalls(ctx, experiment.StallOptions{Stall: stallFor, LagMax: lagMax, Rate: rate, Log: logf})
+	fmt.Print(experiment.StallTable(rs))
+	fmt.Printf("\n%d stalls in %s; load: %s\n", len(rs), time.Since(start).Round(time.Second), loadAverage())
+	code := 0
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "durability-experiment:", err)
+		code = 1
+	}
+	for _, r := range rs {
+		if r.Cell.PastLag {
+			continue
+		}
+		if _, verr := r.Verdict(); verr != nil {
+			fmt.Fprintln(os.Stderr, verr)
+			code = 1
+		}
+	}
+	return code
 }
 
 // loadAverage is uptime's summary, so a table says how busy the machine was.

@@ -195,7 +195,7 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
-// TestJudgeCPU: the verdict's threshold and whose CPU it names.
+// TestJudgeCPU: the verdict's threshold, its grades and whose CPU it names.
 func TestJudgeCPU(t *testing.T) {
 	brokers := 1.2
 	tests := []struct {
@@ -206,10 +206,14 @@ func TestJudgeCPU(t *testing.T) {
 		verdict   string
 		noVerdict bool
 	}{
-		{"quiet", Host{CPUs: 2, CPUBusyCores: f(0.6)}, &brokers, false, "30 % busy", false},
-		{"just under", Host{CPUs: 2, CPUBusyCores: f(1.59)}, &brokers, false, "below 80 %", false},
-		{"at the line", Host{CPUs: 2, CPUBusyCores: f(1.6), ToolCPUCores: f(0.3)}, &brokers, true, "brokers 1.20, streambench 0.30, everything else 0.10", false},
-		{"many cores", Host{CPUs: 16, CPUBusyCores: f(3)}, nil, false, "3.00 of 16 cores)", false},
+		{"quiet", Host{CPUs: 2, CPUBusyCores: f(0.6)}, &brokers, false, "30 % busy over the measured phase (0.60 of 2 cores: brokers 1.20, everything else 0.00): a thread that became runnable found every CPU busy about 14 % of the time and waited on average about 0.099 times its own run (Erlang C), so the CPU added little", false},
+		// The quickstart's host: below 80 %, yet a runnable thread waits
+		// about half the time.
+		{"63 % of 2", Host{CPUs: 2, CPUBusyCores: f(1.26)}, &brokers, false, "below 80 % but not idle: a thread that became runnable found every CPU busy about 49 % of the time and waited on average about 0.66 times its own run (Erlang C), so the CPU may have added to the latency", false},
+		{"just under", Host{CPUs: 2, CPUBusyCores: f(1.59)}, &brokers, false, "may have added", false},
+		{"at the line", Host{CPUs: 2, CPUBusyCores: f(1.6), ToolCPUCores: f(0.3)}, &brokers, true, "brokers 1.20, streambench 0.30, everything else 0.10), at or above 80 %: a thread that became runnable found every CPU busy about 71 % of the time and waited on average about 1.8 times its own run", false},
+		{"saturated", Host{CPUs: 2, CPUBusyCores: f(2)}, nil, true, "threads that could run queued for a CPU all the time", false},
+		{"many cores", Host{CPUs: 16, CPUBusyCores: f(3)}, nil, false, "3.00 of 16 cores): a thread that became runnable found every CPU busy under 1 % of the time and waited on average under 0.01 times its own run (Erlang C), so the CPU added little", false},
 		{"no CPU figure", Host{CPUs: 2}, &brokers, false, "", true},
 	}
 	for _, tt := range tests {
@@ -220,6 +224,27 @@ func TestJudgeCPU(t *testing.T) {
 				t.Errorf("bound %v, verdict %q; want bound %v and %q", h.CPUBound, h.CPUVerdict, tt.bound, tt.verdict)
 			}
 		})
+	}
+}
+
+// TestErlangC against the figures CPUBoundShare's comment cites, and the
+// one-CPU case, where the chance of waiting is the busy share itself.
+func TestErlangC(t *testing.T) {
+	for _, tc := range []struct {
+		c              int
+		rho            float64
+		wait, meanWait float64
+	}{
+		{2, 0.8, 0.711, 1.778},
+		{8, 0.8, 0.458, 0.286},
+		{2, 0.63, 0.487, 0.658},
+		{1, 0.5, 0.5, 1},
+		{2, 0, 0, 0},
+	} {
+		w, m := erlangC(tc.c, tc.rho)
+		if math.Abs(w-tc.wait) > 0.001 || math.Abs(m-tc.meanWait) > 0.001 {
+			t.Errorf("erlangC(%d, %.2f) = %.4f, %.4f; want %.3f, %.3f", tc.c, tc.rho, w, m, tc.wait, tc.meanWait)
+		}
 	}
 }
 

@@ -686,11 +686,19 @@ func TestVerificationLabel(t *testing.T) {
 	verified, _ := TranslateFor(v1.SystemPulsar, "4.0.7", level(2))
 	unverified, _ := TranslateFor(v1.SystemPulsar, "4.0.12", level(2))
 	plain, _ := Translate(v1.SystemPulsar, level(2))
+	// Kafka 4.1.1: the sync-delay experiment covers it, the replica-stall
+	// one does not.
+	strimzi, _ := TranslateFor(v1.SystemKafka, "4.1.1", level(2))
+	// One replica: nothing to wait for but the leader.
+	one, _ := TranslateFor(v1.SystemKafka, "4.3.1", level(2))
+	one.Kafka.ReplicationFactor = 1
 	for _, tc := range []struct {
 		eff  *v1.EffectiveDurability
 		want string
 	}{
-		{&verified, "verified for Pulsar 4.0.7"},
+		{&verified, "verified for Pulsar 4.0.7 (where syncs fall; the replicas an ack waits for, at 3)"},
+		{&strimzi, "verified for Kafka 4.1.1 (where syncs fall; the replicas an ack waits for as configured)"},
+		{&one, "verified for Kafka 4.3.1 (where syncs fall)"},
 		{&unverified, "as configured, not verified"},
 		{&plain, "as configured, not verified"},
 		{nil, "as configured, not verified"},

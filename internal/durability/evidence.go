@@ -52,7 +52,7 @@ func Establish(eff *v1alpha1.EffectiveDurability, system v1alpha1.System, versio
 		eff.Verification = v1alpha1.Verified
 		eff.Explanation = fmt.Sprintf("Level %d as configured, verified by the sync-delay experiment on %s %s "+
 			"(hack/durability-experiment, docs/methodology.md): %s",
-			eff.AchievedLevel, name, version, evidence(system, *eff))
+			eff.AchievedLevel, name, version, evidence(system, *eff)) + ackWaitNote(system, version, *eff)
 		return
 	}
 	eff.Verification = v1alpha1.NotVerified
@@ -62,7 +62,7 @@ func Establish(eff *v1alpha1.EffectiveDurability, system v1alpha1.System, versio
 	}
 	eff.Explanation = fmt.Sprintf("Level %d as configured, not verified: the sync-delay experiment (docs/methodology.md) covers %s %s only and %s; "+
 		"rerun hack/durability-experiment on that version to verify it.%s",
-		eff.AchievedLevel, name, strings.Join(experimentVersions[system], ", "), what, costNote(system, *eff))
+		eff.AchievedLevel, name, strings.Join(experimentVersions[system], ", "), what, costNote(system, *eff)) + ackWaitNote(system, version, *eff)
 }
 
 // evidence is what the experiment showed for the level's settings.
@@ -107,13 +107,26 @@ func SystemName(system v1alpha1.System) string {
 	return string(system)
 }
 
-// VerificationLabel is how reports show the verification: "verified for
-// Kafka 4.3.1", or "as configured, not verified".
+// VerificationLabel is how reports show the verification, naming what
+// was verified: "verified for Kafka 4.3.1 (where syncs fall; the replicas
+// an ack waits for, at 3)", "verified for Kafka 4.1.1 (where syncs fall)"
+// where one replica makes the second property moot, "… the replicas an
+// ack waits for as configured" where the replica-stall experiment does not
+// cover the version or the replication, or "as configured, not verified".
 func VerificationLabel(eff *v1alpha1.EffectiveDurability) string {
-	if eff != nil && eff.Verification == v1alpha1.Verified && eff.BrokerVersion != "" {
-		return "verified for " + SystemName(systemOf(eff)) + " " + eff.BrokerVersion
+	if eff == nil || eff.Verification != v1alpha1.Verified || eff.BrokerVersion == "" {
+		return "as configured, not verified"
 	}
-	return "as configured, not verified"
+	sys := systemOf(eff)
+	what := "where syncs fall"
+	if w, ok := AckWaitOf(*eff); ok && w.Of >= 2 {
+		if stallMeasured(sys, eff.BrokerVersion, w.Of) {
+			what += fmt.Sprintf("; the replicas an ack waits for, at %d", w.Of)
+		} else {
+			what += "; the replicas an ack waits for as configured"
+		}
+	}
+	return "verified for " + SystemName(sys) + " " + eff.BrokerVersion + " (" + what + ")"
 }
 
 func systemOf(eff *v1alpha1.EffectiveDurability) v1alpha1.System {

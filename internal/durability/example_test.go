@@ -62,7 +62,7 @@ func ExampleTranslateFor() {
 
 	// Output:
 	// requested 1 achieved 1 local Sync on 4.3.1 Verified
-	//   report: verified for Kafka 4.3.1
+	//   report: verified for Kafka 4.3.1 (where syncs fall; the replicas an ack waits for, at 3)
 	// requested 1 achieved 1 local Sync on 3.9.0 NotVerified
 	//   report: as configured, not verified
 	// topic map[flush.messages:1 flush.ms:0 min.insync.replicas:2 unclean.leader.election.enable:false]

@@ -26,8 +26,11 @@ func kafka(r Resolved) v1alpha1.EffectiveDurability {
 	broker := map[string]string{
 		KafkaBrokerDefaultReplicationFactor: replicas,
 		KafkaBrokerMinInsyncReplicas:        ackReplicas,
-		// As on the topic: acks=all only means "a majority has it" if an
-		// out-of-sync replica can never be elected leader.
+		// As on the topic: acks=all only means "every in-sync replica,
+		// at least min.insync.replicas, has it" if an out-of-sync replica
+		// can never be elected leader. (Every in-sync replica: 3 of 3
+		// while all keep up, not "a majority", the replica-stall
+		// experiment showed; ackwait.go.)
 		KafkaBrokerUncleanElection: "false",
 	}
 	producer := map[string]string{}

@@ -153,7 +153,7 @@ func TestDescribeDurability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := DescribeDurability(k1), "level 1 (sync replication, sync local), verified for Kafka 4.3.1"; got != want {
+	if got, want := DescribeDurability(k1), "level 1 (sync replication, sync local), verified for Kafka 4.3.1 (where syncs fall; the replicas an ack waits for, at 3)"; got != want {
 		t.Errorf("Kafka level 1: %q, want %q", got, want)
 	}
 	p2, err := durability.TranslateFor(v1alpha1.SystemPulsar, "", v1alpha1.DurabilitySpec{Level: &l2})

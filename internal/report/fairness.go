@@ -11,6 +11,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
+	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/testbed"
@@ -127,6 +128,18 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 		add(FlagDurability, "durability level %d achieved vs level %d", da.AchievedLevel, db.AchievedLevel)
 	} else if (da == nil) != (db == nil) {
 		add(FlagDurability, "the achieved durability of %s is not known", nameOfNil(a, b, da == nil))
+	} else if da != nil {
+		// The same level is not the same wait: the durability study calls
+		// Kafka's acks=all with min.insync.replicas 2 and Pulsar's ack
+		// quorum 2 of 3 both "2 acks", but the replica-stall experiment
+		// shows Kafka's waiting for every in-sync replica (3 of 3 while
+		// they keep up), so its tail is its slowest follower's.
+		wa, oka := dur.AckWaitOf(*da)
+		wb, okb := dur.AckWaitOf(*db)
+		if oka && okb && wa.Healthy != wb.Healthy {
+			add(FlagDurability, "level %d on both, but an acknowledgement waits for %s vs %s (docs/methodology.md, the replica-stall experiment): the latencies differ by whom they wait for; compare with a twin whose wait matches (e.g. Pulsar with ack quorum = write quorum)",
+				da.AchievedLevel, wa.Description, wb.Description)
+		}
 	}
 
 	if workloadKey(sa.Workload) != workloadKey(sb.Workload) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
@@ -79,6 +80,9 @@ func TestFlags(t *testing.T) {
 		{"Pulsar's data path gets more CPU", func(_, p *results.Summary) { p.Testbed.Topology.Components[2].CPURequest = "4" },
 			FlagEnvelope, "the data path's CPU requests total 24.0 vs 27.0 cores"},
 		{"durability achieved differs", func(k, _ *results.Summary) { k.Durability.AchievedLevel = 4 }, FlagDurability, "durability level 4 achieved vs level 2"},
+		{"the study's \"2 acks\": the same level, not the same wait", func(k, p *results.Summary) {
+			k.Durability, p.Durability = translated(t, v1alpha1.SystemKafka, level2), translated(t, v1alpha1.SystemPulsar, level2)
+		}, FlagDurability, "level 2 on both, but an acknowledgement waits for every in-sync replica: 3 of 3 while all keep up, down to min.insync.replicas 2 once the leader drops a lagging one from the ISR (replica.lag.time.max.ms) (acks=all) vs 2 of 3 bookies"},
 		{"workload differs", func(_, p *results.Summary) { p.Workload.MessageSize = 100 }, FlagWorkload, "different workloads"},
 		{"load generator behind", func(_, p *results.Summary) { p.Phases[0].SendDelayMs.P99 = 40 }, FlagLoadGenerator, "pulsar: the load generator fell behind its schedule (send delay p99 40.00 ms > 5.00 ms)"},
 	}
@@ -91,6 +95,35 @@ func TestFlags(t *testing.T) {
 				t.Fatalf("flags %v, want one %s flag containing %q", flags, tc.kind, tc.text)
 			}
 		})
+	}
+}
+
+var level2 = v1alpha1.DurabilitySpec{Level: ptrLevel(v1alpha1.Level2)}
+
+func ptrLevel(l v1alpha1.Level) *v1alpha1.Level { return &l }
+
+func translated(t *testing.T, sys v1alpha1.System, spec v1alpha1.DurabilitySpec) *v1alpha1.EffectiveDurability {
+	t.Helper()
+	eff, err := dur.TranslateFor(sys, dur.StallVersions(sys)[0], spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &eff
+}
+
+// TestFlagsMatchedAckWait: Pulsar with ack quorum = write quorum waits for
+// as many replicas as Kafka's acks=all while all keep up: no flag.
+func TestFlagsMatchedAckWait(t *testing.T) {
+	runs := fairTwins()
+	runs[0].Summary.Durability = translated(t, v1alpha1.SystemKafka, level2)
+	runs[1].Summary.Durability = translated(t, v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationSync, Replicas: 3, AckReplicas: 3},
+		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, Journal: v1alpha1.JournalWrite}})
+	if runs[1].Summary.Durability.AchievedLevel != v1alpha1.Level2 {
+		t.Fatalf("Pulsar with ack quorum 3: level %d, want 2", runs[1].Summary.Durability.AchievedLevel)
+	}
+	if f := Flags(runs, DefaultFairness); len(f) != 0 {
+		t.Errorf("the matched twin was flagged: %v", f)
 	}
 }
 

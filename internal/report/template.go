@@ -192,7 +192,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </section>{{end}}
 
 {{with .BrokerRes}}<section id="broker-resources"><h2>Broker resources</h2>
-<p class="muted" style="margin-top:0;font-size:13px">What the brokers used over the measured phase, {{.Window}}, read from {{if eq .Source "proc"}}the broker processes' /proc files and GC logs{{else}}{{.Source}}{{end}}. Rates are averages over the window; GC pause is the total within it.</p>
+<p class="muted" style="margin-top:0;font-size:13px">What the brokers used over the measured phase, {{.Window}}, read from {{if eq .Source "proc"}}the broker processes' /proc files and GC logs{{else}}{{.Source}}{{end}}. Rates are averages over the window; GC pause is the total of the JVMs' pauses within it (stop-the-world time only: not ZGC's or G1's concurrent work).</p>
 <table><thead><tr><th>broker</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="n">{{$c}}</td>{{else}}<td class="code">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>

@@ -33,6 +33,8 @@ var source []byte
 const (
 	EnvDelayMicros = "STREAMBENCH_SYNC_DELAY_US"
 	EnvTrace       = "STREAMBENCH_SYNC_TRACE"
+	EnvStallPath   = "STREAMBENCH_SYNC_STALL_PATH"
+	EnvStallFlag   = "STREAMBENCH_SYNC_STALL_FLAG"
 )
 
 // Calls the shim delays, as they appear in a trace.
@@ -83,6 +85,29 @@ func Env(lib string, delay time.Duration, trace string) []string {
 		env = append(env, EnvTrace+"="+trace)
 	}
 	return env
+}
+
+// StallEnv is the environment that loads lib into a process with no delay
+// and stalls its syncs of the files under path (a prefix of their paths)
+// for as long as the file flag exists: Stall creates it, the returned
+// function removes it. A sync already stalled returns within a
+// millisecond of the removal.
+func StallEnv(lib, path, flag string) []string {
+	return []string{"LD_PRELOAD=" + lib, EnvDelayMicros + "=0", EnvStallPath + "=" + path, EnvStallFlag + "=" + flag}
+}
+
+// Stall starts stalling the syncs StallEnv selects, until the returned
+// function is called.
+func Stall(flag string) (release func() error, err error) {
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		return nil, fmt.Errorf("syncdelay: starting a stall: %w", err)
+	}
+	return func() error {
+		if err := os.Remove(flag); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("syncdelay: ending a stall: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // Sync is one delayed call of a trace.

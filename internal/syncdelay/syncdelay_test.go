@@ -99,3 +99,63 @@ func TestParseTrace(t *testing.T) {
 		t.Errorf("a line of the old format: %v, want an error naming line 1", err)
 	}
 }
+
+// TestShimStallsOnePath: sync(1) of a file under the stall path does not
+// return while the flag exists, and returns once it is removed; a file
+// elsewhere is not stalled.
+func TestShimStallsOnePath(t *testing.T) {
+	dir := t.TempDir()
+	lib, err := Build(context.Background(), filepath.Join(dir, "lib"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled, other := filepath.Join(dir, "bookie2", "journal"), filepath.Join(dir, "bookie1", "journal")
+	for _, f := range []string{stalled, other} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flag := filepath.Join(dir, "stall")
+	env := append(os.Environ(), StallEnv(lib, filepath.Join(dir, "bookie2")+"/", flag)...)
+	release, err := Stall(flag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = release() }()
+
+	// Elsewhere: passes through although the flag exists.
+	cmd := exec.Command("sync", other)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sync %s: %v\n%s", other, err, out)
+	}
+
+	cmd = exec.Command("sync", stalled)
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// Not a time bound on the machine's speed: whatever the load, the
+	// call cannot return while the flag exists.
+	select {
+	case err := <-done:
+		t.Fatalf("sync of a file under the stall path returned while stalled: %v", err)
+	case <-time.After(time.Second):
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("sync after the stall: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("sync of a file under the stall path still stalled a minute after the flag was removed")
+	}
+}

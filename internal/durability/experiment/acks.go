@@ -31,6 +31,7 @@ type ack struct{ send, acked time.Time }
 type recorder struct {
 	mu     sync.Mutex
 	acks   []ack
+	sends  []time.Time
 	topics []string
 }
 
@@ -38,7 +39,20 @@ type recorder struct {
 func (r *recorder) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.acks, r.topics = nil, nil
+	r.acks, r.sends, r.topics = nil, nil, nil
+}
+
+// sentBetween counts the messages sent in [from, to), acknowledged or not.
+func (r *recorder) sentBetween(from, to time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, s := range r.sends {
+		if !s.Before(from) && s.Before(to) {
+			n++
+		}
+	}
+	return n
 }
 
 // take returns what was recorded since the last reset.
@@ -88,6 +102,9 @@ type recordingProducer struct {
 // time when its callback runs; failed sends are not acks.
 func (p recordingProducer) Send(ctx context.Context, key, payload []byte, tag driver.Tag, onAck driver.Acker) {
 	send := time.Now()
+	p.r.mu.Lock()
+	p.r.sends = append(p.r.sends, send)
+	p.r.mu.Unlock()
 	p.Producer.Send(ctx, key, payload, tag, driver.AckFunc(func(err error) {
 		if err == nil {
 			acked := time.Now()

@@ -26,6 +26,17 @@
  *                              descriptor), so a test can prove the shim was
  *                              loaded, and tell which syncs of which files
  *                              fell between a message's send and its ack.
+ *   STREAMBENCH_SYNC_STALL_PATH and STREAMBENCH_SYNC_STALL_FLAG
+ *                              while the flag file exists, a covered call
+ *                              on a file whose path starts with the stall
+ *                              path does not return (it polls the flag
+ *                              every millisecond): a disk that hung, to the
+ *                              process, and a replica that stopped
+ *                              answering, to the replicas beside it. The
+ *                              replica-stall experiment stalls one bookie's
+ *                              journal this way: the Pulsar standalone runs
+ *                              every bookie in one JVM, so a signal cannot
+ *                              stop one alone.
  *
  * Build: cc -shared -fPIC -O2 -o syncdelay.so syncdelay.c -ldl
  */
@@ -42,6 +53,9 @@
 
 static long delay_us = -1;
 static int trace_fd = -2;
+static const char *stall_path;
+static const char *stall_flag;
+static size_t stall_len;
 
 static void init(void) {
 	if (delay_us < 0) {
@@ -53,6 +67,13 @@ static void init(void) {
 	if (trace_fd == -2) {
 		const char *t = getenv("STREAMBENCH_SYNC_TRACE");
 		trace_fd = t && *t ? open(t, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+		const char *p = getenv("STREAMBENCH_SYNC_STALL_PATH");
+		const char *f = getenv("STREAMBENCH_SYNC_STALL_FLAG");
+		if (p && *p && f && *f) {
+			stall_path = p;
+			stall_flag = f;
+			stall_len = strlen(p);
+		}
 	}
 }
 
@@ -62,8 +83,9 @@ static long long now_ns(void) {
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* delay sleeps the configured time and traces the call that started at
- * start on fd (-1: none); nanosleep is restarted after a signal so the
+/* delay sleeps the configured time, stalls a call on a file under the
+ * stall path while the stall flag exists, and traces the call that started
+ * at start on fd (-1: none); nanosleep is restarted after a signal so the
  * delay is never cut short. errno is kept for the caller. */
 static void delay(const char *call, int fd, long long start) {
 	int saved = errno;
@@ -73,21 +95,26 @@ static void delay(const char *call, int fd, long long start) {
 		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 			;
 	}
+	char path[512] = "-";
+	if ((trace_fd >= 0 || stall_path) && fd >= 0) {
+		char link[64];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, path, sizeof path - 1);
+		path[n > 0 ? n : 0] = 0;
+		if (n <= 0)
+			strcpy(path, "-");
+	}
+	if (stall_path && strncmp(path, stall_path, stall_len) == 0) {
+		struct timespec ms = {0, 1000000};
+		while (access(stall_flag, F_OK) == 0)
+			nanosleep(&ms, NULL);
+	}
 	if (trace_fd >= 0) {
-		char path[512] = "-";
-		if (fd >= 0) {
-			char link[64];
-			snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-			ssize_t n = readlink(link, path, sizeof path - 1);
-			path[n > 0 ? n : 0] = 0;
-			if (n <= 0)
-				strcpy(path, "-");
-			/* one line per call: a path with a newline or space would
-			 * split it */
-			for (char *c = path; *c; c++)
-				if (*c == '\n' || *c == ' ')
-					*c = '?';
-		}
+		/* one line per call: a path with a newline or space would
+		 * split it */
+		for (char *c = path; *c; c++)
+			if (*c == '\n' || *c == ' ')
+				*c = '?';
 		char line[640];
 		int n = snprintf(line, sizeof line, "%s %d %lld %lld %s\n", call, (int)getpid(), start, now_ns(), path);
 		if (n > 0)

@@ -1,0 +1,139 @@
+package experiment
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
+)
+
+// TestAcksWaitFor is the replica-stall experiment (docs/methodology.md).
+// On three real Kafka nodes, with one follower stopped for half of
+// replica.lag.time.max.ms, writes at acks=all (levels 1 and 2, with
+// min.insync.replicas 2) must be held until it runs again — the leader
+// waits for every in-sync replica, not for a majority — while it stays in
+// the ISR; writes at acks=1 (levels 3 and 4) must not be held. Stopped for
+// twice that bound, the follower must be dropped from the ISR and the
+// held writes acknowledged before it runs again, no sooner than the bound.
+// On a Pulsar standalone with three bookies, with one bookie's journal
+// syncs stalled, writes with ack quorum 2 of 3 (level 1) and 1 (level 3)
+// must not be held, and writes with ack quorum 3 must be. The verdicts
+// count which messages were held until the stall ended, against how many
+// took as long anyway, so a busy machine cannot make them. About 3
+// minutes of wall time on 2 cores.
+func TestAcksWaitFor(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	rs, err := RunStalls(ctx, StallOptions{Dir: t.TempDir(), Log: t.Logf})
+	t.Logf("%d stalls in %s; load %s\n%s", len(rs), time.Since(start).Round(time.Second), uptime(), StallTable(rs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != len((StallOptions{}).StallCells()) {
+		t.Fatalf("%d results for %d cells", len(rs), len((StallOptions{}).StallCells()))
+	}
+	// What runs report (internal/durability/ackwait.go) must name the
+	// versions this measured.
+	for _, r := range rs {
+		if !slices.Contains(durability.StallVersions(r.Cell.System), r.Version) {
+			t.Errorf("the replica-stall experiment ran %s %s, but internal/durability lists %v; add it to stallVersions",
+				r.Cell.System, r.Version, durability.StallVersions(r.Cell.System))
+		}
+	}
+	want := func(c StallCell) Waits {
+		if c.System == v1alpha1.SystemKafka && c.Level <= v1alpha1.Level2 || c.AckAll {
+			return WaitsForStalled
+		}
+		return WaitsNotForStalled
+	}
+	for _, r := range rs {
+		t.Run(r.Cell.Name(), func(t *testing.T) {
+			if r.Cell.System == v1alpha1.SystemKafka && (r.Leader == r.Follower || !slices.Contains(r.ISRBefore, r.Follower) || len(r.ISRBefore) != 3) {
+				t.Fatalf("leader %d, stopped follower %d, ISR before the stall %v: want a follower in an ISR of 3", r.Leader, r.Follower, r.ISRBefore)
+			}
+			if r.Early < 100 {
+				t.Errorf("only %d messages sent early in the stall were acknowledged; a verdict on so few says little", r.Early)
+			}
+			if r.Cell.PastLag {
+				d, ok := r.DroppedAfter()
+				if !ok {
+					t.Fatalf("stopped for %s, past replica.lag.time.max.ms %s: ISR during the stall %v, first ack %s into it; want the follower dropped and the acks resumed before it ran again",
+						r.Cell.Stall, r.LagMax, r.ISRDuring, r.Resumed)
+				}
+				// Acks resume once the leader drops the follower, which
+				// it does at a check every LagMax/2 after LagMax without a
+				// fetch: a busy machine can only make that later.
+				if d < r.LagMax*9/10 {
+					t.Errorf("acks resumed %s into the stall, before replica.lag.time.max.ms %s: the leader did not wait for the in-sync follower", d, r.LagMax)
+				}
+				return
+			}
+			v, err := r.Verdict()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != want(r.Cell) {
+				t.Errorf("level %d (%s): the acks %s (%d of %d early messages held, %.0f %% by chance); want: %s", r.Cell.Level, r.Settings, v, r.Held, r.Early, 100*r.Chance, want(r.Cell))
+			}
+			// The brokers' view: a stall of half the bound leaves the
+			// follower in the ISR, which is why acks=all waits for it.
+			if r.ISRDuring != nil && !slices.Contains(r.ISRDuring, r.Follower) {
+				t.Errorf("ISR during a stall of %s: %v, without the stopped follower %d", r.Cell.Stall, r.ISRDuring, r.Follower)
+			}
+		})
+	}
+}
+
+// TestReadStall: which messages the verdict counts, on acks made up around
+// a stall of 4 s from t0+3s: early ones held until it ends, or not.
+func TestReadStall(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	from, to := t0.Add(3*time.Second), t0.Add(7*time.Second)
+	msgs := func(held bool, slowShare float64) []ack {
+		var as []ack
+		for i := 0; i < 1000; i++ {
+			send := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+			lat := 3 * time.Millisecond
+			if send.Before(from) && float64(i%100) < 100*slowShare {
+				lat = 2500 * time.Millisecond
+			}
+			acked := send.Add(lat)
+			if held && !send.Before(from) && send.Before(to) {
+				acked = to.Add(time.Duration(i%7) * time.Millisecond)
+			}
+			as = append(as, ack{send: send, acked: acked})
+		}
+		return as
+	}
+	for _, tc := range []struct {
+		name  string
+		acks  []ack
+		sent  int
+		want  Waits
+		fails bool
+	}{
+		{"held until it ended", msgs(true, 0), 400, WaitsForStalled, false},
+		{"not held", msgs(false, 0), 400, WaitsNotForStalled, false},
+		{"not held, a busy machine", msgs(false, 0.1), 400, WaitsNotForStalled, false},
+		{"too slow to tell", msgs(false, 0.5), 400, WaitsUnknown, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := readStall(tc.acks, tc.sent, t0, from, to)
+			r.Cell = StallCell{System: v1alpha1.SystemKafka, Level: v1alpha1.Level2, Stall: 4 * time.Second}
+			if r.Early != 200 {
+				t.Errorf("early %d, want the 200 sent in the stall's first 2 s", r.Early)
+			}
+			v, err := r.Verdict()
+			if v != tc.want || (err != nil) != tc.fails {
+				t.Errorf("verdict %s (%v), want %s; held %d of %d, chance %.2f", v, err, tc.want, r.Held, r.Early, r.Chance)
+			}
+			if r.Unacked != 0 {
+				t.Errorf("unacked %d", r.Unacked)
+			}
+		})
+	}
+}
