@@ -60,8 +60,8 @@ const (
 	// (TestPauseCollectors). Serial's, Parallel's and G1's young and old
 	// beans, and ZGC's "Pauses" beans, time pauses.
 	NotPauseCollectors = `.*(Cycles|Concurrent).*`
-	MetricJournalAdd       = "bookie_journal_JOURNAL_ADD_ENTRY"
-	MetricLedgerWrite      = "pulsar_storage_ledger_write_latency"
+	MetricJournalAdd   = "bookie_journal_JOURNAL_ADD_ENTRY"
+	MetricLedgerWrite  = "pulsar_storage_ledger_write_latency"
 )
 
 // IsPauseCollector says whether a collector bean (the gc label) times
