@@ -2,6 +2,7 @@ package strimzi
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +43,7 @@ func TestMetricsConfigMap(t *testing.T) {
 
 type exporterConfig struct {
 	LowercaseOutputName bool           `json:"lowercaseOutputName"`
+	IncludeObjectNames  []string       `json:"includeObjectNames"`
 	Rules               []exporterRule `json:"rules"`
 }
 
@@ -78,6 +80,29 @@ func TestMetricsRules(t *testing.T) {
 	}
 	if !cfg.LowercaseOutputName {
 		t.Errorf("lowercaseOutputName is off; metric names would keep Kafka's CamelCase")
+	}
+	// Every rule reads MBeans the exporter queries (includeObjectNames):
+	// its domain and type, and for RequestMetrics each request it names.
+	mbean := regexp.MustCompile(`^([a-z.]+)<type=([A-Za-z]+)`)
+	requests := regexp.MustCompile(`request=\(?([A-Za-z|]+)\)?>`)
+	for i, r := range cfg.Rules {
+		m := mbean.FindStringSubmatch(r.Pattern)
+		if m == nil {
+			t.Errorf("rule %d: pattern %q names no domain<type=...>", i, r.Pattern)
+			continue
+		}
+		want := []string{m[1] + ":type=" + m[2] + ",*"}
+		if q := requests.FindStringSubmatch(r.Pattern); q != nil {
+			want = nil
+			for _, req := range strings.Split(q[1], "|") {
+				want = append(want, m[1]+":type="+m[2]+",request="+req+",*")
+			}
+		}
+		for _, w := range want {
+			if !slices.Contains(cfg.IncludeObjectNames, w) {
+				t.Errorf("rule %d (%s) reads MBeans includeObjectNames leaves out: want %q in %q", i, r.Pattern, w, cfg.IncludeObjectNames)
+			}
+		}
 	}
 	res := make([]*regexp.Regexp, len(cfg.Rules))
 	for i, r := range cfg.Rules {
