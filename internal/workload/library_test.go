@@ -425,4 +425,31 @@ func TestDurabilityMatrixSamples(t *testing.T) {
 	if errs := Validate(w, field.NewPath("spec", "workload")); len(errs) > 0 {
 		t.Errorf("the samples' workload is invalid: %v", errs.ToAggregate())
 	}
+
+	// The matched twin: run-ack2-async-pulsar.yaml but for the ack quorum,
+	// at the same level as run-ack2-async.yaml and waiting for as many
+	// replicas as Kafka's acks=all while they keep up.
+	const matched = "run-ack2-async-pulsar-aq3"
+	m, study := load(matched), load("run-ack2-async-pulsar")
+	if m.Name != matched || !strings.Contains(string(kustomization), "- "+matched+".yaml\n") {
+		t.Errorf("%s.yaml: named %q, listed in the kustomization: %v", matched, m.Name, strings.Contains(string(kustomization), matched))
+	}
+	mm, ms := m, study
+	mm.Name, ms.Name, mm.Spec.Durability, ms.Spec.Durability = "", "", nil, nil
+	if !reflect.DeepEqual(mm.Spec, ms.Spec) {
+		t.Errorf("%s.yaml differs from run-ack2-async-pulsar.yaml in more than its durability", matched)
+	}
+	effM, err := durability.TranslateFor(v1alpha1.SystemPulsar, durability.StallVersions(v1alpha1.SystemPulsar)[0], *m.Spec.Durability)
+	if err != nil {
+		t.Fatalf("%s.yaml: %v", matched, err)
+	}
+	effK, err := durability.TranslateFor(v1alpha1.SystemKafka, durability.StallVersions(v1alpha1.SystemKafka)[0], *reference.Spec.Durability)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wm, _ := durability.AckWaitOf(effM)
+	wk, _ := durability.AckWaitOf(effK)
+	if effM.AchievedLevel != effK.AchievedLevel || wm.Healthy != wk.Healthy || wm.Healthy != 3 {
+		t.Errorf("%s.yaml: level %d waiting for %s; run-ack2-async.yaml: level %d waiting for %s", matched, effM.AchievedLevel, wm.Description, effK.AchievedLevel, wk.Description)
+	}
 }

@@ -193,11 +193,20 @@ var _ = SynchronizedAfterSuite(func() {
 		// finalizers.
 		_ = k8s.DeleteAllOf(ctx, &v1alpha1.BenchmarkSuite{}, client.InNamespace(testNS))
 		_ = k8s.DeleteAllOf(ctx, &v1alpha1.BenchmarkRun{}, client.InNamespace(testNS))
+		// 5 minutes: a run's teardown waits until its Jobs, brokers and
+		// monitors are gone, which on a busy cold CI run (the managed
+		// specs' brokers still running in the other processes) took
+		// longer than 2 minutes for an existing-cluster run. What is left
+		// is named with its phase and conditions, not dumped whole.
 		Eventually(func(g Gomega) {
 			var runs v1alpha1.BenchmarkRunList
 			g.Expect(k8s.List(ctx, &runs, client.InNamespace(testNS))).To(Succeed())
-			g.Expect(runs.Items).To(BeEmpty())
-		}).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+			var left []string
+			for _, r := range runs.Items {
+				left = append(left, fmt.Sprintf("%s (phase %s, finalizers %v, conditions %v)", r.Name, r.Status.Phase, r.Finalizers, conditionSummary(r.Status.Conditions)))
+			}
+			g.Expect(left).To(BeEmpty(), "runs whose teardown has not ended; pods: %s", podSummary(testNS))
+		}).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		_ = k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}})
 	}
 }, func() {
@@ -208,6 +217,15 @@ var _ = SynchronizedAfterSuite(func() {
 		uninstallOperator()
 	}
 })
+
+// conditionSummary is each condition's type, status and reason.
+func conditionSummary(cs []metav1.Condition) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Type+"="+string(c.Status)+"/"+c.Reason)
+	}
+	return out
+}
 
 // kubectl runs kubectl against the suite's cluster and returns its stdout;
 // a failure fails the spec with stderr.
