@@ -127,23 +127,7 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config, ns string) string {
 // TestReportFromCluster reads a BenchmarkRun's results ConfigMap from a
 // real kube-apiserver (envtest) with the CRDs installed.
 func TestReportFromCluster(t *testing.T) {
-	crds, err := apiservertest.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := apiservertest.New(crds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping envtest: %v", err)
-		}
-	})
+	cfg := apiservertest.Start(t)
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

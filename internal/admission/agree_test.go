@@ -234,23 +234,7 @@ func dump(t *testing.T, v any) string {
 // config/crd/bases installed, and returns a client of it.
 func startAPIServer(t *testing.T) client.Client {
 	t.Helper()
-	crds, err := apiservertest.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := apiservertest.New(crds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping envtest: %v", err)
-		}
-	})
+	cfg := apiservertest.Start(t)
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)

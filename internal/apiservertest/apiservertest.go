@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -42,6 +44,30 @@ func New(crdDirs ...string) (*envtest.Environment, error) {
 		ControlPlaneStartTimeout: StartTimeout,
 		ControlPlaneStopTimeout:  StopTimeout,
 	}, nil
+}
+
+// Start starts a control plane with streambench's CRDs for the test and
+// stops it when the test ends; it returns the admin config.
+func Start(t testing.TB) *rest.Config {
+	t.Helper()
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := New(crds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping envtest: %v", err)
+		}
+	})
+	return cfg
 }
 
 // CRDs is the directory of streambench's own CRDs (config/crd/bases).

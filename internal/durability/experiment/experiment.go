@@ -451,12 +451,18 @@ func measured(snaps []stats.Snapshot) (from, to time.Time, ok bool) {
 // workload is one producer on one partition at a fixed rate, without
 // consumers: only the publish latency (ack - send) answers the question.
 func workload(c Cell, o Options) v1alpha1.WorkloadSpec {
+	return oneProducer("durability-"+c.Name(), o.Rate, o.MessageSize, o.Warmup, o.Measure)
+}
+
+// oneProducer is a workload of one producer on one partition at rate, with
+// no subscription, warming up for warm and measuring for measure.
+func oneProducer(name string, rate int64, size int32, warm, measure time.Duration) v1alpha1.WorkloadSpec {
 	zero := int32(0)
-	warm, measure := o.Warmup.Minutes(), o.Measure.Minutes()
+	w, m := warm.Minutes(), measure.Minutes()
 	return v1alpha1.WorkloadSpec{
-		Name: "durability-" + c.Name(), Topics: 1, PartitionsPerTopic: 1, MessageSize: o.MessageSize,
+		Name: name, Topics: 1, PartitionsPerTopic: 1, MessageSize: size,
 		ProducersPerTopic: 1, SubscriptionsPerTopic: &zero, ConsumerPerSubscription: 1,
-		ProducerRate: o.Rate, WarmupDurationMinutes: &warm, TestDurationMinutes: &measure,
+		ProducerRate: rate, WarmupDurationMinutes: &w, TestDurationMinutes: &m,
 	}
 }
 

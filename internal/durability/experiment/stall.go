@@ -500,15 +500,9 @@ func runStall(ctx context.Context, o StallOptions, c StallCell, brokers v1alpha1
 	rec.reset()
 	cfg := driver.Config{System: c.System, Durability: eff, Brokers: brokers,
 		RunID: fmt.Sprintf("st%s%d", strings.NewReplacer("-", "", ".", "").Replace(c.Name()), time.Now().UnixNano()%1e6)}
-	zero := int32(0)
 	// The measured phase: Before, the stall, and half as long again and
 	// 3 s after it for the held messages to drain.
-	warm, measure := o.Warmup.Minutes(), (o.Before + c.Stall + c.Stall/2 + 3*time.Second).Minutes()
-	wl := v1alpha1.WorkloadSpec{
-		Name: "stall-" + c.Name(), Topics: 1, PartitionsPerTopic: 1, MessageSize: o.MessageSize,
-		ProducersPerTopic: 1, SubscriptionsPerTopic: &zero, ConsumerPerSubscription: 1,
-		ProducerRate: o.Rate, WarmupDurationMinutes: &warm, TestDurationMinutes: &measure,
-	}
+	wl := oneProducer("stall-"+c.Name(), o.Rate, o.MessageSize, o.Warmup, o.Before+c.Stall+c.Stall/2+3*time.Second)
 
 	measuring := make(chan time.Time, 1)
 	var once sync.Once
