@@ -101,7 +101,10 @@ type StallOptions struct {
 	// a third of Kafka's 30 s default, so the past-lag cell stays short);
 	// the past-lag cell stalls twice LagMax: the leader checks for lagging
 	// replicas every LagMax/2, so it drops a stopped one between LagMax
-	// and 1.5 LagMax after its last fetch.
+	// and 1.5 LagMax after its last fetch. It must stay below the KRaft
+	// broker.session.timeout.ms (9 s): a stopped broker also stops
+	// heartbeating, and at 12 s the controller fenced it (and so dropped it
+	// from the ISR) 8.5 s into the stall, before the lag bound.
 	LagMax time.Duration
 	// Rate in messages per second of the one producer (default 200) and
 	// MessageSize in bytes (default 1024).
