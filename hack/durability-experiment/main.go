@@ -12,7 +12,7 @@
 // (internal/durability/experiment/stall.go), and prints its table.
 //
 //	go run ./hack/durability-experiment [--delay 30ms] [--measure 4s] [--only kafka|pulsar]
-//	go run ./hack/durability-experiment --stall [--stall-for 4s] [--lag-max 8s]
+//	go run ./hack/durability-experiment --stall [--stall-for 4s] [--lag-max 12s]
 //
 // Needs Go, a C compiler (cc), Java 17+ and Maven; the brokers it starts are
 // stopped before it returns.
@@ -41,7 +41,7 @@ func main() {
 	quiet := flag.Bool("quiet", false, "print only the table")
 	stall := flag.Bool("stall", false, "run the replica-stall experiment (how many replicas an ack waits for) instead")
 	stallFor := flag.Duration("stall-for", 4*time.Second, "with --stall: how long a replica is stopped (under --lag-max)")
-	lagMax := flag.Duration("lag-max", 8*time.Second, "with --stall: the Kafka brokers' replica.lag.time.max.ms")
+	lagMax := flag.Duration("lag-max", 12*time.Second, "with --stall: the Kafka brokers' replica.lag.time.max.ms")
 	flag.Parse()
 	if *stall {
 		os.Exit(runStalls(*stallFor, *lagMax, *rate, *quiet))

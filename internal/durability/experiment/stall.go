@@ -94,17 +94,19 @@ func (c StallCell) Spec() v1alpha1.DurabilitySpec {
 
 // StallOptions configure RunStalls.
 type StallOptions struct {
-	// Stall is the short stall of every level (default 4 s): half of
-	// LagMax, so the leader still counts the follower in sync.
+	// Stall is the short stall of every level (default 4 s): a third of
+	// LagMax, so the leader still counts the follower in sync even when a
+	// busy machine had it fetching seconds late before the stall.
 	Stall time.Duration
-	// LagMax is the brokers' replica.lag.time.max.ms (default 8 s, under
-	// a third of Kafka's 30 s default, so the past-lag cell stays short);
+	// LagMax is the brokers' replica.lag.time.max.ms (default 12 s, under
+	// half of Kafka's 30 s default, so the past-lag cell stays short);
 	// the past-lag cell stalls twice LagMax: the leader checks for lagging
 	// replicas every LagMax/2, so it drops a stopped one between LagMax
-	// and 1.5 LagMax after its last fetch. It must stay below the KRaft
-	// broker.session.timeout.ms (9 s): a stopped broker also stops
-	// heartbeating, and at 12 s the controller fenced it (and so dropped it
-	// from the ISR) 8.5 s into the stall, before the lag bound.
+	// and 1.5 LagMax after its last fetch. The brokers' KRaft
+	// broker.session.timeout.ms is raised above the past-lag stall: a
+	// stopped broker also stops heartbeating, and with the default 9 s the
+	// controller fenced it (dropping it from the ISR) 8.5 s into a 24 s
+	// stall, before a 12 s lag bound; that is a second bound, not this one.
 	LagMax time.Duration
 	// Rate in messages per second of the one producer (default 200) and
 	// MessageSize in bytes (default 1024).
@@ -126,7 +128,7 @@ func (o *StallOptions) defaults() {
 		o.Stall = 4 * time.Second
 	}
 	if o.LagMax == 0 {
-		o.LagMax = 8 * time.Second
+		o.LagMax = 12 * time.Second
 	}
 	if o.Rate == 0 {
 		o.Rate = 200
@@ -378,7 +380,12 @@ func runKafkaStalls(ctx context.Context, o StallOptions, cells []StallCell, dir,
 	if err != nil {
 		return nil, err
 	}
-	broker := map[string]string{"replica.lag.time.max.ms": strconv.FormatInt(o.LagMax.Milliseconds(), 10)}
+	broker := map[string]string{
+		"replica.lag.time.max.ms": strconv.FormatInt(o.LagMax.Milliseconds(), 10),
+		// Above the past-lag stall (2 LagMax), so the controller does not
+		// fence the stopped broker first (see StallOptions.LagMax).
+		"broker.session.timeout.ms": strconv.FormatInt((3 * o.LagMax).Milliseconds(), 10),
+	}
 	for k, v := range base.Kafka.Broker {
 		broker[k] = v
 	}
