@@ -54,7 +54,16 @@ func Start(t testing.TB) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := New(crds)
+	cfg, _ := StartWith(t, crds)
+	return cfg
+}
+
+// StartWith starts a control plane with the CRDs of crdDirs for the test
+// and stops it when the test ends; it returns the admin config and the
+// environment (for AddUser).
+func StartWith(t testing.TB, crdDirs ...string) (*rest.Config, *envtest.Environment) {
+	t.Helper()
+	env, err := New(crdDirs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +76,7 @@ func Start(t testing.TB) *rest.Config {
 			t.Errorf("stopping envtest: %v", err)
 		}
 	})
-	return cfg
+	return cfg, env
 }
 
 // CRDs is the directory of streambench's own CRDs (config/crd/bases).

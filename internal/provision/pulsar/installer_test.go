@@ -190,28 +190,8 @@ func (r *chartRepo) unblock() {
 
 func startAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
-	cfg, _ := startEnv(t)
+	cfg, _ := apiservertest.StartWith(t)
 	return cfg
-}
-
-// startEnv starts envtest with the CRDs of crdDirs and returns its admin
-// config and the environment (for AddUser).
-func startEnv(t *testing.T, crdDirs ...string) (*rest.Config, *envtest.Environment) {
-	t.Helper()
-	env, err := apiservertest.New(crdDirs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping envtest: %v", err)
-		}
-	})
-	return cfg, env
 }
 
 // waitDone polls Result until the operation is done.
@@ -516,7 +496,7 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	}
 	// The chart renders PodMonitors: their CRD, as kube-prometheus-stack
 	// installs it.
-	admin, env := startEnv(t, filepath.Join(upstreamDir, "prometheus-operator-v0.93.0"))
+	admin, env := apiservertest.StartWith(t, filepath.Join(upstreamDir, "prometheus-operator-v0.93.0"))
 	cs := kubernetes.NewForConfigOrDie(admin)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
