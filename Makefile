@@ -16,7 +16,7 @@ IMG ?= ghcr.io/streambench/streambench:$(APP_VERSION)
 # (hack/tools/check.sh) and are changed together with hack/tools/update.sh.
 K8S_VERSION ?= 1.36.3
 ETCD_VERSION ?= 3.6.16
-COREDNS_VERSION ?= 1.15.0
+COREDNS_VERSION ?= 1.14.6
 # The Prometheus Go module (v0.<3xx>.<y> is Prometheus 3.<x>.<y>) of the monitoring test.
 PROMETHEUS_VERSION ?= 0.316.0
 CONTROLLER_TOOLS_VERSION ?= v0.21.0

@@ -12,6 +12,13 @@
 #                                          its tools.go imports, or of DIR
 #                                          itself when it is a main package)
 #                                          is pinned by go.mod/go.sum
+#   hack/gomod-check.sh shared DIR OTHER   every module both DIR's build
+#                                          and OTHER's compile packages of
+#                                          is required at the same version
+#                                          in both (OTHER "." is
+#                                          streambench with its tests), so
+#                                          Go's build cache compiles those
+#                                          packages once for both
 #   hack/gomod-check.sh download DIR       download every module whose
 #                                          content DIR's go.sum pins (what
 #                                          an offline tidy reads: the
@@ -30,6 +37,7 @@
 # modules nothing built needs. For those, `built` checks exactly what
 # hack/tools/build.sh compiles, with its -mod=readonly.
 set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # GOPROXY=off: a module look-up is an error ("module lookup disabled by
 # GOPROXY=off"); GOTOOLCHAIN=local: no toolchain download either.
@@ -42,7 +50,36 @@ fail() {
   exit 1
 }
 
-mode="${1:?usage: gomod-check.sh tidy DIR | built DIR TAGS | download DIR}" dir="${2:?module folder}"
+shared() { # other folder, this build's tags
+  # Go keys a compiled package by the version its module is *required* at
+  # (a replace to another version still counts as the required one), and
+  # by its dependencies' keys: a module at two versions is compiled twice,
+  # with everything above it. On a cold machine client-go, the API types
+  # and grpc at CoreDNS's own versions cost ~4 CPU-minutes more.
+  local other="$1" tags="$2"
+  here="$(pwd)"
+  # module path and required version of every package DIR's build compiles
+  modules() { # folder, build tags
+    local pkgs
+    if [ "$1" = "$root" ]; then
+      (cd "$1" && offline -mod=readonly go list -e -deps -test -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' ./...)
+    else
+      pkgs="$(cd "$1" && offline -mod=readonly go list -e -tags "tools,$2" -f '{{if eq .Name "main"}}.{{else}}{{join .Imports " "}}{{end}}' .)"
+      # shellcheck disable=SC2086 # one word per package
+      (cd "$1" && offline -mod=readonly go list -e -deps -tags "$2" -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' $pkgs)
+    fi | LC_ALL=C sort -u
+  }
+  [ "$other" = . ] && other="$root" || other="$(cd "$root" && cd "$other" && pwd)"
+  differ="$(LC_ALL=C join <(modules "$here" "$tags") <(modules "$other" "") | awk '$2 != $3 {print $1 ": " $2 " here, " $3 " in " o}' o="$other")"
+  if [ -n "$differ" ]; then
+    echo "gomod-check: the builds of $dir and $other compile these modules at different versions, so each is compiled twice:" >&2
+    echo "$differ" | sed 's/^/  /' >&2
+    echo "  raise the lower one (hack/tools/update.sh aligns a tool module with the k8s module, and the k8s module with streambench; a replace does not help)" >&2
+    exit 1
+  fi
+}
+
+mode="${1:?usage: gomod-check.sh tidy DIR | built DIR TAGS | shared DIR OTHER | download DIR}" dir="${2:?module folder}"
 cd "$dir"
 case "$mode" in
 tidy)
@@ -59,6 +96,9 @@ built)
     fail "the build of $dir (tags: ${tags:-none}) needs what go.mod/go.sum do not pin:" "$out"
   fi
   ;;
+shared)
+  shared "${3:?the other module folder}" "${4-}"
+  ;;
 download)
   # Exact versions from the committed go.sum: nothing here resolves.
   mapfile -t mods < <(awk '$2 !~ /\/go\.mod$/ {print $1 "@" $2}' go.sum | sort -u)
@@ -68,7 +108,7 @@ download)
   [ ${#mods[@]} -eq 0 ] || GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local go mod download "${mods[@]}"
   ;;
 *)
-  echo "gomod-check: unknown check $mode (tidy, built or download)" >&2
+  echo "gomod-check: unknown check $mode (tidy, built, shared or download)" >&2
   exit 2
   ;;
 esac

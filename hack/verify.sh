@@ -33,6 +33,11 @@ for mod in hack/tools/*/go.mod; do
   [ "$dir" = hack/tools/prometheus ] && tags=remove_all_sd
   hack/gomod-check.sh built "$dir" "$tags"
 done
+# The cluster's binaries compile client-go, the API types, grpc … once
+# with streambench's tests: the same required versions (etcd and
+# Prometheus need newer ones than Kubernetes 1.36 pins, and are left out).
+hack/gomod-check.sh shared hack/tools/k8s .
+hack/gomod-check.sh shared hack/tools/coredns hack/tools/k8s
 after="$(snapshot)"
 
 changed="$( (diff <(echo "$before") <(echo "$after") || true) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)"

@@ -83,8 +83,15 @@ func TestBuiltChecksOnlyTheBuildsTags(t *testing.T) {
 // its go.mod and go.sum must be as written.
 func module(t *testing.T, path, req string, files map[string]string) string {
 	t.Helper()
+	return moduleFrom(t, path, req, "go.sum", files)
+}
+
+// moduleFrom is module with req's go.sum lines from the go.sum at sumPath
+// (from the repository's root).
+func moduleFrom(t *testing.T, path, req, sumPath string, files map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
-	sum, err := os.ReadFile(filepath.Join(root(t), "go.sum"))
+	sum, err := os.ReadFile(filepath.Join(root(t), sumPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +102,7 @@ func module(t *testing.T, path, req string, files map[string]string) string {
 		}
 	}
 	if len(lines) != 2 {
-		t.Fatalf("streambench's go.sum has %d lines for %s, want 2", len(lines), req)
+		t.Fatalf("%s has %d lines for %s, want 2", sumPath, len(lines), req)
 	}
 	files["go.mod"] = "module " + path + "\n\ngo 1.26.0\n\nrequire " + req + "\n"
 	files["go.sum"] = strings.Join(lines, "\n") + "\n"
@@ -136,4 +143,52 @@ func root(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Two builds that compile the same module must require the same version of
+// it, or Go's build cache compiles it (and everything above it) twice. Here
+// two modules use golang.org/x/text/language: both at streambench's version
+// pass; one at the etcd tool module's newer version fails, naming the
+// module and the fix. (Both versions are in the module cache: make modules
+// downloads every pinned tool module's.)
+func TestSharedNamesAModuleAtTwoVersions(t *testing.T) {
+	const text = "golang.org/x/text"
+	main := "package main\n\nimport \"golang.org/x/text/language\"\n\nfunc main() { _ = language.English }\n"
+	ours := requiredIn(t, "go.mod", text)
+	etcds := requiredIn(t, "hack/tools/etcd/go.mod", text)
+	if ours == etcds {
+		t.Fatalf("streambench and hack/tools/etcd both require %s %s; the test needs two versions in the module cache", text, ours)
+	}
+	a := moduleFrom(t, "example.com/a", text+" "+ours, "go.sum", map[string]string{"main.go": main})
+	b := moduleFrom(t, "example.com/b", text+" "+ours, "go.sum", map[string]string{"main.go": main})
+	if out, err := check(t, "shared", a, b); err != nil {
+		t.Fatalf("gomod-check shared with %s at one version in both: %v\n%s", text, err, out)
+	}
+	c := moduleFrom(t, "example.com/c", text+" "+etcds, "hack/tools/etcd/go.sum", map[string]string{"main.go": main})
+	out, err := check(t, "shared", c, a)
+	if err == nil {
+		t.Fatalf("gomod-check shared passed although one build requires %s %s and the other %s:\n%s", text, etcds, ours, out)
+	}
+	for _, want := range []string{text + ": " + etcds + " here, " + ours, "raise the lower one"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the failure does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// requiredIn is the version of mod that the go.mod at path (from the
+// repository's root) requires.
+func requiredIn(t *testing.T, path, mod string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root(t), path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == mod {
+			return f[1]
+		}
+	}
+	t.Fatalf("%s requires no %s", path, mod)
+	return ""
 }

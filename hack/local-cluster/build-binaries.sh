@@ -11,7 +11,7 @@ set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
-COREDNS_VERSION="${COREDNS_VERSION:-1.15.0}"
+COREDNS_VERSION="${COREDNS_VERSION:-1.14.6}"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tools="$root/hack/tools"

@@ -41,7 +41,7 @@ set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:-1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:-3.6.16}"
-COREDNS_VERSION="${COREDNS_VERSION:-1.15.0}"
+COREDNS_VERSION="${COREDNS_VERSION:-1.14.6}"
 E2E_IMG="${E2E_IMG:-docker.io/streambench/streambench:e2e}"
 PAUSE_IMG="docker.io/streambench/pause:1.0"
 

@@ -3,7 +3,7 @@
 # version the Makefile asks for, so a version bump in one place and not the
 # other is caught before anything is built.
 #
-#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.15.0 hack/tools/check.sh
+#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.14.6 hack/tools/check.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 

@@ -5,7 +5,7 @@
 # use the committed go.mod and go.sum with -mod=readonly and never resolve
 # anything, so a moved "latest" cannot change what they build.
 #
-#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.15.0 PROMETHEUS_VERSION=0.316.0 hack/tools/update.sh
+#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.14.6 PROMETHEUS_VERSION=0.316.0 hack/tools/update.sh
 #
 # (PROMETHEUS_VERSION is the Go module's v0.<3xx>.<y>, i.e. Prometheus 3.<x>.<y>.)
 #
@@ -15,26 +15,34 @@ set -euo pipefail
 
 K8S_VERSION="${K8S_VERSION:?set K8S_VERSION, e.g. 1.36.3}"
 ETCD_VERSION="${ETCD_VERSION:?set ETCD_VERSION, e.g. 3.6.16}"
-COREDNS_VERSION="${COREDNS_VERSION:?set COREDNS_VERSION, e.g. 1.15.0}"
+COREDNS_VERSION="${COREDNS_VERSION:?set COREDNS_VERSION, e.g. 1.14.6}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local
 
-# Raises every module this module and streambench's both use to
-# streambench's version where that is higher, so the packages both compile
-# (client-go, the API types, x/net, protobuf …) are the same and Go's build
-# cache compiles them once for the tests and for the cluster's binaries
-# (the Makefile's "one Go build configuration"). Run in the tool module.
-align_with_streambench() {
+# Raises every module this module and another (streambench's own, or the
+# k8s tool module) both use to the other's version where that is higher, so
+# the packages both compile (client-go, the API types, x/net, grpc,
+# protobuf …) are the same and Go's build cache compiles them once for the
+# tests and for the cluster's binaries (the Makefile's "one Go build
+# configuration"). Only a raise: a `replace` to a lower version would not
+# do, because Go keys a compiled package by the *required* version
+# (`module golang.org/x/sys@v0.49.0` in its action ID even when replaced by
+# v0.47.0), so nothing would be shared. Where a tool needs a module newer
+# than the k8s module has, raise streambench's go.mod first (go get), then
+# run this script: the k8s module follows streambench, the tool follows k8s.
+# Run in the tool module; $1 is the other module's directory.
+align_with() {
   local m ours theirs
-  LC_ALL=C join <(cd "$here/../.." && go list -m -f '{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' all | LC_ALL=C sort) \
-       <(go list -m -f '{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' all | LC_ALL=C sort) |
+  LC_ALL=C join <(cd "$1" && go list -m -f '{{.Path}} {{.Version}}' all | LC_ALL=C sort) \
+       <(go list -m -f '{{.Path}} {{.Version}}' all | LC_ALL=C sort) |
     while read -r m ours theirs; do
       if [ "$ours" != "$theirs" ] && [ "$(printf '%s\n%s\n' "$theirs" "$ours" | sort -V | tail -1)" = "$ours" ]; then
         go mod edit -require "$m@$ours"
       fi
     done
   go mod tidy
+  (cd "$1" && go mod tidy)
 }
 
 # k8s.io/kubernetes cannot be required as an ordinary module: its go.mod points
@@ -53,7 +61,7 @@ align_with_streambench() {
   # module whose packages are imported, and never raises a required version.
   go mod edit -require "k8s.io/kubernetes@v$K8S_VERSION"
   go mod tidy
-  align_with_streambench
+  align_with "$here/../.."
 )
 (
   cd "$here/etcd"
@@ -68,6 +76,12 @@ align_with_streambench() {
   go mod init streambench.local/tools/coredns >/dev/null 2>&1
   go mod edit -require "github.com/coredns/coredns@v$COREDNS_VERSION"
   go mod tidy
+  # CoreDNS compiles client-go, the API types and grpc as the cluster's
+  # binaries do: with the k8s module's versions they are compiled once (on a
+  # cold machine about 30 MB of Go, ~4 CPU-minutes, less). Pick a CoreDNS
+  # whose k8s.io requirements are not above K8S_VERSION's (1.14.6 needs
+  # client-go v0.35.4; 1.15.0 needed v0.37.1, which cannot be shared).
+  align_with "$here/k8s"
 )
 if [ -n "${PROMETHEUS_VERSION:-}" ]; then (
   # Built with -tags remove_all_sd (static and file targets only). -e: tidy
