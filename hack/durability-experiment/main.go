@@ -12,7 +12,7 @@
 // (internal/durability/experiment/stall.go), and prints its table.
 //
 //	go run ./hack/durability-experiment [--delay 30ms] [--measure 4s] [--only kafka|pulsar]
-//	go run ./hack/durability-experiment --stall [--stall-for 4s] [--lag-max 12s]
+//	go run ./hack/durability-experiment --stall [--stall-for 4s] [--lag-max 12s] [--add-timeout 8s]
 //
 // Needs Go, a C compiler (cc), Java 17+ and Maven; the brokers it starts are
 // stopped before it returns.
@@ -42,9 +42,10 @@ func main() {
 	stall := flag.Bool("stall", false, "run the replica-stall experiment (how many replicas an ack waits for) instead")
 	stallFor := flag.Duration("stall-for", 4*time.Second, "with --stall: how long a replica is stopped (under --lag-max)")
 	lagMax := flag.Duration("lag-max", 12*time.Second, "with --stall: the Kafka brokers' replica.lag.time.max.ms")
+	addTimeout := flag.Duration("add-timeout", 8*time.Second, "with --stall: the Pulsar broker's bookkeeperClientTimeoutInSeconds (whole seconds), after which it replaces a stalled bookie")
 	flag.Parse()
 	if *stall {
-		os.Exit(runStalls(*stallFor, *lagMax, *rate, *quiet))
+		os.Exit(runStalls(*stallFor, *lagMax, *addTimeout, *rate, *quiet))
 	}
 
 	var cells []experiment.Cell
@@ -85,7 +86,7 @@ func main() {
 
 // runStalls runs the replica-stall experiment and prints its table; the
 // exit code is 1 if a cell could not tell what its acks waited for.
-func runStalls(stallFor, lagMax time.Duration, rate int64, quiet bool) int {
+func runStalls(stallFor, lagMax, addTimeout time.Duration, rate int64, quiet bool) int {
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	if quiet {
 		logf = nil
@@ -93,7 +94,7 @@ func runStalls(stallFor, lagMax time.Duration, rate int64, quiet bool) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	start := time.Now()
-	rs, err := experiment.RunStalls(ctx, experiment.StallOptions{Stall: stallFor, LagMax: lagMax, Rate: rate, Log: logf})
+	rs, err := experiment.RunStalls(ctx, experiment.StallOptions{Stall: stallFor, LagMax: lagMax, AddTimeout: addTimeout, Rate: rate, Log: logf})
 	fmt.Print(experiment.StallTable(rs))
 	fmt.Printf("\n%d stalls in %s; load: %s\n", len(rs), time.Since(start).Round(time.Second), loadAverage())
 	code := 0

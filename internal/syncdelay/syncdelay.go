@@ -88,18 +88,25 @@ func Env(lib string, delay time.Duration, trace string) []string {
 }
 
 // StallEnv is the environment that loads lib into a process with no delay
-// and stalls its syncs of the files under path (a prefix of their paths)
-// for as long as the file flag exists: Stall creates it, the returned
-// function removes it. A sync already stalled returns within a
-// millisecond of the removal.
+// and stalls its syncs of, and writes to, the files under path (a prefix
+// of their paths) for as long as the file flag exists: Stall creates it,
+// the returned function removes it. A call already stalled returns within
+// a millisecond of the removal.
 func StallEnv(lib, path, flag string) []string {
 	return []string{"LD_PRELOAD=" + lib, EnvDelayMicros + "=0", EnvStallPath + "=" + path, EnvStallFlag + "=" + flag}
 }
 
-// Stall starts stalling the syncs StallEnv selects, until the returned
+// Stall starts stalling the syncs and writes StallEnv selects, until the returned
 // function is called.
 func Stall(flag string) (release func() error, err error) {
-	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+	return StallPath(flag, "")
+}
+
+// StallPath is Stall of the files under path only (a prefix of their
+// paths; "" is StallEnv's path), chosen now rather than when the process
+// started: e.g. the bookie of a standalone that is in a ledger's ensemble.
+func StallPath(flag, path string) (release func() error, err error) {
+	if err := os.WriteFile(flag, []byte(path), 0o644); err != nil {
 		return nil, fmt.Errorf("syncdelay: starting a stall: %w", err)
 	}
 	return func() error {

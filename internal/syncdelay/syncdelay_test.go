@@ -100,9 +100,9 @@ func TestParseTrace(t *testing.T) {
 	}
 }
 
-// TestShimStallsOnePath: sync(1) of a file under the stall path does not
-// return while the flag exists, and returns once it is removed; a file
-// elsewhere is not stalled.
+// TestShimStallsOnePath: sync(1) of a file, and dd(1) writing to it, under
+// the stall path do not return while the flag exists, and return once it
+// is removed; a file elsewhere is not stalled.
 func TestShimStallsOnePath(t *testing.T) {
 	dir := t.TempDir()
 	lib, err := Build(context.Background(), filepath.Join(dir, "lib"))
@@ -120,42 +120,86 @@ func TestShimStallsOnePath(t *testing.T) {
 	}
 	flag := filepath.Join(dir, "stall")
 	env := append(os.Environ(), StallEnv(lib, filepath.Join(dir, "bookie2")+"/", flag)...)
-	release, err := Stall(flag)
+	for _, tc := range []struct {
+		name string
+		cmd  func(file string) *exec.Cmd
+	}{
+		{"sync", func(f string) *exec.Cmd { return exec.Command("sync", f) }},
+		// dd writes with write(2), as a bookie that does not sync its
+		// journal still does before it answers.
+		{"write", func(f string) *exec.Cmd {
+			return exec.Command("dd", "if=/dev/zero", "of="+f, "bs=1", "count=1", "conv=notrunc", "status=none")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release, err := Stall(flag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = release() }()
+
+			// Elsewhere: passes through although the flag exists.
+			cmd := tc.cmd(other)
+			cmd.Env = env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s %s: %v\n%s", tc.name, other, err, out)
+			}
+
+			cmd = tc.cmd(stalled)
+			cmd.Env = env
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Not a time bound on the machine's speed: whatever the load,
+			// the call cannot return while the flag exists.
+			select {
+			case err := <-done:
+				t.Fatalf("%s of a file under the stall path returned while stalled: %v", tc.name, err)
+			case <-time.After(time.Second):
+			}
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("%s after the stall: %v", tc.name, err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("%s of a file under the stall path still stalled a minute after the flag was removed", tc.name)
+			}
+		})
+	}
+
+	// A flag that names a path stalls that path, not StallEnv's.
+	release, err := StallPath(flag, filepath.Join(dir, "bookie1")+"/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = release() }()
-
-	// Elsewhere: passes through although the flag exists.
-	cmd := exec.Command("sync", other)
+	cmd := exec.Command("sync", stalled)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("sync %s: %v\n%s", other, err, out)
+		t.Fatalf("sync %s while the flag names another path: %v\n%s", stalled, err, out)
 	}
-
-	cmd = exec.Command("sync", stalled)
+	cmd = exec.Command("sync", other)
 	cmd.Env = env
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// Not a time bound on the machine's speed: whatever the load, the
-	// call cannot return while the flag exists.
 	select {
 	case err := <-done:
-		t.Fatalf("sync of a file under the stall path returned while stalled: %v", err)
+		t.Fatalf("sync of the file under the path the flag names returned while stalled: %v", err)
 	case <-time.After(time.Second):
 	}
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("sync after the stall: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("sync of a file under the stall path still stalled a minute after the flag was removed")
+	if err := <-done; err != nil {
+		t.Fatalf("sync after the stall: %v", err)
 	}
 }

@@ -59,13 +59,14 @@ type StallCell struct {
 	AckAll bool
 	// Stall is how long the replica is stopped.
 	Stall time.Duration
-	// PastLag marks Kafka's cell whose stall outlasts
-	// replica.lag.time.max.ms.
+	// PastLag marks a cell whose stall outlasts the bound after which
+	// the system stops waiting for the stalled replica: Kafka's
+	// replica.lag.time.max.ms, Pulsar's add timeout.
 	PastLag bool
 }
 
 // Name is e.g. "kafka-L2-stall4s", "kafka-L2-stall16s-pastlag" or
-// "pulsar-L1-aq3-stall4s".
+// "pulsar-L2-aq3-stall4s".
 func (c StallCell) Name() string {
 	n := fmt.Sprintf("%s-L%d", c.System, c.Level)
 	if c.AckAll {
@@ -108,6 +109,14 @@ type StallOptions struct {
 	// controller fenced it (dropping it from the ISR) 8.5 s into a 24 s
 	// stall, before a 12 s lag bound; that is a second bound, not this one.
 	LagMax time.Duration
+	// AddTimeout is the Pulsar broker's bookkeeperClientTimeoutInSeconds
+	// (default 8 s; Pulsar's is 30 s): a bookie that has not answered an
+	// add for that long is replaced in the ledger's ensemble by a spare
+	// bookie (the standalones run a fourth). The past-timeout cell stalls
+	// twice AddTimeout: BookKeeper checks for timed-out adds every half
+	// timeout, so it replaces a stalled bookie between AddTimeout and 1.5
+	// AddTimeout into the stall.
+	AddTimeout time.Duration
 	// Rate in messages per second of the one producer (default 200) and
 	// MessageSize in bytes (default 1024).
 	Rate        int64
@@ -136,6 +145,9 @@ func (o *StallOptions) defaults() {
 	if o.MessageSize == 0 {
 		o.MessageSize = 1024
 	}
+	if o.AddTimeout == 0 {
+		o.AddTimeout = 8 * time.Second
+	}
 	if o.Warmup == 0 {
 		o.Warmup = 5 * time.Second
 	}
@@ -148,11 +160,13 @@ func (o *StallOptions) defaults() {
 }
 
 // StallCells are Kafka at every level with the short stall, and at level
-// 2 with a stall past LagMax; and Pulsar at the levels whose bookies sync
-// their journal before they answer (1 and 3, where a stalled journal sync
-// stalls the bookie's acks: the bookies of the local standalone share one
-// JVM, so no signal can stop one alone), at level 1 also with the ack
-// quorum raised to 3.
+// 2 with a stall past LagMax; and Pulsar at the replicated levels 1 (the
+// bookies sync their journal before they answer) and 2 (they write it and
+// answer), at level 2 also with the ack quorum raised to 3 (the matched
+// twin of Kafka's level 2), with the short stall and with one past the add
+// timeout, and at level 3 (ack quorum 1). A Pulsar stall
+// holds one bookie's journal writes and syncs: the bookies of the local
+// standalone share one JVM, so no signal can stop one alone.
 func (o StallOptions) StallCells() []StallCell {
 	o.defaults()
 	var cs []StallCell
@@ -162,8 +176,10 @@ func (o StallOptions) StallCells() []StallCell {
 	return append(cs,
 		StallCell{System: v1alpha1.SystemKafka, Level: v1alpha1.Level2, Stall: 2 * o.LagMax, PastLag: true},
 		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level1, Stall: o.Stall},
-		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level1, AckAll: true, Stall: o.Stall},
-		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level3, Stall: o.Stall})
+		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level3, Stall: o.Stall},
+		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level2, Stall: o.Stall},
+		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level2, AckAll: true, Stall: o.Stall},
+		StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level2, AckAll: true, Stall: 2 * o.AddTimeout, PastLag: true})
 }
 
 // Latency is the publish latency of a set of messages.
@@ -204,6 +220,11 @@ type StallResult struct {
 	// ISR before the stall, during it (read Stall-1 s after it began), and
 	// after it (once the follower caught up, or 10 s after the stall).
 	ISRBefore, ISRDuring, ISRAfter []int32
+	// Ensembles, for Pulsar, is the number of ensembles of each of the
+	// topic's ledgers before the stall, during it (Stall-1 s after it
+	// began) and a second after it: a ledger whose count grew replaced a
+	// bookie (ensembles.go). Follower is then the stalled bookie's index.
+	EnsemblesBefore, EnsemblesDuring, EnsemblesAfter []int
 	// Outside is the latency of the messages sent before the stall in the
 	// measured phase; During of those sent during it.
 	Outside, During Latency
@@ -221,8 +242,18 @@ type StallResult struct {
 	// Unacked counts messages sent during the stall without an ack (or
 	// with an error) by the end of the run.
 	Unacked int
-	// LagMax is the brokers' replica.lag.time.max.ms.
+	// LagMax is the bound after which the system stops waiting: Kafka's
+	// replica.lag.time.max.ms, Pulsar's add timeout.
 	LagMax time.Duration
+}
+
+// BrokersView is what the brokers did about the stalled replica: Kafka's
+// ISR, Pulsar's ensembles, before / during / after the stall.
+func (r StallResult) BrokersView() string {
+	if r.Cell.System == v1alpha1.SystemPulsar {
+		return fmt.Sprintf("bookie %d's journal; ensembles per ledger %v / %v / %v", r.Follower, r.EnsemblesBefore, r.EnsemblesDuring, r.EnsemblesAfter)
+	}
+	return fmt.Sprintf("follower %d of leader %d; ISR %v / %v / %v", r.Follower, r.Leader, r.ISRBefore, r.ISRDuring, r.ISRAfter)
 }
 
 // DroppedAfter is, for a stall past LagMax, how long the leader waited for
@@ -230,7 +261,19 @@ type StallResult struct {
 // sent during the stall, if that came before the stall ended and the ISR
 // read during the stall no longer held the follower; ok false otherwise.
 func (r StallResult) DroppedAfter() (time.Duration, bool) {
-	if r.Resumed <= 0 || !r.From.Add(r.Resumed).Before(r.To) || r.ISRDuring == nil || slices.Contains(r.ISRDuring, r.Follower) {
+	if r.Resumed <= 0 || !r.From.Add(r.Resumed).Before(r.To) {
+		return 0, false
+	}
+	if r.Cell.System == v1alpha1.SystemPulsar {
+		// Pulsar: the newest ledger read during the stall has more
+		// ensembles than it had before (or is a new ledger).
+		b, d := r.EnsemblesBefore, r.EnsemblesDuring
+		if len(b) == 0 || len(d) == 0 || len(d) == len(b) && d[len(d)-1] <= b[len(b)-1] {
+			return 0, false
+		}
+		return r.Resumed, true
+	}
+	if r.ISRDuring == nil || slices.Contains(r.ISRDuring, r.Follower) {
 		return 0, false
 	}
 	return r.Resumed, true
@@ -239,8 +282,14 @@ func (r StallResult) DroppedAfter() (time.Duration, bool) {
 // Reading is what the acks did, in words, for the table.
 func (r StallResult) Reading() string {
 	if r.Cell.PastLag {
-		if d, ok := r.DroppedAfter(); ok {
+		d, ok := r.DroppedAfter()
+		switch {
+		case ok && r.Cell.System == v1alpha1.SystemPulsar:
+			return fmt.Sprintf("held until the broker replaced the stalled bookie in the ensemble, %.1f s into the stall (bookkeeperClientTimeoutInSeconds %.0f)", d.Seconds(), r.LagMax.Seconds())
+		case ok:
 			return fmt.Sprintf("held until the leader dropped the stopped follower from the ISR, %.1f s into the stall (replica.lag.time.max.ms %d)", d.Seconds(), r.LagMax.Milliseconds())
+		case r.Cell.System == v1alpha1.SystemPulsar:
+			return "the stalled bookie was not replaced during the stall"
 		}
 		return "the follower was not dropped from the ISR during the stall"
 	}
@@ -337,8 +386,8 @@ func readStall(acks []ack, sent int, measureFrom, from, to time.Time) StallResul
 }
 
 // RunStalls runs every cell of StallCells: Kafka's on three nodes, then
-// Pulsar's on a standalone with three bookies, each on a topic of its own,
-// one after another.
+// Pulsar's on standalones with three bookies (one per bookie
+// configuration), each on a topic of its own, one after another.
 func RunStalls(ctx context.Context, o StallOptions) (_ []StallResult, err error) {
 	o.defaults()
 	dir := o.Dir
@@ -415,11 +464,12 @@ func runKafkaStalls(ctx context.Context, o StallOptions, cells []StallCell, dir,
 	return out, nil
 }
 
-// runPulsarStalls starts a standalone whose bookies sync their journal
-// before they answer (level 1's bookie settings, which level 3 shares),
-// with the sync shim set to stall the journal syncs of the last bookie
-// while a flag file exists, and runs the cells on it.
-func runPulsarStalls(ctx context.Context, o StallOptions, cells []StallCell, dir, workerURL string, rec *recorder) (_ []StallResult, err error) {
+// runPulsarStalls runs the cells on standalones with three bookies, one
+// per bookie configuration of the cells' levels (levels 1 and 3 sync the
+// journal before an answer, 2 and 4 do not), in the cells' order. The
+// sync shim holds the journal writes and syncs of the third bookie while
+// a flag file exists.
+func runPulsarStalls(ctx context.Context, o StallOptions, cells []StallCell, dir, workerURL string, rec *recorder) ([]StallResult, error) {
 	if len(cells) == 0 {
 		return nil, nil
 	}
@@ -427,19 +477,54 @@ func runPulsarStalls(ctx context.Context, o StallOptions, cells []StallCell, dir
 	if err != nil {
 		return nil, err
 	}
-	base, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{Level: ptr(v1alpha1.Level1)})
+	var groups [][]StallCell
+	var keys []string
+	for _, c := range cells {
+		eff, err := durability.Translate(c.System, c.Spec())
+		if err != nil {
+			return nil, err
+		}
+		key := fmt.Sprint(eff.Pulsar.Bookie)
+		i := slices.Index(keys, key)
+		if i < 0 {
+			keys, groups = append(keys, key), append(groups, nil)
+			i = len(keys) - 1
+		}
+		groups[i] = append(groups[i], c)
+	}
+	var out []StallResult
+	for i, g := range groups {
+		rs, err := runPulsarStandalone(ctx, o, g, filepath.Join(dir, fmt.Sprintf("pulsar%d", i+1)), lib, workerURL, rec)
+		out = append(out, rs...)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// runPulsarStandalone starts a standalone with the bookie settings of the
+// cells' level (all of them share it) and runs the cells on it.
+func runPulsarStandalone(ctx context.Context, o StallOptions, cells []StallCell, dir, lib, workerURL string, rec *recorder) (_ []StallResult, err error) {
+	base, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{Level: ptr(cells[0].Level)})
 	if err != nil {
 		return nil, err
 	}
 	pdir := filepath.Join(dir, "pulsar")
-	// The standalone names its bookies' directories after
-	// --bookkeeper-dir with the bookie's index appended.
-	bookie := filepath.Join(pdir, "data", "bookkeeper2") + "/"
+	// Every bookie's directory is under data/; the flag names the one to
+	// stall (stallBookie).
+	data := filepath.Join(pdir, "data") + "/"
 	flag := filepath.Join(dir, "stall-bookie")
+	broker := map[string]string{"bookkeeperClientTimeoutInSeconds": strconv.Itoa(int(o.AddTimeout.Seconds()))}
+	for k, v := range base.Pulsar.Broker {
+		broker[k] = v
+	}
 	start := time.Now()
+	// Four bookies for ensembles of three: a spare to replace a stalled
+	// one with, as a cluster with more bookies than the ensemble has.
 	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
-		BrokerConfig: base.Pulsar.Broker, BookieConfig: base.Pulsar.Bookie, Dir: pdir, Log: o.Log,
-		Env: syncdelay.StallEnv(lib, bookie, flag),
+		BrokerConfig: broker, BookieConfig: base.Pulsar.Bookie, Dir: pdir, Log: o.Log, Bookies: 4,
+		Env: syncdelay.StallEnv(lib, data, flag),
 	})
 	if err != nil {
 		return nil, err
@@ -449,19 +534,47 @@ func runPulsarStalls(ctx context.Context, o StallOptions, cells []StallCell, dir
 			err = errors.Join(err, fmt.Errorf("stopping Pulsar: %w", serr))
 		}
 	}()
-	if fi, err := os.Stat(bookie); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("the standalone has no bookie directory %s to stall (%v); where does it keep its third bookie?", bookie, err)
+	// The standalone names its bookies' directories after
+	// --bookkeeper-dir with the bookie's index appended, and registers
+	// them as bk<index>test (LocalBookkeeperEnsemble), which is what
+	// ledger metadata lists; a bookie known by its address has the
+	// index-th port, counted up from the first.
+	bookieDir := func(id string) (string, int, error) {
+		i := -1
+		if n, ok := strings.CutPrefix(id, "bk"); ok {
+			if n, ok := strings.CutSuffix(n, "test"); ok {
+				if v, err := strconv.Atoi(n); err == nil {
+					i = v
+				}
+			}
+		}
+		if _, port, ok := strings.Cut(id, ":"); ok {
+			for j, bp := range p.BookiePorts {
+				if port == strconv.Itoa(bp) {
+					i = j
+				}
+			}
+		}
+		if i < 0 || i >= len(p.BookiePorts) {
+			return "", 0, fmt.Errorf("bookie %s is none of the standalone's %d (bk0test…, or ports %v)", id, len(p.BookiePorts), p.BookiePorts)
+		}
+		d := filepath.Join(data, fmt.Sprintf("bookkeeper%d", i)) + "/"
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return "", 0, fmt.Errorf("bookie %s (index %d) has no directory %s to stall (%v)", id, i, d, err)
+		}
+		return d, i, nil
 	}
-	if err := shimLoaded(p.Pids(), syncdelay.StallEnv(lib, bookie, flag)); err != nil {
+	if err := shimLoaded(p.Pids(), syncdelay.StallEnv(lib, data, flag)); err != nil {
 		return nil, err
 	}
-	o.Log("pulsar %s ready in %s; the journal syncs of %s stall while %s exists", p.Version, time.Since(start).Round(time.Second), bookie, flag)
+	o.Log("pulsar %s ready in %s (bookies: %v, add timeout %s); a bookie's journal writes and syncs stall while %s exists",
+		p.Version, time.Since(start).Round(time.Second), base.Pulsar.Bookie, o.AddTimeout, flag)
 	var out []StallResult
 	for _, c := range cells {
 		var brokers v1alpha1.BrokerEndpoints
 		brokers.ServiceURL, brokers.AdminURL = p.ServiceURL(), p.AdminURL()
 		r, err := runStall(ctx, o, c, brokers, p.Version, workerURL, rec, func(ctx context.Context, from time.Time) (StallResult, error) {
-			return stallBookie(ctx, o, c, flag, from)
+			return stallBookie(ctx, o, c, p.AdminURL(), flag, bookieDir, rec, from)
 		})
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", c.Name(), err)
@@ -471,25 +584,57 @@ func runPulsarStalls(ctx context.Context, o StallOptions, cells []StallCell, dir
 	return out, nil
 }
 
-// stallBookie waits until Before after from, then stalls the bookie's
-// journal syncs for the cell's Stall. The stall always ends, also on error.
-func stallBookie(ctx context.Context, o StallOptions, c StallCell, flag string, from time.Time) (StallResult, error) {
+// stallBookie waits until Before after from, then stalls the journal
+// writes and syncs of the last bookie of the ensemble the topic is written
+// to for the cell's Stall, reading the topic's ensembles before, during and
+// after. The stall always ends, also on error.
+func stallBookie(ctx context.Context, o StallOptions, c StallCell, adminURL, flag string, bookieDir func(addr string) (string, int, error), rec *recorder, from time.Time) (StallResult, error) {
 	var r StallResult
 	if err := sleepUntil(ctx, from.Add(o.Before)); err != nil {
 		return r, err
 	}
-	release, err := syncdelay.Stall(flag)
+	_, topics := rec.take()
+	if len(topics) != 1 {
+		return r, fmt.Errorf("the run has %d topics, want 1", len(topics))
+	}
+	topic := topics[0]
+	ens, current, err := ensemblesOf(ctx, adminURL, topic)
+	if err != nil {
+		return r, err
+	}
+	r.EnsemblesBefore = ens
+	dir, index, err := bookieDir(current[len(current)-1])
+	if err != nil {
+		return r, err
+	}
+	r.Follower = int32(index)
+	release, err := syncdelay.StallPath(flag, dir)
 	if err != nil {
 		return r, err
 	}
 	r.From = time.Now()
 	defer func() { _ = release() }()
+	if err := sleepUntil(ctx, r.From.Add(c.Stall-time.Second)); err != nil {
+		return r, err
+	}
+	if r.EnsemblesDuring, _, err = ensemblesOf(ctx, adminURL, topic); err != nil {
+		o.Log("%s: reading the ensembles during the stall: %v", c.Name(), err)
+	}
 	if err := sleepUntil(ctx, r.From.Add(c.Stall)); err != nil {
 		return r, err
 	}
 	err = release()
 	r.To = time.Now()
-	return r, err
+	if err != nil {
+		return r, err
+	}
+	if err := sleepUntil(ctx, r.To.Add(time.Second)); err != nil {
+		return r, err
+	}
+	if r.EnsemblesAfter, _, err = ensemblesOf(ctx, adminURL, topic); err != nil {
+		o.Log("%s: reading the ensembles after the stall: %v", c.Name(), err)
+	}
+	return r, nil
 }
 
 func errSuffix(err error) string {
@@ -554,17 +699,19 @@ func runStall(ctx context.Context, o StallOptions, c StallCell, brokers v1alpha1
 	sent := rec.sentBetween(sd.r.From, sd.r.To)
 	r := readStall(acks, sent, sd.r.From.Add(-o.Before), sd.r.From, sd.r.To)
 	r.Cell, r.Version, r.Settings = c, version, Settings(eff)
-	if c.System == v1alpha1.SystemKafka {
-		r.LagMax = o.LagMax
+	r.LagMax = o.LagMax
+	if c.System == v1alpha1.SystemPulsar {
+		r.LagMax = o.AddTimeout
 	}
 	r.Leader, r.Follower = sd.r.Leader, sd.r.Follower
 	r.ISRBefore, r.ISRDuring, r.ISRAfter = sd.r.ISRBefore, sd.r.ISRDuring, sd.r.ISRAfter
+	r.EnsemblesBefore, r.EnsemblesDuring, r.EnsemblesAfter = sd.r.EnsemblesBefore, sd.r.EnsemblesDuring, sd.r.EnsemblesAfter
 	_, verr := r.Verdict()
 	if c.PastLag {
 		verr = nil
 	}
-	o.Log("%s (%s): stalled %s (leader %d, follower %d; ISR %v, during %v, after %v); outside %s; during %s; %d of %d early messages held, %.1f %% by chance; first ack after %s, %d unacknowledged: %s%s",
-		c.Name(), r.Settings, r.To.Sub(r.From).Round(time.Millisecond), r.Leader, r.Follower, r.ISRBefore, r.ISRDuring, r.ISRAfter,
+	o.Log("%s (%s): stalled %s (%s); outside %s; during %s; %d of %d early messages held, %.1f %% by chance; first ack after %s, %d unacknowledged: %s%s",
+		c.Name(), r.Settings, r.To.Sub(r.From).Round(time.Millisecond), r.BrokersView(),
 		r.Outside, r.During, r.Held, r.Early, 100*r.Chance, ms(r.Resumed), r.Unacked, r.Reading(), errSuffix(verr))
 	return r, nil
 }
@@ -718,13 +865,10 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 // StallTable is the results as the Markdown table of docs/methodology.md.
 func StallTable(rs []StallResult) string {
 	var b strings.Builder
-	b.WriteString("| system | level | settings | stall (s) | Kafka's ISR before / during / after | outside the stall: p50 / p99 / max (ms) | during: p50 / p99 / max (ms) | early messages held | first ack after (s) | the acks |\n")
+	b.WriteString("| system | level | settings | stall (s) | what was stalled; Kafka's ISR, Pulsar's ensembles per ledger, before / during / after | outside the stall: p50 / p99 / max (ms) | during: p50 / p99 / max (ms) | early messages held | first ack after (s) | the acks |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		isr := fmt.Sprintf("%v / %v / %v", r.ISRBefore, r.ISRDuring, r.ISRAfter)
-		if r.Cell.System == v1alpha1.SystemPulsar {
-			isr = "– (journal of bookie 3 stalled)"
-		}
+		isr := r.BrokersView()
 		fmt.Fprintf(&b, "| %s %s | %d | %s | %.1f | %s | %s / %s / %s | %s / %s / %s | %d of %d (%.0f %% by chance) | %.2f | %s |\n",
 			title(r.Cell.System), r.Version, r.Cell.Level, r.Settings, r.To.Sub(r.From).Seconds(), isr,
 			trimMs(r.Outside.P50), trimMs(r.Outside.P99), trimMs(r.Outside.Max),

@@ -32,11 +32,20 @@
  *                              path does not return (it polls the flag
  *                              every millisecond): a disk that hung, to the
  *                              process, and a replica that stopped
- *                              answering, to the replicas beside it. The
- *                              replica-stall experiment stalls one bookie's
- *                              journal this way: the Pulsar standalone runs
- *                              every bookie in one JVM, so a signal cannot
- *                              stop one alone.
+ *                              answering, to the replicas beside it. Writes
+ *                              to such a file (write, pwrite, writev,
+ *                              pwritev) are held the same way, before they
+ *                              reach it (writes are never delayed or
+ *                              traced): a bookie that does not sync its
+ *                              journal before it answers
+ *                              (journalSyncData=false) still writes it
+ *                              first. A flag that is not empty holds the
+ *                              path to stall instead (under the stall
+ *                              path), so a test can choose at the time of
+ *                              the stall. The replica-stall experiment
+ *                              stalls one bookie's journal this way: the
+ *                              Pulsar standalone runs every bookie in one
+ *                              JVM, so a signal cannot stop one alone.
  *
  * Build: cc -shared -fPIC -O2 -o syncdelay.so syncdelay.c -ldl
  */
@@ -48,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +93,25 @@ static long long now_ns(void) {
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* stalled says whether a call on the file at path stalls now: the flag
+ * exists and path starts with the path the flag holds, or with the stall
+ * path when the flag is empty (so one process's bookies can be stalled one
+ * at a time, the flag naming which). */
+static int stalled(const char *path) {
+	int fd = open(stall_flag, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char want[512];
+	ssize_t n = read(fd, want, sizeof want - 1);
+	close(fd);
+	want[n > 0 ? n : 0] = 0;
+	while (n > 0 && (want[n - 1] == '\n' || want[n - 1] == ' '))
+		want[--n] = 0;
+	if (n > 0)
+		return strncmp(path, want, (size_t)n) == 0;
+	return strncmp(path, stall_path, stall_len) == 0;
+}
+
 /* delay sleeps the configured time, stalls a call on a file under the
  * stall path while the stall flag exists, and traces the call that started
  * at start on fd (-1: none); nanosleep is restarted after a signal so the
@@ -104,7 +133,7 @@ static void delay(const char *call, int fd, long long start) {
 		if (n <= 0)
 			strcpy(path, "-");
 	}
-	if (stall_path && strncmp(path, stall_path, stall_len) == 0) {
+	if (stall_path && stalled(path)) {
 		struct timespec ms = {0, 1000000};
 		while (access(stall_flag, F_OK) == 0)
 			nanosleep(&ms, NULL);
@@ -119,6 +148,29 @@ static void delay(const char *call, int fd, long long start) {
 		int n = snprintf(line, sizeof line, "%s %d %lld %lld %s\n", call, (int)getpid(), start, now_ns(), path);
 		if (n > 0)
 			(void)!write(trace_fd, line, (size_t)(n < (int)sizeof line ? n : (int)sizeof line - 1));
+	}
+	errno = saved;
+}
+
+/* stall_write holds a write on fd while the stall flag exists and fd is
+ * a file under the stall path. With no stall path (every use but the
+ * replica-stall experiment) it costs a pointer test; with one, an access()
+ * per write, and a readlink only during a stall. errno is kept. */
+static void stall_write(int fd) {
+	init();
+	if (!stall_path || fd < 0)
+		return;
+	int saved = errno;
+	if (access(stall_flag, F_OK) == 0) {
+		char link[64], path[512];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, path, sizeof path - 1);
+		path[n > 0 ? n : 0] = 0;
+		if (n > 0 && strncmp(path, stall_path, stall_len) == 0 && stalled(path)) {
+			struct timespec ms = {0, 1000000};
+			while (access(stall_flag, F_OK) == 0)
+				nanosleep(&ms, NULL);
+		}
 	}
 	errno = saved;
 }
@@ -177,4 +229,42 @@ void sync(void) {
 	long long start = now_ns();
 	real_sync();
 	delay("sync", -1, start);
+}
+
+/* The writes a JVM makes to a file: FileChannel.write (write, writev), its
+ * positional form (pwrite64, pwritev64), and their other names. */
+ssize_t write(int fd, const void *buf, size_t n) {
+	REAL(write, ssize_t, int, const void *, size_t);
+	stall_write(fd);
+	return real_write(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+	REAL(pwrite, ssize_t, int, const void *, size_t, off_t);
+	stall_write(fd);
+	return real_pwrite(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off) {
+	REAL(pwrite64, ssize_t, int, const void *, size_t, off64_t);
+	stall_write(fd);
+	return real_pwrite64(fd, buf, n, off);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int cnt) {
+	REAL(writev, ssize_t, int, const struct iovec *, int);
+	stall_write(fd);
+	return real_writev(fd, iov, cnt);
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) {
+	REAL(pwritev, ssize_t, int, const struct iovec *, int, off_t);
+	stall_write(fd);
+	return real_pwritev(fd, iov, cnt, off);
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off) {
+	REAL(pwritev64, ssize_t, int, const struct iovec *, int, off64_t);
+	stall_write(fd);
+	return real_pwritev64(fd, iov, cnt, off);
 }
