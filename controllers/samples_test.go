@@ -169,7 +169,7 @@ var _ = Describe("config/samples suites", func() {
 		return &s
 	}
 
-	It("plans suite-durability-matrix.yaml: 16 cells, one Kafka cluster, a Pulsar cluster per journal setting", func() {
+	It("plans suite-durability-matrix.yaml: 18 cells, one Kafka cluster, a Pulsar cluster per journal setting, the matched twin on the async one", func() {
 		ns := newNamespace()
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "suite-workloads", Namespace: ns}, Data: map[string]string{}}
 		for _, f := range []string{"max-rate-1-topic-100-partitions-1kb-2p-2c.yaml", "latency-1-topic-100-partitions-1kb.yaml"} {
@@ -184,16 +184,25 @@ var _ = Describe("config/samples suites", func() {
 		var got v1alpha1.BenchmarkSuite
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: s.Name}, &got)).To(Succeed())
-			g.Expect(got.Status.Cells).To(HaveLen(16), "status.message: %s", got.Status.Message)
+			g.Expect(got.Status.Cells).To(HaveLen(18), "status.message: %s", got.Status.Message)
 		}).Should(Succeed())
 		var clusters []string
 		for _, c := range got.Status.Clusters {
 			clusters = append(clusters, c.Name)
 		}
 		Expect(clusters).To(Equal([]string{"matrix-kafka", "matrix-pulsar-jsync", "matrix-pulsar-jasync"}))
+		// The matched twin: Kafka's level 2 waits for 3 of 3 replicas, so
+		// does this cell; the study's level-2 pair waits for 2 of 3.
+		var twins []string
+		for _, c := range got.Status.Cells {
+			if strings.Contains(c.Name, "-l2-r33-") {
+				twins = append(twins, c.Name+" on "+c.Cluster)
+			}
+		}
+		Expect(twins).To(ConsistOf("matrix-pulsar-l2-r33-maxtput on matrix-pulsar-jasync", "matrix-pulsar-l2-r33-lat200k on matrix-pulsar-jasync"))
 		Expect(got.Status.Workloads[0].Spec.ProducerRate).To(BeZero(), "maxtput searches the maximum rate")
 		Expect(got.Status.Workloads[1].Spec.ProducerRate).To(Equal(int64(200000)))
-		Expect(got.Status.Progress).To(HaveSuffix("/16"))
+		Expect(got.Status.Progress).To(HaveSuffix("/18"))
 		// Delete it: no Strimzi here, and nothing should be left running.
 		Expect(k8sClient.Delete(ctx, &got)).To(Succeed())
 	})

@@ -31,8 +31,16 @@ func TestLoadSuiteSamplePlansOneKafkaAndAPulsarPerJournalSetting(t *testing.T) {
 	if got, want := strings.Join(clusters, " "), "matrix-local-kafka matrix-local-pulsar-jsync matrix-local-pulsar-jasync"; got != want {
 		t.Errorf("clusters = %s, want %s", got, want)
 	}
-	if len(p.Cells) != 4 {
-		t.Errorf("%d cells, want 2 systems × 2 levels × 1 workload", len(p.Cells))
+	var cells []string
+	for _, c := range p.Cells {
+		cells = append(cells, string(c.Name)+" on "+string(c.Cluster))
+	}
+	// 2 systems × 2 levels × 1 workload, and Pulsar's matched twin of
+	// Kafka's level 2 (ack quorum 3 of 3) on the level-2 bookies.
+	if got, want := strings.Join(cells, ", "), "matrix-local-kafka-l1-lat2k on matrix-local-kafka, matrix-local-kafka-l2-lat2k on matrix-local-kafka, "+
+		"matrix-local-pulsar-l1-lat2k on matrix-local-pulsar-jsync, matrix-local-pulsar-l2-lat2k on matrix-local-pulsar-jasync, "+
+		"matrix-local-pulsar-l2-r33-lat2k on matrix-local-pulsar-jasync"; got != want {
+		t.Errorf("cells:\n%s\nwant\n%s", got, want)
 	}
 }
 

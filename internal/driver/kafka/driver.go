@@ -41,6 +41,9 @@ type Driver struct {
 	consumer  consumerSettings
 	topicConf map[string]*string
 	security  *ClientSecurity
+	// createRetry bounds how long CreateTopics retries a topic refused
+	// for want of brokers (0: readyTimeout).
+	createRetry time.Duration
 
 	mu        sync.Mutex
 	producers map[*producer]struct{}
@@ -158,19 +161,50 @@ func (d *Driver) CreateTopics(ctx context.Context, topics []driver.Topic) error 
 	}
 	rf := int16(d.cfg.Durability.Kafka.ReplicationFactor)
 	for _, t := range topics {
+		if err := d.createTopic(ctx, t, rf); err != nil {
+			return err
+		}
+	}
+	return d.waitTopics(ctx, topics)
+}
+
+// createTopic creates one topic. While fewer brokers are available than
+// the replication factor (INVALID_REPLICATION_FACTOR) it tries again, for
+// up to readyTimeout: a broker that is still registering, or fenced by
+// the KRaft controller, is back within seconds (a managed one-broker Kafka
+// that Strimzi had reported Ready refused a replication factor of 1 so in
+// CI, on a busy machine). A replication factor above the cluster's size
+// fails the same way, only later, and says so.
+func (d *Driver) createTopic(ctx context.Context, t driver.Topic, rf int16) error {
+	start := time.Now()
+	bound := d.createRetry
+	if bound == 0 {
+		bound = readyTimeout
+	}
+	for {
 		resp, err := d.adm.CreateTopic(ctx, t.Partitions, rf, d.topicConf, t.Name)
 		if err == nil {
 			err = resp.Err
 		}
-		if err != nil {
-			msg := ""
-			if resp.ErrMessage != "" {
-				msg = " (" + resp.ErrMessage + ")"
-			}
-			return fmt.Errorf("creating topic %s with %d partitions, replication factor %d and config %v: %w%s", t.Name, t.Partitions, rf, printable(d.topicConf), err, msg)
+		if err == nil {
+			return nil
 		}
+		if errors.Is(err, kerr.InvalidReplicationFactor) && time.Since(start) < bound {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+				continue
+			}
+		}
+		msg := ""
+		if resp.ErrMessage != "" {
+			msg = " (" + resp.ErrMessage + ")"
+		}
+		if errors.Is(err, kerr.InvalidReplicationFactor) {
+			msg += fmt.Sprintf("; fewer brokers than %d were available for %s", rf, time.Since(start).Round(time.Second))
+		}
+		return fmt.Errorf("creating topic %s with %d partitions, replication factor %d and config %v: %w%s", t.Name, t.Partitions, rf, printable(d.topicConf), err, msg)
 	}
-	return d.waitTopics(ctx, topics)
 }
 
 // waitTopics waits until every broker's metadata has every partition with a
