@@ -256,10 +256,12 @@ func (r StallResult) BrokersView() string {
 	return fmt.Sprintf("follower %d of leader %d; ISR %v / %v / %v", r.Follower, r.Leader, r.ISRBefore, r.ISRDuring, r.ISRAfter)
 }
 
-// DroppedAfter is, for a stall past LagMax, how long the leader waited for
-// the stopped follower: the time to the first acknowledgement of a message
-// sent during the stall, if that came before the stall ended and the ISR
-// read during the stall no longer held the follower; ok false otherwise.
+// DroppedAfter is, for a stall past LagMax, how long the system waited
+// for the stalled replica: the time to the first acknowledgement of a
+// message sent during the stall, if that came before the stall ended and
+// the brokers had dropped the replica by the read during the stall (Kafka:
+// the ISR no longer held the follower; Pulsar: the topic's newest ledger
+// had a new ensemble); ok false otherwise.
 func (r StallResult) DroppedAfter() (time.Duration, bool) {
 	if r.Resumed <= 0 || !r.From.Add(r.Resumed).Before(r.To) {
 		return 0, false

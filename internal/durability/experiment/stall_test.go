@@ -200,3 +200,38 @@ func TestParseEnsembles(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedAfter: a stall past the bound reads as dropped only when the
+// acks resumed during the stall and the brokers' own view shows the
+// replica gone.
+func TestDroppedAfter(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	pulsar := func(resumed time.Duration, before, during []int) StallResult {
+		return StallResult{Cell: StallCell{System: v1alpha1.SystemPulsar, Level: v1alpha1.Level2, AckAll: true, Stall: 16 * time.Second, PastLag: true},
+			From: t0, To: t0.Add(16 * time.Second), Resumed: resumed, EnsemblesBefore: before, EnsemblesDuring: during}
+	}
+	kafka := func(resumed time.Duration, during []int32) StallResult {
+		return StallResult{Cell: StallCell{System: v1alpha1.SystemKafka, Level: v1alpha1.Level2, Stall: 24 * time.Second, PastLag: true},
+			From: t0, To: t0.Add(24 * time.Second), Resumed: resumed, Follower: 2, ISRDuring: during}
+	}
+	for _, tc := range []struct {
+		name string
+		r    StallResult
+		ok   bool
+	}{
+		{"pulsar: a new ensemble, acks resumed in the stall", pulsar(9*time.Second, []int{1}, []int{2}), true},
+		{"pulsar: a new ledger", pulsar(9*time.Second, []int{1}, []int{1, 1}), true},
+		{"pulsar: the ensemble unchanged", pulsar(9*time.Second, []int{1}, []int{1}), false},
+		{"pulsar: acks only after the stall", pulsar(17*time.Second, []int{1}, []int{2}), false},
+		{"pulsar: ensembles not read", pulsar(9*time.Second, []int{1}, nil), false},
+		{"kafka: dropped from the ISR", kafka(15*time.Second, []int32{1, 3}), true},
+		{"kafka: still in the ISR", kafka(15*time.Second, []int32{1, 2, 3}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, ok := tc.r.DroppedAfter()
+			if ok != tc.ok || ok && d != tc.r.Resumed {
+				t.Errorf("DroppedAfter = %s, %v; want %v (%s)", d, ok, tc.ok, tc.r.Reading())
+			}
+		})
+	}
+}
