@@ -27,10 +27,6 @@ import (
 // internal/durability honest: the versions it ran must be the ones
 // reported as verified. About 4 minutes on 2 cores, 5 under a load of 2.
 func TestSyncOnTheAckPath(t *testing.T) {
-	// Beside the replica-stall experiment: each has brokers, ports and a
-	// shim of its own, and both mostly wait (starts, stalls, a set rate);
-	// in sequence they were the longest package of make test.
-	t.Parallel()
 	const delay = 30 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()

@@ -33,7 +33,6 @@ import (
 // took as long anyway, so a busy machine cannot make them. About 5
 // minutes of wall time on 2 cores.
 func TestAcksWaitFor(t *testing.T) {
-	t.Parallel() // beside TestSyncOnTheAckPath: see there
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
