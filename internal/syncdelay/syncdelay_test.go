@@ -102,15 +102,16 @@ func TestParseTrace(t *testing.T) {
 
 // TestShimStallsOnePath: sync(1) of a file, and dd(1) writing to it, under
 // the stall path do not return while the flag exists, and return once it
-// is removed; a file elsewhere is not stalled.
+// is removed; a file elsewhere is not stalled. A flag that names a path
+// stalls that path instead.
 func TestShimStallsOnePath(t *testing.T) {
 	dir := t.TempDir()
 	lib, err := Build(context.Background(), filepath.Join(dir, "lib"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stalled, other := filepath.Join(dir, "bookie2", "journal"), filepath.Join(dir, "bookie1", "journal")
-	for _, f := range []string{stalled, other} {
+	bookie2, bookie1 := filepath.Join(dir, "bookie2", "journal"), filepath.Join(dir, "bookie1", "journal")
+	for _, f := range []string{bookie2, bookie1} {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -120,32 +121,37 @@ func TestShimStallsOnePath(t *testing.T) {
 	}
 	flag := filepath.Join(dir, "stall")
 	env := append(os.Environ(), StallEnv(lib, filepath.Join(dir, "bookie2")+"/", flag)...)
+	sync := func(f string) *exec.Cmd { return exec.Command("sync", f) }
+	// dd writes with write(2), as a bookie that does not sync its journal
+	// still does before it answers.
+	write := func(f string) *exec.Cmd {
+		return exec.Command("dd", "if=/dev/zero", "of="+f, "bs=1", "count=1", "conv=notrunc", "status=none")
+	}
 	for _, tc := range []struct {
-		name string
-		cmd  func(file string) *exec.Cmd
+		name             string
+		cmd              func(file string) *exec.Cmd
+		flagPath         string
+		stalled, passing string
 	}{
-		{"sync", func(f string) *exec.Cmd { return exec.Command("sync", f) }},
-		// dd writes with write(2), as a bookie that does not sync its
-		// journal still does before it answers.
-		{"write", func(f string) *exec.Cmd {
-			return exec.Command("dd", "if=/dev/zero", "of="+f, "bs=1", "count=1", "conv=notrunc", "status=none")
-		}},
+		{"sync", sync, "", bookie2, bookie1},
+		{"write", write, "", bookie2, bookie1},
+		{"sync of the path the flag names", sync, filepath.Join(dir, "bookie1") + "/", bookie1, bookie2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			release, err := Stall(flag)
+			release, err := StallPath(flag, tc.flagPath)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer func() { _ = release() }()
 
 			// Elsewhere: passes through although the flag exists.
-			cmd := tc.cmd(other)
+			cmd := tc.cmd(tc.passing)
 			cmd.Env = env
 			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s %s: %v\n%s", tc.name, other, err, out)
+				t.Fatalf("%s %s: %v\n%s", tc.name, tc.passing, err, out)
 			}
 
-			cmd = tc.cmd(stalled)
+			cmd = tc.cmd(tc.stalled)
 			cmd.Env = env
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -156,7 +162,7 @@ func TestShimStallsOnePath(t *testing.T) {
 			// the call cannot return while the flag exists.
 			select {
 			case err := <-done:
-				t.Fatalf("%s of a file under the stall path returned while stalled: %v", tc.name, err)
+				t.Fatalf("%s of %s returned while stalled: %v", tc.name, tc.stalled, err)
 			case <-time.After(time.Second):
 			}
 			if err := release(); err != nil {
@@ -168,38 +174,8 @@ func TestShimStallsOnePath(t *testing.T) {
 					t.Fatalf("%s after the stall: %v", tc.name, err)
 				}
 			case <-time.After(time.Minute):
-				t.Fatalf("%s of a file under the stall path still stalled a minute after the flag was removed", tc.name)
+				t.Fatalf("%s of %s still stalled a minute after the flag was removed", tc.name, tc.stalled)
 			}
 		})
-	}
-
-	// A flag that names a path stalls that path, not StallEnv's.
-	release, err := StallPath(flag, filepath.Join(dir, "bookie1")+"/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = release() }()
-	cmd := exec.Command("sync", stalled)
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("sync %s while the flag names another path: %v\n%s", stalled, err, out)
-	}
-	cmd = exec.Command("sync", other)
-	cmd.Env = env
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		t.Fatalf("sync of the file under the path the flag names returned while stalled: %v", err)
-	case <-time.After(time.Second):
-	}
-	if err := release(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("sync after the stall: %v", err)
 	}
 }
