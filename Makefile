@@ -135,8 +135,8 @@ test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver an
 # two durability experiments of one package side by side too) kept a load
 # of 17-19: the sync-delay experiment ran out of its 12 minutes, and the
 # stage took 1215 s (985 s with two in run 9, whose stall experiment was a
-# minute shorter). (Beside the e2e suite, before
-# it waited for them, three with four e2e processes kept a load of 30-50.)
+# minute shorter). Beside the e2e suite, before it waited for them, three
+# with four e2e processes kept a load of 30-50.
 BROKER_TEST_PROCS ?= 2
 .PHONY: test-brokers
 test-brokers: prometheus ## Integration tests against real Kafka and Pulsar brokers (local JVMs), some scraped by a real Prometheus.
