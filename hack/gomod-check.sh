@@ -50,6 +50,13 @@ fail() {
   exit 1
 }
 
+# programs are the packages hack/tools/build.sh is given for the module in
+# the current folder: the programs its tools.go names, or the module itself
+# when it is a main package. $1: the build's tags.
+programs() {
+  offline -mod=readonly go list -e -tags "tools,$1" -f '{{if eq .Name "main"}}.{{else}}{{join .Imports " "}}{{end}}' .
+}
+
 shared() { # other folder, this build's tags
   # Go keys a compiled package by the version its module is *required* at
   # (a replace to another version still counts as the required one), and
@@ -64,7 +71,7 @@ shared() { # other folder, this build's tags
     if [ "$1" = "$root" ]; then
       (cd "$1" && offline -mod=readonly go list -e -deps -test -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' ./...)
     else
-      pkgs="$(cd "$1" && offline -mod=readonly go list -e -tags "tools,$2" -f '{{if eq .Name "main"}}.{{else}}{{join .Imports " "}}{{end}}' .)"
+      pkgs="$(cd "$1" && programs "$2")"
       # shellcheck disable=SC2086 # one word per package
       (cd "$1" && offline -mod=readonly go list -e -deps -tags "$2" -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' $pkgs)
     fi | LC_ALL=C sort -u
@@ -90,7 +97,7 @@ tidy)
 built)
   tags="${3-}"
   # What hack/tools/build.sh is given: the programs tools.go names.
-  pkgs="$(offline -mod=readonly go list -e -tags "tools,$tags" -f '{{if eq .Name "main"}}.{{else}}{{join .Imports " "}}{{end}}' .)"
+  pkgs="$(programs "$tags")"
   # shellcheck disable=SC2086 # one word per package
   if ! out="$(offline -mod=readonly go list -deps -tags "$tags" $pkgs 2>&1 >/dev/null)"; then
     fail "the build of $dir (tags: ${tags:-none}) needs what go.mod/go.sum do not pin:" "$out"

@@ -539,26 +539,13 @@ func runPulsarStandalone(ctx context.Context, o StallOptions, cells []StallCell,
 	// The standalone names its bookies' directories after
 	// --bookkeeper-dir with the bookie's index appended, and registers
 	// them as bk<index>test (LocalBookkeeperEnsemble), which is what
-	// ledger metadata lists; a bookie known by its address has the
-	// index-th port, counted up from the first.
+	// ledger metadata lists.
 	bookieDir := func(id string) (string, int, error) {
-		i := -1
-		if n, ok := strings.CutPrefix(id, "bk"); ok {
-			if n, ok := strings.CutSuffix(n, "test"); ok {
-				if v, err := strconv.Atoi(n); err == nil {
-					i = v
-				}
-			}
-		}
-		if _, port, ok := strings.Cut(id, ":"); ok {
-			for j, bp := range p.BookiePorts {
-				if port == strconv.Itoa(bp) {
-					i = j
-				}
-			}
-		}
-		if i < 0 || i >= len(p.BookiePorts) {
-			return "", 0, fmt.Errorf("bookie %s is none of the standalone's %d (bk0test…, or ports %v)", id, len(p.BookiePorts), p.BookiePorts)
+		n, _ := strings.CutPrefix(id, "bk")
+		n, _ = strings.CutSuffix(n, "test")
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(p.BookiePorts) {
+			return "", 0, fmt.Errorf("bookie %s is none of the standalone's %d (bk0test …)", id, len(p.BookiePorts))
 		}
 		d := filepath.Join(data, fmt.Sprintf("bookkeeper%d", i)) + "/"
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {

@@ -93,6 +93,27 @@ static long long now_ns(void) {
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* path_of writes the path of the file open as fd into path ("-" when it
+ * has none) and says whether it has one. */
+static int path_of(int fd, char *path, size_t size) {
+	char link[64];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, size - 1);
+	if (n <= 0) {
+		strcpy(path, "-");
+		return 0;
+	}
+	path[n] = 0;
+	return 1;
+}
+
+/* hold returns once the stall flag is gone, polling it every millisecond. */
+static void hold(void) {
+	struct timespec ms = {0, 1000000};
+	while (access(stall_flag, F_OK) == 0)
+		nanosleep(&ms, NULL);
+}
+
 /* stalled says whether a call on the file at path stalls now: the flag
  * exists and path starts with the path the flag holds, or with the stall
  * path when the flag is empty (so one process's bookies can be stalled one
@@ -125,19 +146,10 @@ static void delay(const char *call, int fd, long long start) {
 			;
 	}
 	char path[512] = "-";
-	if ((trace_fd >= 0 || stall_path) && fd >= 0) {
-		char link[64];
-		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-		ssize_t n = readlink(link, path, sizeof path - 1);
-		path[n > 0 ? n : 0] = 0;
-		if (n <= 0)
-			strcpy(path, "-");
-	}
-	if (stall_path && stalled(path)) {
-		struct timespec ms = {0, 1000000};
-		while (access(stall_flag, F_OK) == 0)
-			nanosleep(&ms, NULL);
-	}
+	if ((trace_fd >= 0 || stall_path) && fd >= 0)
+		path_of(fd, path, sizeof path);
+	if (stall_path && stalled(path))
+		hold();
 	if (trace_fd >= 0) {
 		/* one line per call: a path with a newline or space would
 		 * split it */
@@ -161,17 +173,9 @@ static void stall_write(int fd) {
 	if (!stall_path || fd < 0)
 		return;
 	int saved = errno;
-	if (access(stall_flag, F_OK) == 0) {
-		char link[64], path[512];
-		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-		ssize_t n = readlink(link, path, sizeof path - 1);
-		path[n > 0 ? n : 0] = 0;
-		if (n > 0 && strncmp(path, stall_path, stall_len) == 0 && stalled(path)) {
-			struct timespec ms = {0, 1000000};
-			while (access(stall_flag, F_OK) == 0)
-				nanosleep(&ms, NULL);
-		}
-	}
+	char path[512];
+	if (access(stall_flag, F_OK) == 0 && path_of(fd, path, sizeof path) && stalled(path))
+		hold();
 	errno = saved;
 }
 
