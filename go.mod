@@ -22,6 +22,7 @@ require (
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0
 	golang.org/x/net v0.58.0
 	golang.org/x/sys v0.47.0
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	helm.sh/helm/v3 v3.21.4
 	k8s.io/api v0.36.3

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +19,7 @@ func init() { rootCmd.AddCommand(newCompareCmd()) }
 func newCompareCmd() *cobra.Command {
 	var cf clusterFlags
 	var html string
-	var strict bool
+	var strict, failOnDifference bool
 	fair := report.DefaultFairness
 	cmd := &cobra.Command{
 		Use:   "compare <results dir | run name>...",
@@ -36,7 +38,16 @@ the HTML: a different achieved durability, topology (broker or bookie count,
 version), testbed (slowest write+fdatasync p99 or write MB/s further apart
 than --testbed-tolerance), workload, or a load generator that fell behind
 (send delay p99 above --max-send-delay-ms). --strict exits non-zero on any
-flag.`,
+flag.
+
+Runs repeated (streambench run --local --repeats N) are compared figure by
+figure, each run against the first: a verdict says whether B differs from A
+beyond the runs' own spread ("B's publish p99 (ms) is 23 % lower, better
+(95 % CI 14–31 % lower ...)") or not, from the exact Mann-Whitney test on
+the repeats' figures (docs/methodology.md, "Repeats and differences"). Runs
+that were not repeated are said to be unable to tell. --fail-on-difference
+exits non-zero when any figure differs, or when the runs were not repeated
+(a pipeline gate that cannot tell must not pass).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := loadRuns(cmd.Context(), cf, args)
@@ -53,6 +64,9 @@ flag.`,
 			unfair := func() error {
 				if strict && len(t.Flags) > 0 {
 					return fmt.Errorf("--strict: %d unfair comparison flags (listed above)", len(t.Flags))
+				}
+				if failOnDifference {
+					return differs(t)
 				}
 				return nil
 			}
@@ -77,10 +91,31 @@ flag.`,
 	cf.add(cmd)
 	cmd.Flags().StringVar(&html, "html", "compare.html", `write the HTML comparison to this file ("" to skip)`)
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit non-zero when any pair of runs is flagged as an unfair comparison")
+	cmd.Flags().BoolVar(&failOnDifference, "fail-on-difference", false, "exit non-zero when a run differs from the first beyond the runs' own spread in any figure, or when the runs were not repeated and so cannot tell")
 	cmd.Flags().Float64Var(&fair.TestbedTolerance, "testbed-tolerance", report.DefaultFairness.TestbedTolerance, "how far apart two runs' slowest write MB/s may be, relative to the lower (0.25 = 25 %), unless a disk varied more over its own probe")
 	cmd.Flags().Float64Var(&fair.FsyncTolerance, "fsync-tolerance", report.DefaultFairness.FsyncTolerance, "how far apart two runs' slowest fsync p50 may be, relative to the lower (1 = 2x: one disk's median drifts up to 1.8x between probes on a shared VM), unless a disk varied more over its own probe")
 	cmd.Flags().Float64Var(&fair.MaxSendDelayP99Ms, "max-send-delay-ms", report.DefaultFairness.MaxSendDelayP99Ms, "send delay p99 (ms) above which the load generator fell behind")
 	return cmd
+}
+
+// differs is --fail-on-difference's verdict over every pair.
+func differs(t report.Table) error {
+	if len(t.Differences) == 0 {
+		return errors.New("--fail-on-difference: give at least two runs to compare")
+	}
+	var cannot []string
+	for _, d := range t.Differences {
+		if d.CannotTell != "" {
+			cannot = append(cannot, d.B+" against "+d.A)
+		}
+	}
+	if n := t.DifferentFigures(); n > 0 {
+		return fmt.Errorf("--fail-on-difference: %d figure(s) differ beyond the runs' own spread (listed above)", n)
+	}
+	if len(cannot) > 0 {
+		return fmt.Errorf("--fail-on-difference: cannot tell %s: a run that was not repeated has no spread to tell a difference from; repeat each run (--repeats)", strings.Join(cannot, ", "))
+	}
+	return nil
 }
 
 // loadRuns reads each argument as a results directory or a BenchmarkRun's

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +128,60 @@ func TestVersion(t *testing.T) {
 	var info version.Info
 	if err := json.Unmarshal([]byte(out), &info); code != 0 || err != nil || info.Version == "" || info.Commit == "" {
 		t.Fatalf("streambench version --json exited %d: %q (%v)", code, out, err)
+	}
+}
+
+// repeatedDir writes the summary.json of a run of five repeats whose publish
+// p99 is p99 ms times the same spread, and returns its directory.
+func repeatedDir(t *testing.T, name string, p99 float64) string {
+	t.Helper()
+	var reps []*results.Summary
+	var dirs []string
+	for i, f := range []float64{1, 1.08, 0.95, 1.03, 0.98} {
+		reps = append(reps, &results.Summary{Run: name, System: v1alpha1.SystemKafka, Results: v1alpha1.ResultsSummary{
+			PublishRateMsgPerSec: 1000, PublishMBPerSec: 1, ConsumeMBPerSec: 1,
+			PublishLatencyMs: v1alpha1.LatencySummary{P50: 2 * f, P99: p99 * f, P999: 2 * p99 * f},
+			Sent:             1000, Acked: 1000, Received: 1000,
+		}})
+		dirs = append(dirs, fmt.Sprintf("repeat-%d", i+1))
+	}
+	agg, err := results.Aggregate(reps, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), name)
+	raw, err := json.Marshal(agg)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, results.KeySummary), raw, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCompareFailOnDifference: --fail-on-difference exits non-zero when a
+// repeated run differs from the first beyond their spread, zero when it does
+// not, and non-zero when the runs were not repeated (it cannot tell).
+func TestCompareFailOnDifference(t *testing.T) {
+	a, faster, same := repeatedDir(t, "a", 10), repeatedDir(t, "faster", 7), repeatedDir(t, "same", 10)
+
+	code, out := streambenchExit(t, "compare", a, same, "--fail-on-difference", "--html", "")
+	if code != 0 || !strings.Contains(out, "no difference beyond the runs' own spread") {
+		t.Fatalf("the same configuration: exit %d, want 0 with no difference:\n%s", code, out)
+	}
+	code, out = streambenchExit(t, "compare", a, faster, "--fail-on-difference", "--html", "")
+	if code == 0 || !strings.Contains(out, "publish p99 (ms): B's is 30 % lower, better") || !strings.Contains(out, "figure(s) differ beyond the runs' own spread") {
+		t.Fatalf("p99 30 %% lower: exit %d, want non-zero naming the figure:\n%s", code, out)
+	}
+	if code, out = streambenchExit(t, "compare", a, faster, "--html", ""); code != 0 {
+		t.Errorf("without --fail-on-difference: exit %d, want 0:\n%s", code, out)
+	}
+	code, out = streambenchExit(t, "compare", filepath.Join(recordedResults, "kafka-ack-1"), filepath.Join(recordedResults, "pulsar-ack-1"), "--fail-on-difference", "--html", "")
+	if code == 0 || !strings.Contains(out, "cannot tell") {
+		t.Errorf("single runs: exit %d, want non-zero saying it cannot tell:\n%s", code, out)
 	}
 }

@@ -12,6 +12,10 @@ import (
 
 func init() { rootCmd.AddCommand(newRunCmd()) }
 
+// maxRepeats bounds --repeats: beyond it a comparison's figures are tight
+// enough that the machine's drift over the hours it takes matters more.
+const maxRepeats = 50
+
 func newRunCmd() *cobra.Command {
 	var (
 		o         localrun.Options
@@ -34,6 +38,11 @@ keys the run names are written to a private directory removed at the end. An
 OMB driver file's security keys (security.protocol, sasl.*, ssl.*, Pulsar's
 TLS and authentication) are mapped with the stores and files they name.
 
+--repeats N runs the load N times on the same brokers, fresh topics each
+time, each repeat's results in <run-name>/repeat-<i>/; the run's summary.json
+then holds each figure's median over the repeats with its interval, which
+streambench compare tests for differences between runs.
+
 Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.`,
 		Example: `  streambench run -f config/samples/run-ack2-async.yaml --local \
     --workload workloads/latency-1-topic-16-partitions-1kb-local.yaml
@@ -46,7 +55,12 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
   kubectl create secret generic kafka-ca --from-file=ca.crt --dry-run=client -o yaml > secrets.yaml
   echo --- >> secrets.yaml
   kubectl create secret generic alice --from-file=password=alice.txt --dry-run=client -o yaml >> secrets.yaml
-  streambench run -f run-sasl.yaml --local --secrets secrets.yaml`,
+  streambench run -f run-sasl.yaml --local --secrets secrets.yaml
+
+  # Five repeats each, then whether they differ beyond their own spread:
+  streambench run -f kafka.yaml --local --repeats 5
+  streambench run -f pulsar.yaml --local --repeats 5
+  streambench compare results/kafka results/pulsar`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.RunFile == "" {
@@ -54,6 +68,9 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 			}
 			if !local {
 				return fmt.Errorf("only --local is supported by run; on a cluster use kubectl apply -f %s", o.RunFile)
+			}
+			if o.Repeats < 1 || o.Repeats > maxRepeats {
+				return fmt.Errorf("--repeats %d: give 1 (once) to %d; 6 or more bound each figure's median at 95 %%", o.Repeats, maxRepeats)
 			}
 			if brokerJVM != "" {
 				o.BrokerJVM = strings.Fields(brokerJVM)
@@ -71,6 +88,7 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets with data or stringData, as kubectl apply takes them) that spec.cluster.existing.tls and authentication name; their keys are written to a private directory for the run only")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here (default: a temporary directory, removed at the end)")
+	fl.IntVar(&o.Repeats, "repeats", 1, "run the load this many times on the same brokers (fresh topics each), for the median of each figure with its interval and compare's test of differences")
 	fl.StringVar(&brokerJVM, "broker-jvm", "", "the local brokers' heap, collector and compiler options, replacing streambench's small defaults (e.g. \"-Xms1g -Xmx1g -XX:+UseG1GC\"); the results state them either way")
 	return cmd
 }

@@ -9,6 +9,7 @@ package localrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -71,6 +73,12 @@ type Options struct {
 	// SnapshotInterval is the stats interval, and so the progress interval
 	// (default 10 s, as OMB).
 	SnapshotInterval time.Duration
+	// Repeats runs the load this many times on the same brokers, each
+	// repeat with fresh topics and its own results in repeat-<i>/; the
+	// run's summary.json is then the median of each figure over the
+	// repeats, in its interval (results.Aggregate), which compare tests
+	// for differences. 0 or 1: once.
+	Repeats int
 	// Signals replaces the process's SIGINT and SIGTERM (tests). The first
 	// signal stops the run gracefully: the workers stop, the topics are
 	// deleted, the brokers are stopped; the second kills the broker JVMs at
@@ -183,6 +191,53 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		}
 	}
 
+	var sums []*results.Summary
+	var dirs []string
+	for i := 1; i <= o.repeats(); i++ {
+		rep := repeat{index: i, of: o.repeats(), dir: out.Dir, runID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix())}
+		if rep.of > 1 {
+			rep.rel = fmt.Sprintf("repeat-%d", i)
+			rep.dir = filepath.Join(out.Dir, rep.rel)
+			rep.runID = fmt.Sprintf("%s-r%d-%d", run.Name, i, time.Now().Unix())
+			say("repeat %d of %d (fresh topics, the same brokers): results in %s", i, rep.of, rep.dir)
+		}
+		sum, err, killed := runOnce(ctx, o, out, rep, run, eff, bs, sig, sec, tb, pageCache, logger, logPath, urls, payload, notes)
+		if killed {
+			wasKilled = true
+			return out, err
+		}
+		if sum != nil {
+			sums = append(sums, sum)
+			dirs = append(dirs, rep.rel)
+		}
+		if err != nil || rep.of == 1 {
+			// A repeat that failed ends the run: the repeats after it would
+			// compare against a system in another state. The ones done are
+			// aggregated below.
+			return out, errors.Join(err, aggregate(o, out, sums, dirs))
+		}
+	}
+	return out, aggregate(o, out, sums, dirs)
+}
+
+// repeat is one repeat of a run (the run itself when it is not repeated).
+type repeat struct {
+	index, of int
+	// dir is where its results go; rel the same relative to the run's
+	// results directory ("" for a run not repeated).
+	dir, rel string
+	runID    string
+}
+
+// repeats is how many times the run is repeated, at least once.
+func (o Options) repeats() int { return max(o.Repeats, 1) }
+
+// runOnce coordinates one repeat on the running brokers and writes its
+// results. killed: the broker JVMs were killed (the second signal).
+func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability,
+	bs *brokers, sig *signals, sec *runSecurity, tb *v1alpha1.Testbed, pageCache coordinator.PageCacheDropper,
+	logger *log.Logger, logPath string, urls []string, payload []byte, notes []string) (_ *results.Summary, _ error, killed bool) {
+	notes = slices.Clone(notes)
 	sampler := startBrokerSampler(bs)
 	defer func() {
 		if sampler != nil {
@@ -191,13 +246,14 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}()
 	runCtx, cancelRun := context.WithTimeout(ctx, runTimeout(run))
 	defer cancelRun()
+	say := sayTo(o.Stderr)
 	say("running %q with %d workers: topics, producers and consumers first, then the load (log: %s)",
 		run.Spec.Workload.Name, len(urls), logPath)
 	res, runErr, killed := coordinate(runCtx, sig.killed, coordinator.Options{
 		Workers: urls,
 		Driver: driver.Config{
 			System: run.Spec.System, Brokers: bs.endpoints, Durability: eff,
-			Overrides: run.Spec.Driver, RunID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix()),
+			Overrides: run.Spec.Driver, RunID: rep.runID,
 			Security: sec.driver,
 		},
 		Workload: run.Spec.Workload, PayloadData: payload,
@@ -211,11 +267,10 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		PageCache:      pageCache,
 	})
 	if killed {
-		wasKilled = true
 		// The brokers are gone; the coordinator's clean-up would only
 		// wait for them. The workers and the coordinator live in this
 		// process and end with it.
-		return out, fmt.Errorf("%w twice: the broker JVMs were killed; the run's results were not written", ErrInterrupted)
+		return nil, fmt.Errorf("%w twice: the broker JVMs were killed; the run's results were not written", ErrInterrupted), true
 	}
 	if res != nil {
 		out.Accounting = res.Accounting
@@ -226,14 +281,38 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	}
 	runErr = sec.explain(interrupted(ctx, runErr))
 	if res == nil || len(stats.OfPhase(res.Snapshots, stats.PhaseMeasure)) == 0 {
-		return out, runErr
+		return nil, runErr, false
 	}
 	br, brNote := brokerResources(sampler, res)
 	if brNote != "" {
 		notes = append(notes, brNote)
 	}
 	notes = append(notes, resultNotes(o, runErr)...)
-	return out, errors.Join(runErr, writeResults(o, out, res, eff, tb, br, bs.setup, notes, runErr == nil))
+	sum, err := writeResults(o, out, rep.dir, res, eff, tb, br, bs.setup, notes, runErr == nil)
+	return sum, errors.Join(runErr, err), false
+}
+
+// aggregate writes a repeated run's summary.json: the median of each figure
+// over the repeats done, in its interval (results.Aggregate), and prints it.
+// Nothing for a run not repeated, or one whose second repeat never ended.
+func aggregate(o Options, out *Outcome, sums []*results.Summary, dirs []string) error {
+	if o.repeats() == 1 || len(sums) < 2 {
+		return nil
+	}
+	agg, err := results.Aggregate(sums, dirs)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(agg, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out.Dir, results.KeySummary), b, 0o644); err != nil {
+		return fmt.Errorf("writing the repeated run's summary: %w", err)
+	}
+	out.Summary, out.Report = agg, ""
+	PrintRepeats(o.Stdout, agg, out.Dir)
+	return nil
 }
 
 // defaults fills the options' defaults.
@@ -446,24 +525,30 @@ func resultNotes(o Options, runErr error) []string {
 
 // writeResults writes what a cluster run's results ConfigMap holds into
 // out.Dir, and the HTML report beside it, and prints the summary.
-func writeResults(o Options, out *Outcome, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, notes []string, finished bool) error {
+func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, notes []string, finished bool) (*results.Summary, error) {
 	in := res.ResultsInput(out.Run.Name, "", &eff)
 	in.Brokers = setup
-	tb.PageCacheDrops = append(tb.PageCacheDrops, res.PageCacheDrops...)
+	if tb != nil {
+		// Each repeat's own page cache drops, on a copy of the testbed
+		// the repeats share.
+		t := *tb
+		t.PageCacheDrops = append(append([]v1alpha1.PageCacheDrop(nil), tb.PageCacheDrops...), res.PageCacheDrops...)
+		tb = &t
+	}
 	in.Testbed = tb
 	in.BrokerResources = br
 	in.Notes = append(in.Notes, notes...)
-	sum, err := coordinator.WriteFiles(out.Dir, in)
+	sum, err := coordinator.WriteFiles(dir, in)
 	if err != nil {
-		return fmt.Errorf("writing the results to %s: %w", out.Dir, err)
+		return nil, fmt.Errorf("writing the results to %s: %w", dir, err)
 	}
 	out.Summary = sum
-	out.Report, err = report.RenderDir(out.Dir)
+	out.Report, err = report.RenderDir(dir)
 	if err != nil {
 		err = fmt.Errorf("writing the HTML report: %w", err)
 	}
-	PrintSummary(o.Stdout, sum, out.Dir, out.Report, finished)
-	return err
+	PrintSummary(o.Stdout, sum, dir, out.Report, finished)
+	return sum, err
 }
 
 // runTimeout is the run's deadline, the same as in a cluster.

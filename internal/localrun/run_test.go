@@ -307,8 +307,10 @@ spec:
 		}
 	}
 
-	t.Run("complete", func(t *testing.T) {
-		lr := startRun(t, Options{RunFile: runFile, WorkloadFile: "testdata/short-latency.yaml"}).wait()
+	// Repeated twice on the brokers: each repeat's own results, and the
+	// run's summary the medians with their intervals.
+	t.Run("complete, repeated", func(t *testing.T) {
+		lr := startRun(t, Options{RunFile: runFile, WorkloadFile: "testdata/short-latency.yaml", Repeats: 2}).wait()
 		if lr.err != nil {
 			t.Fatalf("run: %v", lr.err)
 		}
@@ -318,6 +320,7 @@ spec:
 		if sum == nil || sum.Results.Lost != 0 || sum.Results.Received == 0 || sum.Results.Received != sum.Results.Acked {
 			t.Fatalf("summary %+v", sum)
 		}
+		checkRepeats(t, lr, 2)
 		// The brokers were read, not assumed: their values (Kafka's
 		// default min.insync.replicas 1, no flush) are in the results,
 		// and the level holds (1 of 1 replicas is a majority).
@@ -365,6 +368,66 @@ spec:
 			}
 		}
 	})
+}
+
+// checkRepeats checks what a repeated run left: each repeat's own results
+// and report in repeat-<i>/, and the run's summary.json with every repeat's
+// headline and each figure's median in its interval, printed.
+func checkRepeats(t *testing.T, lr localRun, n int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(lr.out.Dir, results.KeySummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agg results.Summary
+	if err := json.Unmarshal(raw, &agg); err != nil {
+		t.Fatal(err)
+	}
+	if len(agg.Repeats) != n {
+		t.Fatalf("summary.json has %d repeats, want %d", len(agg.Repeats), n)
+	}
+	var sent int64
+	for i, r := range agg.Repeats {
+		dir := filepath.Join(lr.out.Dir, r.Dir)
+		if r.Index != i+1 || r.Dir != fmt.Sprintf("repeat-%d", i+1) {
+			t.Errorf("repeat %d: index %d, dir %q", i+1, r.Index, r.Dir)
+		}
+		var own results.Summary
+		raw, err := os.ReadFile(filepath.Join(dir, results.KeySummary))
+		if err == nil {
+			err = json.Unmarshal(raw, &own)
+		}
+		if err != nil {
+			t.Fatalf("repeat %d's own summary: %v", i+1, err)
+		}
+		// Its own headline, from its own topics.
+		if own.Results.Sent == 0 || own.Results.Sent != r.Results.Sent || own.Results.PublishLatencyMs != r.Results.PublishLatencyMs {
+			t.Errorf("repeat %d: summary.json says %+v, its own %+v", i+1, r.Results, own.Results)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
+			t.Errorf("repeat %d: %v", i+1, err)
+		}
+		sent += own.Results.Sent
+	}
+	if agg.Results.Sent != sent {
+		t.Errorf("sent %d over the repeats, the run says %d", sent, agg.Results.Sent)
+	}
+	p99 := []float64{agg.Repeats[0].Results.PublishLatencyMs.P99, agg.Repeats[1].Results.PublishLatencyMs.P99}
+	if n == 2 && agg.Results.PublishLatencyMs.P99 != (p99[0]+p99[1])/2 {
+		t.Errorf("publish p99 %v, want the median of the repeats' %v", agg.Results.PublishLatencyMs.P99, p99)
+	}
+	found := false
+	for _, iv := range agg.Intervals {
+		if iv.Figure == "publish p99 (ms)" {
+			found = iv.N == n && iv.Low <= iv.Median && iv.Median <= iv.High
+		}
+	}
+	if !found {
+		t.Errorf("no interval of publish p99 over %d repeats: %+v", n, agg.Intervals)
+	}
+	if so := lr.stdout.String(); !strings.Contains(so, fmt.Sprintf("over %d repeats", n)) || !strings.Contains(so, "publish p99 (ms)") {
+		t.Errorf("the repeats' table is not printed")
+	}
 }
 
 // TestRunSecondInterrupt: Ctrl-C twice kills the broker JVMs at once; none

@@ -16,6 +16,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/significance"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -82,6 +83,72 @@ type Table struct {
 	// checked the brokers' certificates, in Rows' order; empty when no run
 	// recorded it.
 	Security [][]string
+	// Differences are, for each run after the first, whether it differs
+	// from the first beyond the runs' own spread, figure by figure.
+	Differences []Difference
+}
+
+// Difference is run B against run A (the first run compared): a verdict
+// for each tested figure (results.Figures) from their repeats; or, when
+// either was not repeated, CannotTell saying so once.
+type Difference struct {
+	A, B       string
+	Verdicts   []significance.Verdict
+	CannotTell string
+}
+
+// Different is how many figures B differs from A in.
+func (d Difference) Different() int {
+	n := 0
+	for _, v := range d.Verdicts {
+		if v.Outcome == significance.Different {
+			n++
+		}
+	}
+	return n
+}
+
+// singleRun is what compare says of runs that were not repeated.
+const singleRun = "one run against one run cannot tell a difference from noise (on one quiet machine the same run's p50 varied 3.8x over four runs, docs/methodology.md): repeat each (streambench run --local --repeats 5) and compare the repeated runs"
+
+// differences compares every run with the first.
+func differences(runs []Named) ([]Difference, error) {
+	var out []Difference
+	for _, b := range runs[1:] {
+		a := runs[0]
+		d := Difference{A: a.Name, B: b.Name}
+		if len(a.Summary.Repeats) < 2 || len(b.Summary.Repeats) < 2 {
+			d.CannotTell = singleRun
+			out = append(out, d)
+			continue
+		}
+		for _, f := range results.Figures {
+			if !f.Tested {
+				continue
+			}
+			va, vb := a.Summary.RepeatValues(f), b.Summary.RepeatValues(f)
+			if len(va) == 0 || len(vb) == 0 {
+				continue // a figure one of them does not have (no consumers)
+			}
+			v, err := significance.Compare(f.Name, f.Better, va, vb, 0)
+			if err != nil {
+				return nil, err
+			}
+			d.Verdicts = append(d.Verdicts, v)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// DifferentFigures is how many figures, over every pair, differ beyond
+// the runs' spread: compare --fail-on-difference fails on any.
+func (t Table) DifferentFigures() int {
+	n := 0
+	for _, d := range t.Differences {
+		n += d.Different()
+	}
+	return n
 }
 
 // Compare tabulates runs as the durability study's Tables 2-2 to 2-5:
@@ -108,6 +175,10 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 	}
 	t.Warnings = warnings(runs)
 	t.Flags = Flags(runs, f)
+	var err error
+	if t.Differences, err = differences(runs); err != nil {
+		return Table{}, err
+	}
 	for _, n := range runs {
 		if n.Summary.Testbed != nil {
 			for _, m := range runs {
@@ -302,6 +373,15 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p50 ms", "fsync p99 ms", "write MB/s", "topology"}}, t.Testbed...))
 	}
+	for _, d := range t.Differences {
+		fmt.Fprintf(&b, "\nB = %s against A = %s:\n", d.B, d.A)
+		if d.CannotTell != "" {
+			fmt.Fprintf(&b, "  cannot tell: %s\n", d.CannotTell)
+		}
+		for _, v := range d.Verdicts {
+			fmt.Fprintf(&b, "  %s\n", v)
+		}
+	}
 	for _, warn := range t.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
@@ -379,9 +459,11 @@ type comparePage struct {
 	LoadGen   [][]string
 	BrokerJVM [][]string
 	Security  [][]string
-	Sections  []latencySection
-	Rows      []compareRow
-	Charts    []*chart
+	// Differences are Table.Differences.
+	Differences []Difference
+	Sections    []latencySection
+	Rows        []compareRow
+	Charts      []*chart
 }
 
 type latencySection struct {
@@ -434,15 +516,16 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		names[i] = n.Name
 	}
 	pg := &comparePage{
-		Title:     "streambench comparison: " + strings.Join(names, ", "),
-		Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		Warnings:  t.Warnings,
-		Flags:     t.Flags,
-		Testbed:   t.Testbed,
-		LoadGen:   t.LoadGenerator,
-		BrokerJVM: t.BrokerJVM,
-		Security:  t.Security,
-		BrokerRes: t.BrokerResources,
+		Title:       "streambench comparison: " + strings.Join(names, ", "),
+		Generated:   time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		Warnings:    t.Warnings,
+		Flags:       t.Flags,
+		Testbed:     t.Testbed,
+		LoadGen:     t.LoadGenerator,
+		BrokerJVM:   t.BrokerJVM,
+		Security:    t.Security,
+		BrokerRes:   t.BrokerResources,
+		Differences: t.Differences,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }
 	pg.Sections = append(pg.Sections, latencySection{Title: "Publish latency, ack − send (ms)", Rows: latencyRows(t, color, func(r Row) *Latency { return &r.Publish })})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strconv"
 )
 
 var funcs = template.FuncMap{
@@ -25,6 +26,8 @@ var funcs = template.FuncMap{
 	},
 	"dot": func(color string) template.CSS { return template.CSS("background:" + color) },
 	"mb":  func(b int64) float64 { return float64(b) / 1e6 },
+	// num is a figure of a verdict: three significant digits.
+	"num": func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
 }
 
 // css is shared by the report and the comparison. The charts' text is drawn
@@ -250,6 +253,10 @@ var compareTmpl = template.Must(template.New("compare").Funcs(funcs).Parse(chart
 // page show the same thing.
 const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id="unfair"><p><strong>Unfair comparison: {{len .Flags}} flags</strong></p>{{range .Flags}}<p>⚑ <strong>{{.Kind}}</strong> {{.Message}}</p>{{end}}</div>{{end}}
 {{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
+{{range .Differences}}<section class="differences"><h2>{{.B}} against {{.A}}</h2>{{if .CannotTell}}<p class="sub">Cannot tell: {{.CannotTell}}</p>{{end}}
+{{if .Verdicts}}<table><thead><tr><th>figure</th><th class="n">median A</th><th class="n">median B</th><th class="n">B / A</th><th class="n">95 % interval</th><th>verdict</th></tr></thead><tbody>
+{{range .Verdicts}}<tr><td>{{.Figure}}</td><td class="n">{{num .MedianA}}</td><td class="n">{{num .MedianB}}</td><td class="n">{{if .Ratio}}{{printf "%.3f" .Ratio}}{{else}}–{{end}}</td><td class="n">{{if .High}}{{printf "%.3f" .Low}} – {{printf "%.3f" .High}}{{else}}–{{end}}</td><td>{{.String}}</td></tr>
+{{end}}</tbody></table><p class="sub">From the runs' repeats: the Mann-Whitney test and the Hodges-Lehmann ratio (docs/methodology.md, "Repeats and differences"); "no difference" means the runs' own spread covers what separates them.</p>{{end}}</section>{{end}}
 <div class="grid2">
 {{range .Sections}}<section><h2>{{.Title}}</h2>
 <table><thead><tr><th></th><th class="n">Average</th><th class="n">P50</th><th class="n">P90</th><th class="n">P99</th><th class="n">P999</th></tr></thead><tbody>

@@ -385,6 +385,13 @@ type Summary struct {
 	// Collection is how promptly the coordinator merged the workers'
 	// intervals (Input.Collection).
 	Collection *Collection `json:"collection,omitempty"`
+
+	// Repeats are the repeats of a repeated run (Aggregate), in the order
+	// run; Results is then the median over them, and Intervals each
+	// figure's median in its interval. Empty for a run that was not
+	// repeated.
+	Repeats   []Repeat         `json:"repeats,omitempty"`
+	Intervals []FigureInterval `json:"intervals,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed

@@ -1,0 +1,181 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/significance"
+)
+
+// Figure is one headline figure that a repeated run carries an interval for
+// and compare tests for a difference.
+type Figure struct {
+	// Name is how tables and verdicts name it, with its unit.
+	Name string
+	// Better is the direction in which it improves.
+	Better significance.Better
+	// Field points at the figure in a headline; nil when the headline has
+	// no such figure (no end-to-end latency of a produce-only run).
+	Field func(*v1alpha1.ResultsSummary) *float64
+	// Tested: compare says whether two runs differ in it. Averages,
+	// p99.99 and maxima are not: over a few minutes of a run they are a
+	// handful of messages, a repeat's luck more than its setting; and each
+	// figure tested is one more chance of a false "different".
+	Tested bool
+}
+
+// Of is the figure's value in r, and whether r has it.
+func (f Figure) Of(r v1alpha1.ResultsSummary) (float64, bool) {
+	p := f.Field(&r)
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+func latency(name string, of func(*v1alpha1.ResultsSummary) *v1alpha1.LatencySummary) []Figure {
+	at := func(pick func(*v1alpha1.LatencySummary) *float64) func(*v1alpha1.ResultsSummary) *float64 {
+		return func(r *v1alpha1.ResultsSummary) *float64 {
+			if l := of(r); l != nil {
+				return pick(l)
+			}
+			return nil
+		}
+	}
+	lower := significance.LowerIsBetter
+	return []Figure{
+		{name + " avg (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.Avg }), false},
+		{name + " p50 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P50 }), true},
+		{name + " p99 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P99 }), true},
+		{name + " p99.9 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P999 }), true},
+		{name + " p99.99 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P9999 }), false},
+		{name + " max (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.Max }), false},
+	}
+}
+
+// Figures are the headline's figures (docs/results.md, "Repeats"): the
+// throughput, and publish, corrected and end-to-end latency; Tested marks
+// the ones compare tests.
+var Figures = append(append(append([]Figure{
+	// The rate is MB/s over the message size: one test of the two.
+	{"publish rate (msg/s)", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.PublishRateMsgPerSec }, false},
+	{"publish MB/s", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.PublishMBPerSec }, true},
+	{"consume MB/s", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.ConsumeMBPerSec }, true},
+},
+	latency("publish", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return &r.PublishLatencyMs })...),
+	latency("corrected publish", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return r.CorrectedLatencyMs })...),
+	latency("end-to-end", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return r.EndToEndLatencyMs })...)
+
+// Repeat is one repeat of a repeated run: its headline and where its own
+// results are.
+type Repeat struct {
+	// Index counts from 1, in the order run.
+	Index int `json:"index"`
+	// Dir is the repeat's results directory, relative to the run's
+	// (repeat-<index>), holding its full results: summary, OMB result,
+	// HdrHistogram logs, report.
+	Dir   string    `json:"dir,omitempty"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Results is the repeat's headline.
+	Results v1alpha1.ResultsSummary `json:"results"`
+}
+
+// FigureInterval is one figure of a repeated run: the median over its
+// repeats (also in the run's results) and the interval of that median.
+type FigureInterval struct {
+	Figure string `json:"figure"`
+	significance.Estimate
+}
+
+// ErrOneRepeat is Aggregate's error for fewer than two repeats.
+var ErrOneRepeat = errors.New("a repeated run needs at least two repeats")
+
+// Aggregate is the summary of a run repeated on the same brokers, from its
+// repeats' summaries in the order run (dirs[i] the directory of
+// repeats[i], relative to the run's). The headline is the median over the
+// repeats of each figure, the counts (sent, acknowledged, lost, ...) are
+// sums, and Intervals puts the median of each figure in its
+// distribution-free interval. The time series, phases and broker figures
+// stay in each repeat's own summary; the aggregate keeps what the repeats
+// share (workload, durability, testbed, brokers) from the first.
+func Aggregate(repeats []*Summary, dirs []string) (*Summary, error) {
+	if len(repeats) < 2 {
+		return nil, ErrOneRepeat
+	}
+	if len(dirs) != len(repeats) {
+		return nil, fmt.Errorf("aggregate: %d repeats but %d directories", len(repeats), len(dirs))
+	}
+	first, last := repeats[0], repeats[len(repeats)-1]
+	agg := &Summary{
+		SchemaVersion: SchemaVersion, Run: first.Run, System: first.System, Workload: first.Workload,
+		Durability: first.Durability, Start: first.Start, End: last.End, Workers: first.Workers,
+		Testbed: first.Testbed, Brokers: first.Brokers, Security: first.Security,
+	}
+	var corrected, endToEnd bool = true, true
+	for i, s := range repeats {
+		r := s.Results
+		agg.Repeats = append(agg.Repeats, Repeat{Index: i + 1, Dir: dirs[i], Start: s.Start, End: s.End, Results: r})
+		corrected = corrected && r.CorrectedLatencyMs != nil
+		endToEnd = endToEnd && r.EndToEndLatencyMs != nil
+		h := &agg.Results
+		h.Partial = h.Partial || r.Partial
+		h.Sent += r.Sent
+		h.Acked += r.Acked
+		h.Received += r.Received
+		h.Lost += r.Lost
+		h.NotConsumed += r.NotConsumed
+		h.Duplicates += r.Duplicates
+		agg.Duplicates += s.Duplicates
+		for _, n := range s.Notes {
+			agg.Notes = append(agg.Notes, fmt.Sprintf("repeat %d: %s", i+1, n))
+		}
+	}
+	// A latency every repeat has gets a median; one some repeat lacks
+	// (a produce-only repeat has no end-to-end) is left out.
+	if corrected {
+		agg.Results.CorrectedLatencyMs = &v1alpha1.LatencySummary{}
+	}
+	if endToEnd {
+		agg.Results.EndToEndLatencyMs = &v1alpha1.LatencySummary{}
+	}
+	for _, f := range Figures {
+		dst := f.Field(&agg.Results)
+		if dst == nil {
+			continue
+		}
+		var vals []float64
+		for _, s := range repeats {
+			if v, ok := f.Of(s.Results); ok {
+				vals = append(vals, v)
+			}
+		}
+		e, err := significance.Interval(vals, 0)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: %s: %w", f.Name, err)
+		}
+		*dst = e.Median
+		agg.Intervals = append(agg.Intervals, FigureInterval{Figure: f.Name, Estimate: e})
+	}
+	return agg, nil
+}
+
+// RepeatValues are the values of a figure over a run's repeats; a run that
+// was not repeated gives its one value.
+func (s *Summary) RepeatValues(f Figure) []float64 {
+	if len(s.Repeats) == 0 {
+		if v, ok := f.Of(s.Results); ok {
+			return []float64{v}
+		}
+		return nil
+	}
+	var vals []float64
+	for _, r := range s.Repeats {
+		if v, ok := f.Of(r.Results); ok {
+			vals = append(vals, v)
+		}
+	}
+	return vals
+}
