@@ -95,6 +95,38 @@ var _ = Describe("a run against an existing cluster", func() {
 		}).Should(BeTrue())
 	})
 
+	It("checks spec.thresholds on the final results: Succeeded, with condition ThresholdsMet naming the failed bound and its value", func() {
+		run := existingKafkaRun(ns)
+		// The played coordinator's publish p99 is 6 ms, nothing lost.
+		run.Spec.Thresholds = []v1alpha1.Threshold{
+			{Figure: "publishLatencyMs.p99", Max: ptr.To(1.0)},
+			{Figure: "lost", Max: ptr.To(0.0)},
+			{Figure: "publishMBPerSec", Min: ptr.To(0.001)},
+		}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		done := runToSucceeded(run)
+		cond := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionThresholdsMet)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		Expect(cond.Message).To(HavePrefix("1 of 3 thresholds failed: publishLatencyMs.p99 "))
+		Expect(cond.Message).To(ContainSubstring("> max 1"))
+		Expect(cond.Message).NotTo(ContainSubstring("lost"))
+		Expect(done.Status.Display.Thresholds).To(Equal("failed"))
+		Expect(done.Status.Message).To(HaveSuffix("; thresholds 1 failed"))
+		Eventually(eventReasons(ns, run.Name)).Should(ContainElement(HavePrefix("Warning/ThresholdsFailed: 1 of 3 thresholds failed")))
+
+		// The same bounds met: True, and every threshold's value said.
+		met := existingKafkaRun(ns)
+		met.Spec.Thresholds = []v1alpha1.Threshold{{Figure: "publishLatencyMs.p99", Max: ptr.To(100.0)}}
+		Expect(k8sClient.Create(ctx, met)).To(Succeed())
+		done = runToSucceeded(met)
+		cond = meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionThresholdsMet)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+		Expect(cond.Message).To(ContainSubstring("<= max 100"))
+		Expect(done.Status.Display.Thresholds).To(Equal("met"))
+	})
+
 	It("reports in status.durability what the coordinator read from the existing brokers", func() {
 		run := existingKafkaRun(ns)
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())

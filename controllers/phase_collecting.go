@@ -15,6 +15,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/thresholds"
 )
 
 // resultsGrace is how long a finished coordinator's results ConfigMap may
@@ -52,9 +53,34 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded",
-		fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99),
-		recordResults(run, summary, name)...)
+	txs := recordResults(run, summary, name)
+	message := fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99)
+	var gate *thresholds.Outcome
+	if len(run.Spec.Thresholds) > 0 {
+		o := thresholds.Evaluate(run.Spec.Thresholds, summary)
+		gate = &o
+		txs = append(txs, thresholdsTx(o))
+		message += "; thresholds " + o.Display()
+	}
+	if err := r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded", message, txs...); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The run succeeded (it measured what it was asked); a failed bound is
+	// the results' verdict, told apart as a warning of its own.
+	if gate != nil && !gate.Met() && r.Recorder != nil {
+		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "ThresholdsFailed", string(run.Status.Phase), "%s", gate.Message())
+	}
+	return ctrl.Result{}, nil
+}
+
+// thresholdsTx records spec.thresholds checked on the final results:
+// condition ThresholdsMet, True or False with each failed threshold named.
+func thresholdsTx(o thresholds.Outcome) statusTx {
+	status, reason := metav1.ConditionTrue, "Met"
+	if !o.Met() {
+		status, reason = metav1.ConditionFalse, "Failed"
+	}
+	return setCondition(v1alpha1.ConditionThresholdsMet, status, reason, o.Message())
 }
 
 // recordResults copies a results summary into the status: status.results

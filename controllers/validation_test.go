@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -149,6 +150,16 @@ var _ = Describe("BenchmarkRun validation", func() {
 		Entry("spec.payload without a payloadFile", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Payload = &v1alpha1.PayloadSpec{ConfigMapRef: v1alpha1.ConfigMapFileRef{Name: "omb-payload"}}
 		}, "spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"),
+		Entry("a threshold with both max and min", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Thresholds = []v1alpha1.Threshold{{Figure: "publishLatencyMs.p99", Max: float(10), Min: float(1)}}
+		}, "a threshold sets exactly one of max (the figure must be at most this) or min (at least this)"),
+		Entry("a threshold on a figure the results do not have", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Thresholds = []v1alpha1.Threshold{{Figure: "publishLatencyMs.p90", Max: float(10)}}
+		}, `spec.thresholds[0].figure: Unsupported value: "publishLatencyMs.p90"`),
+		Entry("an end-to-end threshold on a produce-only run", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Workload.SubscriptionsPerTopic = ptr.To[int32](0)
+			r.Spec.Thresholds = []v1alpha1.Threshold{{Figure: "endToEndLatencyMs.p99", Max: float(10)}}
+		}, "spec.thresholds bounds an end-to-end or consume figure, but spec.workload.subscriptionsPerTopic is 0"),
 		Entry("a zero test duration", v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Workload.TestDurationMinutes = float(0)
 		}, "spec.workload.testDurationMinutes"),

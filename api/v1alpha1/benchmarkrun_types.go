@@ -26,6 +26,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.managed) || (has(self.cluster.managed.bookies) ? self.cluster.managed.bookies : 3) >= (has(self.durability) && has(self.durability.replication) ? self.durability.replication.replicas : 3)",message="spec.cluster.managed.bookies must be at least the ensemble size (spec.durability.replication.replicas, 3 for a level); add bookies or lower replicas"
 // +kubebuilder:validation:XValidation:rule="self.system == 'kafka' || !has(self.cluster.managed) || !has(self.cluster.managed.storage) || !has(self.cluster.managed.storage.additionalData)",message="spec.cluster.managed.storage.additionalData (Kafka JBOD log directories) applies to system kafka only; use storage.journal and storage.ledgers for pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.testbed) || !has(self.testbed.dropPageCache) || !self.testbed.dropPageCache || has(self.cluster.managed)",message="spec.testbed.dropPageCache needs managed brokers (spec.cluster.managed): the nodes of an existing cluster's brokers are not known; drop the page cache on them by hand and remove dropPageCache"
+// +kubebuilder:validation:XValidation:rule="!has(self.thresholds) || !has(self.workload.subscriptionsPerTopic) || self.workload.subscriptionsPerTopic > 0 || !self.thresholds.exists(t, t.figure.startsWith('endToEndLatencyMs') || t.figure == 'consumeMBPerSec')",message="spec.thresholds bounds an end-to-end or consume figure, but spec.workload.subscriptionsPerTopic is 0: a produce-only run has none; remove the threshold or add subscriptions"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.kafka) || self.system == 'kafka'",message="spec.driver.kafka is set but spec.system is pulsar; move the settings to spec.driver.pulsar"
 // +kubebuilder:validation:XValidation:rule="!has(self.driver) || !has(self.driver.pulsar) || self.system == 'pulsar'",message="spec.driver.pulsar is set but spec.system is kafka; move the settings to spec.driver.kafka"
 // +kubebuilder:validation:XValidation:rule="!has(self.payload) || (has(self.workload.payloadFile) && self.workload.payloadFile.size() > 0)",message="spec.payload gives the bytes of spec.workload.payloadFile, which is not set; set payloadFile or remove spec.payload"
@@ -89,6 +90,14 @@ type BenchmarkRunSpec struct {
 	// read from (monitoring_types.go).
 	// +optional
 	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
+
+	// Thresholds are bounds on the results, checked when the run
+	// finishes: condition ThresholdsMet names each one failed with its
+	// measured value (threshold_types.go).
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Thresholds []Threshold `json:"thresholds,omitempty"`
 }
 
 // ClusterSpec is exactly one of managed or existing.
@@ -485,6 +494,10 @@ type StatusDisplay struct {
 	EndToEndP99Ms string `json:"endToEndP99Ms,omitempty"`
 	// +optional
 	FsyncP99Ms string `json:"fsyncP99Ms,omitempty"`
+	// Thresholds is "met" or "failed" once spec.thresholds were checked
+	// (condition ThresholdsMet).
+	// +optional
+	Thresholds string `json:"thresholds,omitempty"`
 }
 
 // BrokerEndpoints are the addresses of the system under test.
@@ -582,6 +595,7 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Corrected p99 (ms)",type=string,JSONPath=`.status.display.correctedP99Ms`,description="Publish latency p99 from the intended send time (ack - intended send, corrected for coordinated omission), rounded; the full value is status.results.correctedLatencyMs.p99"
 // +kubebuilder:printcolumn:name="E2E p99 (ms)",type=string,JSONPath=`.status.display.endToEndP99Ms`,description="End-to-end latency p99, rounded; the full value is status.results.endToEndLatencyMs.p99"
 // +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=string,priority=1,JSONPath=`.status.display.fsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume, rounded; the full value is status.testbed.slowestFsyncP99Ms"
+// +kubebuilder:printcolumn:name="Thresholds",type=string,priority=1,JSONPath=`.status.display.thresholds`,description="met or failed: spec.thresholds checked on the final results (condition ThresholdsMet names each failed one with its value)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"
 

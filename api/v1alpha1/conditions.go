@@ -26,6 +26,10 @@ const (
 	// time the workload needs (workload.Estimate); the run goes on, but
 	// will likely be stopped before it ends.
 	ConditionRunTimeout = "RunTimeoutSufficient"
+	// ConditionThresholdsMet is True when every bound of spec.thresholds
+	// held on the final results, False naming each failed one with its
+	// measured value; absent for a run without thresholds.
+	ConditionThresholdsMet = "ThresholdsMet"
 )
 
 // Condition reasons shared by the controller and the tests.

@@ -1,6 +1,11 @@
 package v1alpha1
 
-import "strconv"
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // RefreshDisplay derives status.display from status.results and
 // status.testbed. The controller calls it before every status write, so the
@@ -19,6 +24,9 @@ func (s *BenchmarkRunStatus) RefreshDisplay() {
 	}
 	if tb := s.Testbed; tb != nil && tb.SlowestFsyncP99Ms != nil {
 		d.FsyncP99Ms = figure(*tb.SlowestFsyncP99Ms)
+	}
+	if c := meta.FindStatusCondition(s.Conditions, ConditionThresholdsMet); c != nil {
+		d.Thresholds = map[metav1.ConditionStatus]string{metav1.ConditionTrue: "met", metav1.ConditionFalse: "failed"}[c.Status]
 	}
 	if d == (StatusDisplay{}) {
 		s.Display = nil

@@ -1,6 +1,11 @@
 package v1alpha1
 
-import "testing"
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 func TestRefreshDisplay(t *testing.T) {
 	fsync := 3.14159
@@ -41,5 +46,23 @@ func TestRefreshDisplayPartial(t *testing.T) {
 	s.RefreshDisplay()
 	if want := (StatusDisplay{PublishMBPerSec: "100.00", PublishP99Ms: "2.00", FsyncP99Ms: "0.50"}); *s.Display != want {
 		t.Fatalf("display = %+v, want %+v", *s.Display, want)
+	}
+}
+
+// The THRESHOLDS column follows condition ThresholdsMet, and stays empty
+// for a run without thresholds.
+func TestRefreshDisplayThresholds(t *testing.T) {
+	s := BenchmarkRunStatus{Results: &ResultsSummary{PublishMBPerSec: 1}}
+	for _, c := range []struct {
+		status metav1.ConditionStatus
+		want   string
+	}{{"", ""}, {metav1.ConditionFalse, "failed"}, {metav1.ConditionTrue, "met"}} {
+		if c.status != "" {
+			meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: ConditionThresholdsMet, Status: c.status, Reason: "R"})
+		}
+		s.RefreshDisplay()
+		if s.Display.Thresholds != c.want {
+			t.Errorf("condition %q: display %q, want %q", c.status, s.Display.Thresholds, c.want)
+		}
 	}
 }

@@ -196,9 +196,9 @@ func describeRateSearch(rs results.RateSearch) string {
 
 // PrintRepeats prints a repeated run's aggregate: each figure's median over
 // the repeats in its interval, and each repeat's value beside it.
-func PrintRepeats(w io.Writer, s *results.Summary, dir string) {
+func PrintRepeats(w io.Writer, s *results.Summary, dir, reportPath string) {
 	fmt.Fprintf(w, "\nResults of %s over %d repeats (the same brokers, fresh topics each): %s, workload %s\n\n", s.Run, len(s.Repeats), s.System, s.Workload.Name)
-	fmt.Fprintf(w, "%-30s%10s  %-22s%s\n", "figure", "median", "interval", "repeats")
+	fmt.Fprintf(w, "%-30s%10s  %-28s%s\n", "figure", "median", "interval", "repeats")
 	for _, iv := range s.Intervals {
 		var f results.Figure
 		for _, g := range results.Figures {
@@ -214,7 +214,7 @@ func PrintRepeats(w io.Writer, s *results.Summary, dir string) {
 			each = append(each, strconv.FormatFloat(v, 'g', 4, 64))
 		}
 		interval := fmt.Sprintf("%.4g – %.4g (%.1f %%)", iv.Low, iv.High, 100*iv.Confidence)
-		fmt.Fprintf(w, "%-30s%10.4g  %-22s%s\n", iv.Figure, iv.Median, interval, strings.Join(each, " "))
+		fmt.Fprintf(w, "%-30s%10.4g  %-28s%s\n", iv.Figure, iv.Median, interval, strings.Join(each, " "))
 	}
 	r := s.Results
 	fmt.Fprintf(w, "\nmessages    sent %d, acked %d, received %d, lost %d, duplicates %d (all repeats)\n", r.Sent, r.Acked, r.Received, r.Lost, s.Duplicates)
@@ -222,4 +222,7 @@ func PrintRepeats(w io.Writer, s *results.Summary, dir string) {
 		fmt.Fprintf(w, "intervals   %d repeats bound a median at %.1f %% at best; 6 or more reach 95 %%\n", len(s.Repeats), 100*iv[0].Confidence)
 	}
 	fmt.Fprintf(w, "results     %s (each repeat's own: %s)\n", filepath.Join(dir, results.KeySummary), filepath.Join(dir, "repeat-<i>"))
+	if reportPath != "" {
+		fmt.Fprintf(w, "report      %s\n", reportPath)
+	}
 }

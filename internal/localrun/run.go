@@ -36,6 +36,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
+	"github.com/streambench/streambench-operator/internal/thresholds"
 	"github.com/streambench/streambench-operator/internal/worker"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
@@ -120,6 +121,13 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		return nil, err
 	}
 	out = &Outcome{Run: run, Durability: eff, Dir: filepath.Join(o.ResultsDir, run.Name)}
+	// spec.thresholds, once the run is over and its results written: a
+	// failed bound makes the run's error (and the command's exit code).
+	defer func() {
+		if err == nil {
+			err = gate(o.Stdout, run, out)
+		}
+	}()
 	sec, secNotes, err := prepareSecurity(run, o.SecretsFile, fileSec, o.DriverFile)
 	if err != nil {
 		return out, err
@@ -220,6 +228,30 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	return out, aggregate(o, out, sums, dirs)
 }
 
+// ErrThresholds is the error of a run whose results failed a bound of
+// spec.thresholds.
+var ErrThresholds = errors.New("thresholds failed")
+
+// gate checks spec.thresholds on what the run wrote (a repeated run's
+// aggregate) and prints each, as the controller's condition ThresholdsMet.
+func gate(w io.Writer, run *v1alpha1.BenchmarkRun, out *Outcome) error {
+	if len(run.Spec.Thresholds) == 0 || out.Summary == nil {
+		return nil
+	}
+	o := thresholds.Evaluate(run.Spec.Thresholds, out.Summary)
+	for _, c := range o.Checks {
+		verdict := "met   "
+		if !c.Met {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(w, "threshold   %s %s\n", verdict, c)
+	}
+	if !o.Met() {
+		return fmt.Errorf("%w: %s", ErrThresholds, o.Message())
+	}
+	return nil
+}
+
 // repeat is one repeat of a run (the run itself when it is not repeated).
 type repeat struct {
 	index, of int
@@ -310,9 +342,13 @@ func aggregate(o Options, out *Outcome, sums []*results.Summary, dirs []string) 
 	if err := os.WriteFile(filepath.Join(out.Dir, results.KeySummary), b, 0o644); err != nil {
 		return fmt.Errorf("writing the repeated run's summary: %w", err)
 	}
-	out.Summary, out.Report = agg, ""
-	PrintRepeats(o.Stdout, agg, out.Dir)
-	return nil
+	out.Summary = agg
+	out.Report, err = report.RenderDir(out.Dir)
+	if err != nil {
+		err = fmt.Errorf("writing the repeated run's HTML report: %w", err)
+	}
+	PrintRepeats(o.Stdout, agg, out.Dir, out.Report)
+	return err
 }
 
 // defaults fills the options' defaults.

@@ -295,6 +295,10 @@ spec:
   cluster:
     existing: {bootstrapServers: %q}
   workers: {count: 2}
+  thresholds:
+  - {figure: lost, max: 0}
+  - {figure: publishLatencyMs.p99, max: 60000}
+  - {figure: publishRateMsgPerSec, min: 1000000000}
 `, k.Bootstrap())), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -311,8 +315,14 @@ spec:
 	// run's summary the medians with their intervals.
 	t.Run("complete, repeated", func(t *testing.T) {
 		lr := startRun(t, Options{RunFile: runFile, WorkloadFile: "testdata/short-latency.yaml", Repeats: 2}).wait()
-		if lr.err != nil {
-			t.Fatalf("run: %v", lr.err)
+		// The run file's thresholds: two held, the rate of a billion
+		// messages a second did not; the results are written all the same.
+		if !errors.Is(lr.err, ErrThresholds) || !strings.Contains(lr.err.Error(), "1 of 3 thresholds failed: publishRateMsgPerSec") ||
+			!strings.Contains(lr.err.Error(), "< min 1e+09 (the median of 2 repeats)") {
+			t.Fatalf("run: %v, want the failed rate threshold with its value", lr.err)
+		}
+		if so := lr.stdout.String(); !strings.Contains(so, "threshold   met    lost 0 <= max 0") || !strings.Contains(so, "threshold   FAILED publishRateMsgPerSec") {
+			t.Errorf("the thresholds are not printed:\n%s", so)
 		}
 		checkStopped(t, lr.out, 0)
 		alive()
@@ -424,6 +434,9 @@ func checkRepeats(t *testing.T, lr localRun, n int) {
 	}
 	if !found {
 		t.Errorf("no interval of publish p99 over %d repeats: %+v", n, agg.Intervals)
+	}
+	if html, err := os.ReadFile(filepath.Join(lr.out.Dir, "report.html")); err != nil || !bytes.Contains(html, []byte(fmt.Sprintf("Over %d repeats", n))) {
+		t.Errorf("the repeated run's report (%v) has no repeats' section", err)
 	}
 	if so := lr.stdout.String(); !strings.Contains(so, fmt.Sprintf("over %d repeats", n)) || !strings.Contains(so, "publish p99 (ms)") {
 		t.Errorf("the repeats' table is not printed")

@@ -93,3 +93,22 @@ func TestCompareDifferences(t *testing.T) {
 		t.Errorf("single runs: %+v", d)
 	}
 }
+
+// A repeated run's report shows each tested figure's median in its interval
+// beside every repeat's value, and links each repeat's own report.
+func TestReportOfARepeatedRun(t *testing.T) {
+	n := repeated(t, "a", 10, 6)
+	var b bytes.Buffer
+	if err := Render(&b, n.Summary, nil); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{"Over 6 repeats", `href="repeat-3/report.html"`, "<td>publish p99 (ms)</td>", "9.5 – 10.8", "96.9 % confidence"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<td>publish avg (ms)</td>") {
+		t.Error("an untested figure (the average) in the repeats' table")
+	}
+}

@@ -15,9 +15,11 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,6 +140,55 @@ type reportPage struct {
 	Truncation *results.Truncation
 	Notes      []string
 	Workers    []string
+	// Repeats is a repeated run's figures over its repeats; nil for a run
+	// not repeated.
+	Repeats *repeatsView
+}
+
+// repeatsView is a repeated run's section: each tested figure's median in
+// its interval beside every repeat's value, and the repeats' own reports.
+type repeatsView struct {
+	N       int
+	Columns []string // "repeat 1", ... linking Links
+	Links   []string
+	Rows    []repeatsRow
+	// Confidence is the intervals' coverage, said when below 95 %.
+	Confidence float64
+}
+
+type repeatsRow struct {
+	Figure, Median, Interval string
+	Values                   []string
+}
+
+// repeatsOf is the repeats section of a repeated run's summary.
+func repeatsOf(s *results.Summary) *repeatsView {
+	if len(s.Repeats) == 0 {
+		return nil
+	}
+	v := &repeatsView{N: len(s.Repeats)}
+	for _, r := range s.Repeats {
+		v.Columns = append(v.Columns, fmt.Sprintf("repeat %d", r.Index))
+		v.Links = append(v.Links, path.Join(r.Dir, FileName))
+	}
+	for _, f := range results.Figures {
+		iv, ok := s.Interval(f)
+		if !f.Tested || !ok {
+			continue
+		}
+		v.Confidence = iv.Confidence
+		row := repeatsRow{Figure: f.Name, Median: strconv.FormatFloat(iv.Median, 'g', 4, 64),
+			Interval: fmt.Sprintf("%s – %s", strconv.FormatFloat(iv.Low, 'g', 4, 64), strconv.FormatFloat(iv.High, 'g', 4, 64))}
+		for _, r := range s.Repeats {
+			if x, ok := f.Of(r.Results); ok {
+				row.Values = append(row.Values, strconv.FormatFloat(x, 'g', 4, 64))
+			} else {
+				row.Values = append(row.Values, "–")
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
 }
 
 type levelBadge struct {
@@ -194,6 +245,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		BrokerRes:  brokerResources(s.BrokerResources),
 		RateSearch: s.RateSearch,
 		Truncation: s.Truncation,
+		Repeats:    repeatsOf(s),
 		Notes:      s.Notes,
 		Workers:    s.Workers,
 	}

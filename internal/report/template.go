@@ -26,6 +26,7 @@ var funcs = template.FuncMap{
 	},
 	"dot": func(color string) template.CSS { return template.CSS("background:" + color) },
 	"mb":  func(b int64) float64 { return float64(b) / 1e6 },
+	"pct": func(f float64) float64 { return 100 * f },
 	// num is a figure of a verdict: three significant digits.
 	"num": func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
 }
@@ -119,6 +120,10 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 </div></header>
 <main><div class="wrap">
 {{if .Warnings}}<div class="warn">{{range .Warnings}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}
+{{with .Repeats}}<section id="repeats"><h2>Over {{.N}} repeats</h2>
+<table><thead><tr><th>figure</th><th class="n">median</th><th class="n">interval of the median</th>{{range $i, $c := .Columns}}<th class="n"><a href="{{index $.Repeats.Links $i}}">{{$c}}</a></th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><td>{{.Figure}}</td><td class="n">{{.Median}}</td><td class="n">{{.Interval}}</td>{{range .Values}}<td class="n">{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table><p class="sub">The headline is each figure's median over the repeats (the same brokers, fresh topics each); its interval holds the median of the machine's repeat-to-repeat spread with {{printf "%.1f" (pct .Confidence)}} % confidence whatever the figures' distribution (docs/methodology.md, "Repeats and differences"). Each repeat's own report has its curves and time series.</p></section>{{end}}
 <div class="cards">{{range .Cards}}<div class="card{{if .Bad}} bad{{end}}"><div class="label">{{.Label}}</div><div class="value">{{.Value}}{{if .Unit}}<span class="unit">{{.Unit}}</span>{{end}}</div><div class="subv">{{.Sub}}</div></div>{{end}}</div>
 
 {{if .Latency}}<section><h2>Latency</h2>{{range .Latency}}{{template "chart" .}}{{end}}</section>{{end}}

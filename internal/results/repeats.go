@@ -14,6 +14,8 @@ import (
 type Figure struct {
 	// Name is how tables and verdicts name it, with its unit.
 	Name string
+	// Key is its name in spec.thresholds: the path in status.results.
+	Key v1alpha1.ThresholdFigure
 	// Better is the direction in which it improves.
 	Better significance.Better
 	// Field points at the figure in a headline; nil when the headline has
@@ -35,7 +37,7 @@ func (f Figure) Of(r v1alpha1.ResultsSummary) (float64, bool) {
 	return *p, true
 }
 
-func latency(name string, of func(*v1alpha1.ResultsSummary) *v1alpha1.LatencySummary) []Figure {
+func latency(name, key string, of func(*v1alpha1.ResultsSummary) *v1alpha1.LatencySummary) []Figure {
 	at := func(pick func(*v1alpha1.LatencySummary) *float64) func(*v1alpha1.ResultsSummary) *float64 {
 		return func(r *v1alpha1.ResultsSummary) *float64 {
 			if l := of(r); l != nil {
@@ -45,13 +47,14 @@ func latency(name string, of func(*v1alpha1.ResultsSummary) *v1alpha1.LatencySum
 		}
 	}
 	lower := significance.LowerIsBetter
+	k := func(field string) v1alpha1.ThresholdFigure { return v1alpha1.ThresholdFigure(key + "." + field) }
 	return []Figure{
-		{name + " avg (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.Avg }), false},
-		{name + " p50 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P50 }), true},
-		{name + " p99 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P99 }), true},
-		{name + " p99.9 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P999 }), true},
-		{name + " p99.99 (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P9999 }), false},
-		{name + " max (ms)", lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.Max }), false},
+		{name + " avg (ms)", k("avg"), lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.Avg }), false},
+		{name + " p50 (ms)", k("p50"), lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P50 }), true},
+		{name + " p99 (ms)", k("p99"), lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P99 }), true},
+		{name + " p99.9 (ms)", k("p999"), lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P999 }), true},
+		{name + " p99.99 (ms)", k("p9999"), lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.P9999 }), false},
+		{name + " max (ms)", k("max"), lower, at(func(l *v1alpha1.LatencySummary) *float64 { return &l.Max }), false},
 	}
 }
 
@@ -60,13 +63,13 @@ func latency(name string, of func(*v1alpha1.ResultsSummary) *v1alpha1.LatencySum
 // the ones compare tests.
 var Figures = append(append(append([]Figure{
 	// The rate is MB/s over the message size: one test of the two.
-	{"publish rate (msg/s)", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.PublishRateMsgPerSec }, false},
-	{"publish MB/s", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.PublishMBPerSec }, true},
-	{"consume MB/s", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.ConsumeMBPerSec }, true},
+	{"publish rate (msg/s)", "publishRateMsgPerSec", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.PublishRateMsgPerSec }, false},
+	{"publish MB/s", "publishMBPerSec", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.PublishMBPerSec }, true},
+	{"consume MB/s", "consumeMBPerSec", significance.HigherIsBetter, func(r *v1alpha1.ResultsSummary) *float64 { return &r.ConsumeMBPerSec }, true},
 },
-	latency("publish", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return &r.PublishLatencyMs })...),
-	latency("corrected publish", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return r.CorrectedLatencyMs })...),
-	latency("end-to-end", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return r.EndToEndLatencyMs })...)
+	latency("publish", "publishLatencyMs", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return &r.PublishLatencyMs })...),
+	latency("corrected publish", "correctedLatencyMs", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return r.CorrectedLatencyMs })...),
+	latency("end-to-end", "endToEndLatencyMs", func(r *v1alpha1.ResultsSummary) *v1alpha1.LatencySummary { return r.EndToEndLatencyMs })...)
 
 // Repeat is one repeat of a repeated run: its headline and where its own
 // results are.
@@ -160,6 +163,26 @@ func Aggregate(repeats []*Summary, dirs []string) (*Summary, error) {
 		agg.Intervals = append(agg.Intervals, FigureInterval{Figure: f.Name, Estimate: e})
 	}
 	return agg, nil
+}
+
+// FigureOf is the figure spec.thresholds calls key, if any.
+func FigureOf(key v1alpha1.ThresholdFigure) (Figure, bool) {
+	for _, f := range Figures {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}
+
+// Interval is the interval of a repeated run's figure, if it has one.
+func (s *Summary) Interval(f Figure) (significance.Estimate, bool) {
+	for _, iv := range s.Intervals {
+		if iv.Figure == f.Name {
+			return iv.Estimate, true
+		}
+	}
+	return significance.Estimate{}, false
 }
 
 // RepeatValues are the values of a figure over a run's repeats; a run that
