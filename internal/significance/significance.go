@@ -93,11 +93,9 @@ type Verdict struct {
 // comparison of single runs is a question with an answer ("cannot tell").
 // An error is only a level outside (0, 1).
 func Compare(figure string, better Better, a, b []float64, level float64) (Verdict, error) {
-	if level == 0 {
-		level = DefaultLevel
-	}
-	if level <= 0 || level >= 1 {
-		return Verdict{}, fmt.Errorf("confidence level %v: must be between 0 and 1 (e.g. 0.95)", level)
+	level, err := levelOrDefault(level)
+	if err != nil {
+		return Verdict{}, err
 	}
 	v := Verdict{Figure: figure, Better: better, NA: len(a), NB: len(b), MedianA: median(a), MedianB: median(b), Level: level}
 	if len(a) < 2 || len(b) < 2 {
@@ -205,11 +203,9 @@ func Interval(x []float64, level float64) (Estimate, error) {
 	if len(x) == 0 {
 		return Estimate{}, ErrNoRepeats
 	}
-	if level == 0 {
-		level = DefaultLevel
-	}
-	if level <= 0 || level >= 1 {
-		return Estimate{}, fmt.Errorf("confidence level %v: must be between 0 and 1 (e.g. 0.95)", level)
+	level, err := levelOrDefault(level)
+	if err != nil {
+		return Estimate{}, err
 	}
 	s := append([]float64(nil), x...)
 	sort.Float64s(s)
@@ -221,6 +217,18 @@ func Interval(x []float64, level float64) (Estimate, error) {
 	e.Low, e.High = s[k-1], s[len(s)-k]
 	e.Confidence = 1 - 2*binomialHalfCDF(len(s), k-1)
 	return e, nil
+}
+
+// levelOrDefault is the confidence level asked: DefaultLevel for 0, an
+// error outside (0, 1).
+func levelOrDefault(level float64) (float64, error) {
+	if level == 0 {
+		return DefaultLevel, nil
+	}
+	if level <= 0 || level >= 1 {
+		return 0, fmt.Errorf("confidence level %v: must be between 0 and 1 (e.g. 0.95)", level)
+	}
+	return level, nil
 }
 
 // median of x (sorted or not): the mean of the middle two for an even count.
