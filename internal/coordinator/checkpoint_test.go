@@ -58,6 +58,36 @@ func TestCheckpointsCarryTheResultsSoFar(t *testing.T) {
 	}
 }
 
+// A topic deletion that fails at the cleanup is tried again, in rounds,
+// until it succeeds within DeleteRetry: the run ends without an error.
+// Past DeleteRetry it is the run's error, naming the topics to delete.
+func TestCleanupDeletesTheTopicsAgain(t *testing.T) {
+	for _, c := range []struct {
+		retry time.Duration
+		ok    bool
+	}{{20 * time.Second, true}, {time.Second, false}} {
+		b := newMemBroker()
+		// The worker answers a failed deletion with a 500, which the
+		// client does not retry: each round is one deletion.
+		b.failDeletes = 2
+		urls := startWorkers(t, 1, map[v1alpha1.System]worker.DriverFactory{v1alpha1.SystemKafka: b.factory})
+		_, err := Run(context.Background(), Options{
+			Workers: urls, Driver: driver.Config{System: v1alpha1.SystemKafka, RunID: "memdelete"},
+			Workload: shortWorkload("delete", 100, 1), SnapshotInterval: time.Second, Logf: t.Logf,
+			CatchUpTimeout: 5 * time.Second, DeleteRetry: c.retry,
+		})
+		b.mu.Lock()
+		deletes := b.deletes
+		b.mu.Unlock()
+		if c.ok && (err != nil || deletes != 3) {
+			t.Errorf("retry %s: error %v after %d deletions; want none after 3", c.retry, err, deletes)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "delete topics starting with memdelete by hand")) {
+			t.Errorf("retry %s: error %v, want the deletion's, naming the topics", c.retry, err)
+		}
+	}
+}
+
 // A worker that goes mid-run (its pod deleted) ends the run within a few
 // intervals, with that reason, not at the end of the measured phase.
 func TestGoneWorkerEndsTheRun(t *testing.T) {

@@ -213,7 +213,7 @@ func (c *coordinator) cleanup(topicsCreated, failed bool) error {
 		errs = append(errs, fmt.Errorf("stopping workers: %w", err))
 	}
 	if topicsCreated {
-		if err := c.clients[0].post(ctx, protocol.PathDeleteTopics, nil, nil, callOpt{idempotent: true, timeout: 2 * time.Minute}); err != nil {
+		if err := c.deleteTopics(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("deleting the run's topics (delete topics starting with %s by hand): %w", c.o.Driver.RunID, err))
 		}
 	}
@@ -225,6 +225,35 @@ func (c *coordinator) cleanup(topicsCreated, failed bool) error {
 		})
 	}
 	return errors.Join(errs...)
+}
+
+// deleteRetryPause is the wait between two rounds of deleting the topics.
+const deleteRetryPause = 5 * time.Second
+
+// deleteTopics asks the first worker to delete the run's topics, again
+// every deleteRetryPause for up to Options.DeleteRetry while it fails: a
+// broker that does not answer at the cleanup usually does again soon (cold
+// run 12: a managed Kafka under a load of 20 refused connections for the
+// few seconds the client's own retries last, and a run that had measured
+// everything, nothing lost, ended Failed).
+func (c *coordinator) deleteTopics(ctx context.Context) error {
+	deadline := time.Now().Add(c.o.DeleteRetry)
+	for round := 1; ; round++ {
+		err := c.clients[0].post(ctx, protocol.PathDeleteTopics, nil, nil, callOpt{idempotent: true, timeout: 2 * time.Minute})
+		if err == nil {
+			if round > 1 {
+				c.logf("the run's topics deleted at round %d", round)
+			}
+			return nil
+		}
+		if time.Now().Add(deleteRetryPause).After(deadline) {
+			return err
+		}
+		c.logf("deleting the run's topics: %v; again in %s", err, deleteRetryPause)
+		if sleep(ctx, deleteRetryPause) != nil {
+			return err
+		}
+	}
 }
 
 // measuredConsumeRate is what a subscription read per second, on average,

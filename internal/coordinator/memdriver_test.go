@@ -23,6 +23,11 @@ type memBroker struct {
 	// dupEvery > 0 stores every n-th message twice.
 	dropEvery, dupEvery int
 	n                   int
+	// failDeletes > 0 fails that many topic deletions first, as a broker
+	// that is not ready at the cleanup (a coordinator's step, not a
+	// broker's behaviour, is under test).
+	failDeletes int
+	deletes     int
 }
 
 type memTopic struct {
@@ -61,6 +66,10 @@ func (d *memDriver) CreateTopics(_ context.Context, ts []driver.Topic) error {
 func (d *memDriver) DeleteTopics(context.Context) error {
 	d.b.mu.Lock()
 	defer d.b.mu.Unlock()
+	d.b.deletes++
+	if d.b.deletes <= d.b.failDeletes {
+		return fmt.Errorf("unable to dial: connection refused (memBroker, deletion %d)", d.b.deletes)
+	}
 	for _, t := range d.made {
 		delete(d.b.topics, t)
 	}

@@ -32,6 +32,9 @@ type Options struct {
 	// number of retries of idempotent calls (default 3).
 	CallTimeout time.Duration
 	Retries     int
+	// DeleteRetry is how long the cleanup tries again to delete the
+	// topics while it fails (default 45 s; CleanupTimeout bounds it too).
+	DeleteRetry time.Duration
 	// ProbeTimeout bounds the wait until every subscription received a
 	// probe message (default 2 min).
 	ProbeTimeout time.Duration
@@ -177,6 +180,9 @@ func (o *Options) defaults() {
 	}
 	if o.Retries <= 0 {
 		o.Retries = 3
+	}
+	if o.DeleteRetry <= 0 {
+		o.DeleteRetry = 45 * time.Second
 	}
 	if o.ProbeTimeout <= 0 {
 		o.ProbeTimeout = 2 * time.Minute

@@ -678,14 +678,19 @@ func (w *Worker) DeleteTopics(ctx context.Context) error {
 	}
 	r.topicsMu.Lock()
 	defer r.topicsMu.Unlock()
-	err = r.drv.DeleteTopics(ctx)
+	if err := r.drv.DeleteTopics(ctx); err != nil {
+		// The run and its driver stay, so the coordinator can ask again
+		// (its cleanup does, for a broker not ready for a while); Stop or
+		// the worker's end closes them.
+		return err
+	}
 	r.close(ctx, true)
 	w.mu.Lock()
 	if w.run == r {
 		w.run = nil
 	}
 	w.mu.Unlock()
-	return err
+	return nil
 }
 
 // Close stops everything (process shutdown).
