@@ -199,14 +199,9 @@ func describeRateSearch(rs results.RateSearch) string {
 func PrintRepeats(w io.Writer, s *results.Summary, dir, reportPath string) {
 	fmt.Fprintf(w, "\nResults of %s over %d repeats (the same brokers, fresh topics each): %s, workload %s\n\n", s.Run, len(s.Repeats), s.System, s.Workload.Name)
 	fmt.Fprintf(w, "%-30s%10s  %-28s%s\n", "figure", "median", "interval", "repeats")
-	for _, iv := range s.Intervals {
-		var f results.Figure
-		for _, g := range results.Figures {
-			if g.Name == iv.Figure {
-				f = g
-			}
-		}
-		if !f.Tested {
+	for _, f := range results.Figures {
+		iv, ok := s.Interval(f)
+		if !f.Tested || !ok {
 			continue
 		}
 		var each []string
@@ -214,7 +209,7 @@ func PrintRepeats(w io.Writer, s *results.Summary, dir, reportPath string) {
 			each = append(each, strconv.FormatFloat(v, 'g', 4, 64))
 		}
 		interval := fmt.Sprintf("%.4g – %.4g (%.1f %%)", iv.Low, iv.High, 100*iv.Confidence)
-		fmt.Fprintf(w, "%-30s%10.4g  %-28s%s\n", iv.Figure, iv.Median, interval, strings.Join(each, " "))
+		fmt.Fprintf(w, "%-30s%10.4g  %-28s%s\n", f.Name, iv.Median, interval, strings.Join(each, " "))
 	}
 	r := s.Results
 	fmt.Fprintf(w, "\nmessages    sent %d, acked %d, received %d, lost %d, duplicates %d (all repeats)\n", r.Sent, r.Acked, r.Received, r.Lost, s.Duplicates)

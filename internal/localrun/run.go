@@ -202,7 +202,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	var sums []*results.Summary
 	var dirs []string
 	for i := 1; i <= o.repeats(); i++ {
-		rep := repeat{index: i, of: o.repeats(), dir: out.Dir, runID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix())}
+		rep := repeat{of: o.repeats(), dir: out.Dir, runID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix())}
 		if rep.of > 1 {
 			rep.rel = fmt.Sprintf("repeat-%d", i)
 			rep.dir = filepath.Join(out.Dir, rep.rel)
@@ -254,7 +254,8 @@ func gate(w io.Writer, run *v1alpha1.BenchmarkRun, out *Outcome) error {
 
 // repeat is one repeat of a run (the run itself when it is not repeated).
 type repeat struct {
-	index, of int
+	// of is how many repeats the run has.
+	of int
 	// dir is where its results go; rel the same relative to the run's
 	// results directory ("" for a run not repeated).
 	dir, rel string
