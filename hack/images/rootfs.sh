@@ -10,6 +10,17 @@
 #
 # Needs root (mmdebstrap's root mode) and apt; installs mmdebstrap when
 # missing.
+#
+# IMAGES_JIT=c1 (what .ci/run sets; the default, c2, is the JRE as Debian
+# and upstream ship it): every JVM of the images compiles with C1 only
+# (-XX:TieredStopAtLevel=1, put in front of its options by a java that
+# wraps the JRE's launcher, so whatever starts a JVM gets it: Strimzi's
+# operator, Kafka, Pulsar's components, the chart's init Jobs). The e2e
+# suite checks what the managed paths deploy, run and tear down, not how
+# fast a JIT makes them; on CI's 2 cores the C2 compiler threads of every
+# starting JVM are most of what the managed specs cost (the local brokers
+# of the tests run C1 for the same reason: localbrokers.DefaultJVMArgs,
+# PulsarTestJVM). A benchmark on the local cluster keeps c2.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out_dir="${IMAGES_DIR:-$root/bin/images}"
@@ -29,7 +40,20 @@ packages=(openjdk-17-jre-headless tini procps net-tools curl gawk hostname opens
 # Kafka) and 10000 (Pulsar's images, whose chart runs them as 10000).
 users_hook='chroot "$1" useradd -r -m -u 1001 -g 0 strimzi && chroot "$1" useradd -r -m -u 10000 -g 0 pulsar'
 
-hash="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
+jit="${IMAGES_JIT:-c2}"
+jit_hook=true
+case "$jit" in
+  c2) ;;
+  c1)
+    # /usr/bin/java (an alternative) and $JAVA_HOME/bin/java both reach the
+    # wrapper; the launcher finds the JRE from its own path, which stays.
+    jit_hook='bin="$1/usr/lib/jvm/java-17-openjdk-amd64/bin" && mv "$bin/java" "$bin/java-launcher" &&
+      printf "%s\n" "#!/bin/sh" "exec /usr/lib/jvm/java-17-openjdk-amd64/bin/java-launcher -XX:TieredStopAtLevel=1 \"\$@\"" > "$bin/java" &&
+      chmod 0755 "$bin/java"' ;;
+  *) echo "rootfs: IMAGES_JIT=$jit: use c2 (the JRE as shipped) or c1 (C1 only, CI's)" >&2; exit 1 ;;
+esac
+
+hash="$( (cat "${BASH_SOURCE[0]}"; echo "jit=$jit") | sha256sum | cut -c1-12)"
 tar="$out_dir/rootfs-jre-$hash.tar"
 # Strimzi's and Pulsar's images share it and may be built at once: one
 # builds, the other waits and finds it.
@@ -51,11 +75,11 @@ rm -f "$out_dir"/rootfs-jre-*
 # the image. Man pages are removed after the install, not excluded from it:
 # the JRE's postinst links its man pages with update-alternatives, which
 # fails when their directory is missing.
-echo "rootfs: building $tar (Debian bookworm, ${packages[*]})" >&2
+echo "rootfs: building $tar (Debian bookworm, ${packages[*]}; JIT $jit)" >&2
 mmdebstrap ${MMDEBSTRAP_FLAGS:---quiet} --mode=root --variant=minbase --format=tar \
   --include="$(IFS=,; echo "${packages[*]}")" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-  --customize-hook="$users_hook" \
+  --customize-hook="$users_hook" --customize-hook="$jit_hook" \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/usr/share/man/*' \
   bookworm "$tar.tmp"
 mv "$tar.tmp" "$tar"

@@ -229,6 +229,12 @@ type Options struct {
 	Dir string
 	// Log receives progress lines (default: none).
 	Log func(format string, args ...any)
+	// PulsarJVM are the standalones' heap, collector and compiler options
+	// (nil: localbrokers.PulsarJVM). The verdicts read which sync an ack
+	// came after, not how fast it came, so the test runs
+	// localbrokers.PulsarTestJVM, C1 only, as its Kafka nodes do
+	// (localbrokers.DefaultJVMArgs).
+	PulsarJVM []string
 }
 
 func (o *Options) defaults() {
@@ -364,6 +370,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 	case v1alpha1.SystemPulsar:
 		p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
 			BrokerConfig: g.effs[0].Pulsar.Broker, BookieConfig: g.bookie, Version: g.version, Dir: dataDir, Env: env, Log: o.Log,
+			JVM: o.PulsarJVM,
 		})
 		if err != nil {
 			return nil, err

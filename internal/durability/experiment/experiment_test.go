@@ -31,7 +31,7 @@ func TestSyncOnTheAckPath(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	start := time.Now()
-	rs, err := Run(ctx, Options{Delay: delay, Dir: t.TempDir(), Log: t.Logf})
+	rs, err := Run(ctx, Options{Delay: delay, Dir: t.TempDir(), Log: t.Logf, PulsarJVM: localbrokers.PulsarTestJVM})
 	t.Logf("%d cells in %s; load %s\n%s", len(rs), time.Since(start).Round(time.Second), uptime(), Table(rs, delay))
 	if err != nil {
 		t.Fatal(err)

@@ -121,6 +121,10 @@ type StallOptions struct {
 	// MessageSize in bytes (default 1024).
 	Rate        int64
 	MessageSize int32
+	// PulsarJVM are the standalones' heap, collector and compiler options
+	// (nil: localbrokers.PulsarJVM); the verdicts count which acks a stall
+	// held, not how fast the others came (see Options.PulsarJVM).
+	PulsarJVM []string
 	// Warmup before the measured phase (default 5 s), and Before: how long
 	// into the measured phase the stall begins (default 3 s).
 	Warmup, Before time.Duration
@@ -526,7 +530,7 @@ func runPulsarStandalone(ctx context.Context, o StallOptions, cells []StallCell,
 	// one with, as a cluster with more bookies than the ensemble has.
 	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{
 		BrokerConfig: broker, BookieConfig: base.Pulsar.Bookie, Dir: pdir, Log: o.Log, Bookies: 4,
-		Env: syncdelay.StallEnv(lib, data, flag),
+		Env: syncdelay.StallEnv(lib, data, flag), JVM: o.PulsarJVM,
 	})
 	if err != nil {
 		return nil, err

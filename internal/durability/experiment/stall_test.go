@@ -10,6 +10,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
 
 // TestAcksWaitFor is the replica-stall experiment (docs/methodology.md).
@@ -36,7 +37,7 @@ func TestAcksWaitFor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
-	rs, err := RunStalls(ctx, StallOptions{Dir: t.TempDir(), Log: t.Logf})
+	rs, err := RunStalls(ctx, StallOptions{Dir: t.TempDir(), Log: t.Logf, PulsarJVM: localbrokers.PulsarTestJVM})
 	t.Logf("%d stalls in %s; load %s\n%s", len(rs), time.Since(start).Round(time.Second), uptime(), StallTable(rs))
 	if err != nil {
 		t.Fatal(err)
