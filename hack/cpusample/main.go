@@ -136,6 +136,7 @@ func (s *sampler) look() {
 
 type stat struct {
 	comm  string
+	ppid  int
 	ticks uint64 // utime + stime
 	start uint64
 }
@@ -161,7 +162,7 @@ func parseStat(line string) (stat, error) {
 		return stat{}, fmt.Errorf("%d fields after the command in %q", len(f), line)
 	}
 	num := func(field int) uint64 { n, _ := strconv.ParseUint(f[field-3], 10, 64); return n }
-	return stat{comm: line[open+1 : end], ticks: num(14) + num(15), start: num(22)}, nil
+	return stat{comm: line[open+1 : end], ppid: int(num(4)), ticks: num(14) + num(15), start: num(22)}, nil
 }
 
 func readCmdline(pid int) []string {
@@ -172,11 +173,24 @@ func readCmdline(pid int) []string {
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }
 
-// inPod says whether the process runs in a Kubernetes pod: the kubelet
-// puts every container in a cgroup under kubepods.
+// inPod says whether the process runs in a Kubernetes pod: in a cgroup
+// under kubepods (a kubelet with QoS cgroups), or below a containerd shim
+// (any kubelet on containerd, the local cluster's among them).
 func inPod(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
-	return err == nil && strings.Contains(string(b), "kubepods")
+	if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup")); err == nil && strings.Contains(string(b), "kubepods") {
+		return true
+	}
+	for depth := 0; pid > 1 && depth < 64; depth++ {
+		st, err := readStat(pid)
+		if err != nil {
+			return false
+		}
+		if strings.HasPrefix(st.comm, "containerd-shim") {
+			return true
+		}
+		pid = st.ppid
+	}
+	return false
 }
 
 // jvmOptionsWithValue are the java launcher's options whose value is the

@@ -43,8 +43,8 @@ func TestParseStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.comm != "my (odd) cmd" || st.ticks != 300 || st.start != 98765 {
-		t.Errorf("parseStat = %+v, want comm %q, ticks 300, start 98765", st, "my (odd) cmd")
+	if st.comm != "my (odd) cmd" || st.ppid != 1 || st.ticks != 300 || st.start != 98765 {
+		t.Errorf("parseStat = %+v, want comm %q, ppid 1, ticks 300, start 98765", st, "my (odd) cmd")
 	}
 	if _, err := parseStat("1234 no command"); err == nil {
 		t.Error("a line without a command in parentheses parsed")
