@@ -158,6 +158,31 @@ var _ = Describe("a BenchmarkSuite on existing clusters", func() {
 		Expect(cm.Data[suite.KeySuite]).To(ContainSubstring(`"comparisons"`))
 	})
 
+	It("repeats each cell spec.repeats times, interleaved within its cluster, and compares the cells over their repeats", func() {
+		ns := newNamespace()
+		s := existingSuite(ns, "rep", []v1alpha1.Level{1, 2}, []v1alpha1.Level{1})
+		s.Spec.Repeats = 2
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		want := []string{"rep-kafka-l1-lat-r1", "rep-kafka-l2-lat-r1", "rep-kafka-l2-lat-r2", "rep-kafka-l1-lat-r2",
+			"rep-pulsar-l1-lat-r1", "rep-pulsar-l1-lat-r2"}
+		Eventually(func() []string { return cellNames(getSuite(s)) }).Should(Equal(want))
+		for _, cell := range want {
+			playCell(s, cell, true)
+		}
+		done := waitSuitePhase(s, v1alpha1.PhaseSucceeded)
+		Expect(done.Status.Progress).To(Equal("6/6"))
+		Expect(done.Status.Cells[3].Repeat).To(Equal(int32(2)))
+		Expect(done.Status.Cells[3].RepeatOf).To(Equal("rep-kafka-l1-lat"))
+		Expect(done.Status.Cells[3].Results).NotTo(BeNil(), "each repeat keeps its headline")
+		var cm corev1.ConfigMap
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "rep-results"}, &cm)).To(Succeed())
+		tables := cm.Data[suite.KeyTables]
+		// One row per cell (its median over the repeats), and compare's
+		// verdict between the cells of a table.
+		Expect(tables).To(ContainSubstring("B = rep-pulsar-l1-lat against A = rep-kafka-l1-lat"))
+		Expect(tables).NotTo(ContainSubstring("-lat-r"))
+	})
+
 	It("records a failed cell and goes on with failurePolicy Continue", func() {
 		ns := newNamespace()
 		s := existingSuite(ns, "cont", []v1alpha1.Level{1, 2, 4}, nil)
@@ -341,6 +366,7 @@ var _ = Describe("BenchmarkSuite validation", func() {
 		}, "spec.systems[].cluster.managed.brokers must be at least the replication factor"),
 		Entry("a system twice", func(s *v1alpha1.BenchmarkSuite) { s.Spec.Systems = append(s.Spec.Systems, s.Spec.Systems[0]) }, "Duplicate value"),
 		Entry("an unknown failure policy", func(s *v1alpha1.BenchmarkSuite) { s.Spec.FailurePolicy = "Retry" }, "spec.failurePolicy"),
+		Entry("more repeats than 20", func(s *v1alpha1.BenchmarkSuite) { s.Spec.Repeats = 21 }, "spec.repeats"),
 		// spec.systems[].securities
 		Entry("securities on an existing cluster", func(s *v1alpha1.BenchmarkSuite) {
 			s.Spec.Systems[0].Securities = []v1alpha1.ManagedSecurity{{}, {TLS: true}}

@@ -61,6 +61,21 @@ type BenchmarkSuiteSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Timeouts TimeoutsSpec `json:"timeouts"`
+
+	// Repeats runs every cell this many times (default 1), each repeat a
+	// child run of its own with fresh topics on the same deployed cluster,
+	// interleaved with the other cells of that cluster (A B, B A, A B …)
+	// so that a drift of the machine weighs on all of them alike. The
+	// tables give each cell's median over its repeats in its interval and,
+	// between cells, a verdict: a difference, or none beyond the repeats'
+	// own spread (docs/methodology.md, "Repeats and differences"). Cells
+	// of different clusters run one cluster after the other, not
+	// interleaved: one deployed cluster stands at a time.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	Repeats int32 `json:"repeats,omitempty"`
 }
 
 // SuiteSystem is one system of a suite: its cluster and the durability
@@ -230,6 +245,13 @@ type SuiteCell struct {
 	Security string `json:"security,omitempty"`
 	// Cluster is the status.clusters[].name the cell runs against.
 	Cluster string `json:"cluster"`
+	// Repeat is which of spec.repeats this entry is (from 1), and RepeatOf
+	// the cell's name without it, which the tables use; both absent in a
+	// suite not repeated.
+	// +optional
+	Repeat int32 `json:"repeat,omitempty"`
+	// +optional
+	RepeatOf string `json:"repeatOf,omitempty"`
 	// Phase of the cell.
 	Phase CellPhase `json:"phase"`
 	// AchievedLevel is the child run's status.durability.achievedLevel.

@@ -268,13 +268,52 @@ func stepUp(v float64) float64 {
 	return 10 * e
 }
 
+// spread is the shaded interval around a line: at each x of Low, from
+// Low's y to High's (the same x, in the same order).
+type spread struct {
+	Color     string
+	Low, High plotter.XYs
+}
+
+// spreadPlotter draws spreads as translucent bands, under the lines.
+type spreadPlotter []spread
+
+func (s spreadPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for _, sp := range s {
+		if len(sp.Low) < 2 || len(sp.High) != len(sp.Low) {
+			continue
+		}
+		pts := make([]vg.Point, 0, 2*len(sp.Low))
+		for _, q := range sp.Low {
+			pts = append(pts, vg.Point{X: trX(q.X), Y: trY(q.Y)})
+		}
+		for i := len(sp.High) - 1; i >= 0; i-- {
+			pts = append(pts, vg.Point{X: trX(sp.High[i].X), Y: trY(sp.High[i].Y)})
+		}
+		// Translucent, premultiplied as color.RGBA is: a band over another
+		// still shows both.
+		col := rgb(sp.Color)
+		const a = 0x40
+		col = color.RGBA{R: uint8(uint16(col.R) * a / 0xff), G: uint8(uint16(col.G) * a / 0xff), B: uint8(uint16(col.B) * a / 0xff), A: a}
+		c.FillPolygon(col, c.ClipPolygonXY(pts))
+	}
+}
+
 // quantileChart is the HDR percentile plot: x in nines, y in ms on a log
-// scale.
-func quantileChart(id, title string, lines []line, w, h float64) (*chart, error) {
+// scale; spreads, if any, are shaded under the lines.
+func quantileChart(id, title string, lines []line, spreads []spread, w, h float64) (*chart, error) {
 	p := newPlot("percentile", "latency (ms, log scale)")
-	lo, hi, ok := logRange(lines)
+	all := append([]line(nil), lines...)
+	for _, sp := range spreads {
+		all = append(all, line{XY: sp.Low}, line{XY: sp.High})
+	}
+	lo, hi, ok := logRange(all)
 	if !ok {
 		return nil, nil
+	}
+	if len(spreads) > 0 {
+		p.Add(spreadPlotter(spreads))
 	}
 	legend, err := addLines(p, lines)
 	if err != nil {

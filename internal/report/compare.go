@@ -562,7 +562,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		{"publish-quantiles", "Publish latency by percentile", pub},
 		{"e2e-quantiles", "End-to-end latency by percentile", e2e},
 	} {
-		ch, err := quantileChart(c.id, c.title, c.lines, wideW, wideH)
+		ch, err := quantileChart(c.id, c.title, c.lines, nil, wideW, wideH)
 		if err != nil {
 			return nil, err
 		}

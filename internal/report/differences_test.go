@@ -103,7 +103,9 @@ func TestReportOfARepeatedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
-	for _, want := range []string{"Over 6 repeats", `href="repeat-3/report.html"`, "<td>publish p99 (ms)</td>", "9.5 – 10.8", "96.9 % confidence"} {
+	for _, want := range []string{"Over 6 repeats", `href="repeat-3/report.html"`, "<td>publish p99 (ms)</td>", "9.5 – 10.8", "96.9 % confidence",
+		// The percentile chart: the median curve, shaded by its interval.
+		"Latency by percentile, measured phase, over 6 repeats", "publish, median", "its shaded band is that median&#39;s 96.9 % interval"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

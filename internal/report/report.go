@@ -395,6 +395,9 @@ func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error
 // addQuantileChart: the measured phase's latency curves, and publish
 // latency while a backlog drained.
 func addQuantileChart(pg *reportPage, s *results.Summary, omb *results.OMBResult) error {
+	if s.CurveIntervals != nil {
+		return addRepeatedQuantileChart(pg, s)
+	}
 	pub, corr, e2e := measureCurves(s, omb)
 	var drainPub []results.CurvePoint
 	var drainN int64
@@ -410,7 +413,7 @@ func addQuantileChart(pg *reportPage, s *results.Summary, omb *results.OMBResult
 		{Name: "publish, corrected for coordinated omission", Color: colCorrected, Dashed: true, XY: curveXY(corr, samples(m.CorrectedLatencyMs))},
 		{Name: "end-to-end", Color: colEndToEnd, XY: curveXY(e2e, samples(m.EndToEndLatencyMs))},
 		{Name: "publish during the backlog drain", Color: colDrain, Dashed: true, XY: curveXY(drainPub, drainN)},
-	}, wideW, wideH)
+	}, nil, wideW, wideH)
 	if err != nil {
 		return err
 	}
@@ -419,6 +422,72 @@ func addQuantileChart(pg *reportPage, s *results.Summary, omb *results.OMBResult
 		pg.Latency = append(pg.Latency, c)
 	}
 	return nil
+}
+
+// addRepeatedQuantileChart: a repeated run's curves are, at each
+// percentile, the median over its repeats, shaded by that median's
+// interval: the error bars of the percentile curve. The curves stop at the
+// nines the smallest repeat resolves.
+func addRepeatedQuantileChart(pg *reportPage, s *results.Summary) error {
+	ci := s.CurveIntervals
+	samples := int64(-1)
+	for _, r := range s.Repeats {
+		if samples < 0 || r.Results.Acked < samples {
+			samples = r.Results.Acked
+		}
+	}
+	var lines []line
+	var spreads []spread
+	for _, c := range []struct {
+		name, color string
+		dashed      bool
+		pts         []results.CurveInterval
+	}{
+		{"publish", colPublish, false, ci.PublishLatencyMs},
+		{"publish, corrected for coordinated omission", colCorrected, true, ci.CorrectedLatencyMs},
+		{"end-to-end", colEndToEnd, false, ci.EndToEndLatencyMs},
+	} {
+		mid, low, high := intervalXY(c.pts, samples)
+		if len(mid) == 0 {
+			continue
+		}
+		lines = append(lines, line{Name: c.name + ", median", Color: c.color, Dashed: c.dashed, XY: mid})
+		spreads = append(spreads, spread{Color: c.color, Low: low, High: high})
+	}
+	c, err := quantileChart("latency-quantiles", fmt.Sprintf("Latency by percentile, measured phase, over %d repeats", len(s.Repeats)), lines, spreads, wideW, wideH)
+	if err != nil || c == nil {
+		return err
+	}
+	c.Note = fmt.Sprintf("x: percentile on a \"nines\" scale (each step is ten times rarer); y: milliseconds, log scale. "+
+		"Each line is the median over the %d repeats at each percentile; its shaded band is that median's %s interval "+
+		"(from the repeats' order statistics, as the figures above).", len(s.Repeats), confidenceText(ci.Confidence))
+	pg.Latency = append(pg.Latency, c)
+	return nil
+}
+
+// intervalXY is a curve of a repeated run as plot points (its median, its
+// interval's low and high ends), cut as curveXY cuts a run's curve.
+func intervalXY(pts []results.CurveInterval, samples int64) (mid, low, high plotter.XYs) {
+	maxX := math.Inf(1)
+	if samples > 0 {
+		maxX = math.Max(2, math.Ceil(math.Log10(float64(samples))))
+	}
+	for _, p := range pts {
+		if p.Percentile >= 100 || p.Percentile < 0 || nines(p.Percentile) > maxX+1e-6 {
+			continue
+		}
+		x := nines(p.Percentile)
+		mid = append(mid, plotter.XY{X: x, Y: math.Max(p.Ms, msFloor)})
+		low = append(low, plotter.XY{X: x, Y: math.Max(p.Low, msFloor)})
+		high = append(high, plotter.XY{X: x, Y: math.Max(p.High, msFloor)})
+	}
+	return mid, low, high
+}
+
+// confidenceText is an interval's coverage as the repeats' table says
+// it: "95.0 %", or "93.8 %" for the few repeats that cannot reach 95 %.
+func confidenceText(c float64) string {
+	return fmt.Sprintf("%.1f %%", 100*c)
 }
 
 // timeline is the run's time series as the time charts plot it: points

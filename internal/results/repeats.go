@@ -7,6 +7,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/significance"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // Figure is one headline figure that a repeated run carries an interval for
@@ -93,6 +94,66 @@ type FigureInterval struct {
 	significance.Estimate
 }
 
+// CurveInterval is one point of a repeated run's quantile curve: the
+// latency at Percentile, the median over the repeats (Ms) in its interval
+// (Low, High; see significance.Interval).
+type CurveInterval struct {
+	Percentile float64 `json:"percentile"`
+	Ms         float64 `json:"ms"`
+	Low        float64 `json:"low"`
+	High       float64 `json:"high"`
+}
+
+// CurveIntervals are the measured phase's quantile curves of a repeated
+// run, each point over the repeats; a curve some repeat lacks is empty.
+type CurveIntervals struct {
+	PublishLatencyMs   []CurveInterval `json:"publishLatencyMs,omitempty"`
+	CorrectedLatencyMs []CurveInterval `json:"correctedLatencyMs,omitempty"`
+	EndToEndLatencyMs  []CurveInterval `json:"endToEndLatencyMs,omitempty"`
+	// Confidence is the intervals' coverage (below 95 % for fewer than 6
+	// repeats: see significance.Interval).
+	Confidence float64 `json:"confidence"`
+}
+
+// curveIntervals puts each percentile of one curve of the repeats'
+// measured phases in its interval. Every repeat's curve has the same
+// percentiles (stats.CurvePercentiles); a repeat without the curve, or
+// with other percentiles, leaves it out.
+func curveIntervals(repeats []*Summary, of func(*Curves) []CurvePoint) ([]CurveInterval, float64, error) {
+	var curves [][]CurvePoint
+	for _, s := range repeats {
+		var c []CurvePoint
+		for _, ph := range s.Phases {
+			if ph.Phase == stats.PhaseMeasure && ph.Curves != nil {
+				c = of(ph.Curves)
+			}
+		}
+		if len(c) == 0 || (len(curves) > 0 && len(c) != len(curves[0])) {
+			return nil, 0, nil
+		}
+		curves = append(curves, c)
+	}
+	out := make([]CurveInterval, len(curves[0]))
+	var conf float64
+	for i := range out {
+		p := curves[0][i].Percentile
+		vals := make([]float64, len(curves))
+		for j, c := range curves {
+			if c[i].Percentile != p {
+				return nil, 0, nil
+			}
+			vals[j] = c[i].Ms
+		}
+		e, err := significance.Interval(vals, 0)
+		if err != nil {
+			return nil, 0, fmt.Errorf("the curve at percentile %g: %w", p, err)
+		}
+		out[i] = CurveInterval{Percentile: p, Ms: e.Median, Low: e.Low, High: e.High}
+		conf = e.Confidence
+	}
+	return out, conf, nil
+}
+
 // ErrOneRepeat is Aggregate's error for fewer than two repeats.
 var ErrOneRepeat = errors.New("a repeated run needs at least two repeats")
 
@@ -161,6 +222,24 @@ func Aggregate(repeats []*Summary, dirs []string) (*Summary, error) {
 		}
 		*dst = e.Median
 		agg.Intervals = append(agg.Intervals, FigureInterval{Figure: f.Name, Estimate: e})
+	}
+	ci := &CurveIntervals{}
+	for _, c := range []struct {
+		dst *[]CurveInterval
+		of  func(*Curves) []CurvePoint
+	}{
+		{&ci.PublishLatencyMs, func(c *Curves) []CurvePoint { return c.PublishLatencyMs }},
+		{&ci.CorrectedLatencyMs, func(c *Curves) []CurvePoint { return c.CorrectedLatencyMs }},
+		{&ci.EndToEndLatencyMs, func(c *Curves) []CurvePoint { return c.EndToEndLatencyMs }},
+	} {
+		pts, conf, err := curveIntervals(repeats, c.of)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+		if pts != nil {
+			*c.dst, ci.Confidence = pts, conf
+			agg.CurveIntervals = ci
+		}
 	}
 	return agg, nil
 }

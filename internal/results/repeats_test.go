@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 func repeatOf(mbs, p99 float64, lost int64, e2e bool) *Summary {
@@ -65,5 +66,65 @@ func TestAggregate(t *testing.T) {
 	}
 	if _, err := Aggregate(reps[:1], dirs[:1]); !errors.Is(err, ErrOneRepeat) {
 		t.Errorf("one repeat: %v", err)
+	}
+}
+
+// withCurves gives a repeat a measured phase whose publish curve is p99
+// times the shape below (and, when e2e, an end-to-end curve 2 ms above).
+func withCurves(s *Summary, e2e bool) *Summary {
+	p99 := s.Results.PublishLatencyMs.P99
+	shape := []CurvePoint{{0, 0.1}, {50, 0.25}, {99, 1}, {99.9, 1.5}, {100, 2}}
+	c := &Curves{}
+	for _, p := range shape {
+		c.PublishLatencyMs = append(c.PublishLatencyMs, CurvePoint{Percentile: p.Percentile, Ms: p.Ms * p99})
+		if e2e {
+			c.EndToEndLatencyMs = append(c.EndToEndLatencyMs, CurvePoint{Percentile: p.Percentile, Ms: p.Ms*p99 + 2})
+		}
+	}
+	s.Phases = []PhaseSummary{{Phase: stats.PhaseWarmup}, {Phase: stats.PhaseMeasure, Curves: c}}
+	return s
+}
+
+// TestAggregateCurves: a repeated run's quantile curves are, at each
+// percentile, the median over the repeats in its interval; a curve that a
+// repeat lacks, or has at other percentiles, is left out.
+func TestAggregateCurves(t *testing.T) {
+	p99s := []float64{5, 9, 6, 7, 8, 30}
+	var reps []*Summary
+	var dirs []string
+	for i, p := range p99s {
+		reps = append(reps, withCurves(repeatOf(10, p, 0, true), i != 2))
+		dirs = append(dirs, "repeat-"+string(rune('1'+i)))
+	}
+	agg, err := Aggregate(reps, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := agg.CurveIntervals
+	if ci == nil || len(ci.PublishLatencyMs) != 5 {
+		t.Fatalf("curve intervals %+v: want the publish curve's 5 points", ci)
+	}
+	if p := ci.PublishLatencyMs[2]; p.Percentile != 99 || p.Ms != 7.5 || p.Low != 5 || p.High != 30 {
+		t.Errorf("publish at the 99th: %+v, want the median 7.5 in [5, 30] (the headline p99's)", p)
+	}
+	if p := ci.PublishLatencyMs[4]; p.Ms != 15 {
+		t.Errorf("publish at the 100th: %+v, want the median of the maxima, 15", p)
+	}
+	if ci.Confidence < 0.96 || ci.Confidence > 0.97 {
+		t.Errorf("confidence %v, want 6 repeats' 96.9 %%", ci.Confidence)
+	}
+	if len(ci.EndToEndLatencyMs) != 0 || len(ci.CorrectedLatencyMs) != 0 {
+		t.Errorf("curves some repeat lacks: end-to-end %v, corrected %v", ci.EndToEndLatencyMs, ci.CorrectedLatencyMs)
+	}
+
+	// Another grid of percentiles in one repeat: no curve rather than a
+	// median of values at different percentiles.
+	reps[1].Phases[1].Curves.PublishLatencyMs[1].Percentile = 75
+	agg, err = Aggregate(reps, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if agg.CurveIntervals != nil {
+		t.Errorf("curves of different percentiles aggregated: %+v", agg.CurveIntervals)
 	}
 }

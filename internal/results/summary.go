@@ -392,6 +392,11 @@ type Summary struct {
 	// repeated.
 	Repeats   []Repeat         `json:"repeats,omitempty"`
 	Intervals []FigureInterval `json:"intervals,omitempty"`
+	// CurveIntervals are a repeated run's quantile curves of the measured
+	// phase: at each percentile of the curves, the median over the repeats
+	// in its interval, as Intervals has for the headline (the report draws
+	// them as the curve and its band).
+	CurveIntervals *CurveIntervals `json:"curveIntervals,omitempty"`
 }
 
 // prepared holds what every output of a run is computed from, computed

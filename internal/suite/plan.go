@@ -69,6 +69,10 @@ type Cell struct {
 	// Security is the label of the cluster's security (SuiteCell.Security).
 	Security string
 	Cluster  ClusterName
+	// Repeat counts from 1 among the repeats of RepeatOf, the cell's name
+	// without the repeat; 0 and empty in a suite not repeated.
+	Repeat   int
+	RepeatOf CellName
 }
 
 // Plan is the clusters and cells of a suite, in the order they run: the
@@ -170,7 +174,50 @@ func New(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.ResolvedWorkload) (Pla
 			}
 		}
 	}
+	if n := int(s.Spec.Repeats); n > 1 {
+		cells, err := repeated(p.Cells, n, names)
+		if err != nil {
+			return Plan{}, err
+		}
+		p.Cells = cells
+	}
 	return p, nil
+}
+
+// repeated lays out every cell n times, interleaved within its cluster:
+// the cluster's cells in plan order in odd rounds and in reverse in even
+// ones (A B, B A, A B …), so that a drift of the machine over the suite
+// weighs on each of them alike instead of reading as a difference between
+// them, and neither always runs first on a fresh cluster. Cells of
+// different clusters are not interleaved: a cluster stands only while its
+// cells run (they are consecutive in the plan, and stay so).
+func repeated(cells []Cell, n int, names map[CellName]string) ([]Cell, error) {
+	var out []Cell
+	for start := 0; start < len(cells); {
+		end := start
+		for end < len(cells) && cells[end].Cluster == cells[start].Cluster {
+			end++
+		}
+		group := cells[start:end]
+		for r := 1; r <= n; r++ {
+			for k := range group {
+				c := group[k]
+				if r%2 == 0 {
+					c = group[len(group)-1-k]
+				}
+				c.Durability = *c.Durability.DeepCopy()
+				c.RepeatOf, c.Repeat = c.Name, r
+				c.Name = CellName(runName(string(c.RepeatOf), fmt.Sprintf("r%d", r)))
+				if other, dup := names[c.Name]; dup {
+					return nil, fmt.Errorf("spec.repeats: repeat %d of cell %s would be named %s, as %s is; shorten spec.workloads[].name or the suite's name", r, c.RepeatOf, c.Name, other)
+				}
+				names[c.Name] = fmt.Sprintf("repeat %d of %s", r, c.RepeatOf)
+				out = append(out, c)
+			}
+		}
+		start = end
+	}
+	return out, nil
 }
 
 // securitySetting is one security setting of a managed system, with the label

@@ -326,3 +326,70 @@ func TestNewSecurityNamesStayRunNames(t *testing.T) {
 		t.Errorf("%d clusters and %d cells, want 8 (4 securities × 2 journals) and 16", len(p.Clusters), len(p.Cells))
 	}
 }
+
+// TestNewRepeatsInterleaveWithinACluster: with spec.repeats every cell runs
+// that many times, the cells of one cluster alternating in order (A B, B A,
+// A B), the clusters still one after the other, each repeat a run name of
+// its own that says which cell it repeats.
+func TestNewRepeatsInterleaveWithinACluster(t *testing.T) {
+	s := testSuite("m", managed(v1alpha1.SystemKafka, level(1), level(2)), managed(v1alpha1.SystemPulsar, level(1), level(2)))
+	s.Spec.Repeats = 3
+	one := []v1alpha1.ResolvedWorkload{twoWorkloads[0]}
+	p, err := New(s, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Cells {
+		got = append(got, string(c.RepeatOf)+"#"+string(rune('0'+c.Repeat))+"@"+string(c.Cluster))
+		if len(c.Name) > MaxRunName || !strings.HasPrefix(string(c.Name), string(c.RepeatOf)) {
+			t.Errorf("repeat %d of %s is named %q: want a run name (at most %d) that starts with the cell's", c.Repeat, c.RepeatOf, c.Name, MaxRunName)
+		}
+	}
+	want := []string{
+		// Kafka's levels share one cluster: interleaved.
+		"m-kafka-l1-maxtput#1@m-kafka", "m-kafka-l2-maxtput#1@m-kafka",
+		"m-kafka-l2-maxtput#2@m-kafka", "m-kafka-l1-maxtput#2@m-kafka",
+		"m-kafka-l1-maxtput#3@m-kafka", "m-kafka-l2-maxtput#3@m-kafka",
+		// Pulsar's have a cluster each: one after the other.
+		"m-pulsar-l1-maxtput#1@m-pulsar-jsync", "m-pulsar-l1-maxtput#2@m-pulsar-jsync", "m-pulsar-l1-maxtput#3@m-pulsar-jsync",
+		"m-pulsar-l2-maxtput#1@m-pulsar-jasync", "m-pulsar-l2-maxtput#2@m-pulsar-jasync", "m-pulsar-l2-maxtput#3@m-pulsar-jasync",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("cells =\n%v\nwant\n%v", got, want)
+	}
+	if p.Cells[0].Name != "m-kafka-l1-maxtput-r1" {
+		t.Errorf("the first repeat is named %q, want m-kafka-l1-maxtput-r1", p.Cells[0].Name)
+	}
+	_, cells := Status(p)
+	if c := cells[3]; c.Repeat != 2 || c.RepeatOf != "m-kafka-l1-maxtput" || c.Name != "m-kafka-l1-maxtput-r2" {
+		t.Errorf("status.cells[3] = %+v, want repeat 2 of m-kafka-l1-maxtput", c)
+	}
+
+	// Not repeated (0 before defaulting, or 1): the names are the cells'.
+	for _, n := range []int32{0, 1} {
+		s.Spec.Repeats = n
+		p, err := New(s, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Cells) != 4 || p.Cells[0].Name != "m-kafka-l1-maxtput" || p.Cells[0].Repeat != 0 || p.Cells[0].RepeatOf != "" {
+			t.Errorf("repeats %d: cells %+v, want the 4 cells as named without repeats", n, p.Cells)
+		}
+	}
+
+	// A name at the limit still gets a run name per repeat, each its own.
+	long := testSuite(strings.Repeat("s", 30), managed(v1alpha1.SystemKafka, level(1)))
+	long.Spec.Repeats = 12
+	p, err = New(long, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[CellName]bool{}
+	for _, c := range p.Cells {
+		if len(c.Name) > MaxRunName || seen[c.Name] {
+			t.Errorf("repeat %d named %q: too long or twice", c.Repeat, c.Name)
+		}
+		seen[c.Name] = true
+	}
+}

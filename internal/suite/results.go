@@ -75,12 +75,31 @@ type Comparison struct {
 // what shows the cost of security. The table then says each cell's
 // security beside its durability, and leaves compare's security flags
 // between different settings out (report.SuiteFlags).
+//
+// A repeated cell (spec.repeats) is one row: its median over the repeats
+// that have results, in their intervals (results.Aggregate), so the table
+// gives, between two repeated cells, compare's verdict on each figure.
 func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[string]*results.Summary) ([]Comparison, error) {
 	cellOf := map[string]v1alpha1.SuiteCell{}
 	security := map[string]string{}
+	// The repeats with results of each row, in the order they ran.
+	reps := map[string][]*results.Summary{}
+	repNames := map[string][]string{}
+	var rows []string
 	for _, c := range cells {
-		cellOf[c.Name] = c
-		security[c.Name] = c.Security
+		name := rowName(c)
+		if _, ok := cellOf[name]; !ok {
+			cellOf[name], security[name] = c, c.Security
+		}
+		s := summaries[c.Name]
+		if s == nil {
+			continue
+		}
+		if _, ok := reps[name]; !ok {
+			rows = append(rows, name)
+		}
+		reps[name] = append(reps[name], s)
+		repNames[name] = append(repNames[name], c.Name)
 	}
 	type key struct {
 		w string
@@ -88,10 +107,14 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 	}
 	groups := map[key][]report.Named{}
 	var keys []key
-	for _, c := range cells {
-		s := summaries[c.Name]
-		if s == nil {
-			continue
+	for _, name := range rows {
+		c, s := cellOf[name], reps[name][0]
+		if len(reps[name]) > 1 {
+			agg, err := results.Aggregate(reps[name], repNames[name])
+			if err != nil {
+				return nil, fmt.Errorf("cell %s: %w", name, err)
+			}
+			s = agg
 		}
 		level := c.AchievedLevel
 		if s.Durability != nil {
@@ -101,7 +124,7 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
-		groups[k] = append(groups[k], report.Named{Name: c.Name, Summary: s})
+		groups[k] = append(groups[k], report.Named{Name: name, Summary: s})
 	}
 	slices.SortStableFunc(keys, func(a, b key) int {
 		if d := slices.Index(workloads, a.w) - slices.Index(workloads, b.w); d != 0 {
@@ -139,6 +162,15 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// rowName is the name of a cell's row in the tables: the cell's, without
+// the repeat of a repeated suite.
+func rowName(c v1alpha1.SuiteCell) string {
+	if c.RepeatOf != "" {
+		return c.RepeatOf
+	}
+	return c.Name
 }
 
 // securityGrid says each row's durability and security setting as

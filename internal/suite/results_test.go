@@ -206,3 +206,53 @@ func countKind(flags []report.Flag, kind report.FlagKind) int {
 	}
 	return n
 }
+
+// TestCompareRepeatedCells: the repeats of a cell are one row, their
+// median, and two repeated cells get compare's verdict on each figure.
+func TestCompareRepeatedCells(t *testing.T) {
+	base := map[string]*results.Summary{"m-kafka-l2-lat": loadSummary(t, "kafka-ack-all"), "m-pulsar-l2-lat": loadSummary(t, "pulsar-ack-2")}
+	spread := []float64{1, 1.06, 0.97, 1.02, 0.95}
+	var cells []v1alpha1.SuiteCell
+	summaries := map[string]*results.Summary{}
+	for r := 1; r <= len(spread); r++ {
+		for _, name := range []string{"m-kafka-l2-lat", "m-pulsar-l2-lat"} {
+			sys := v1alpha1.SystemKafka
+			if strings.Contains(name, "pulsar") {
+				sys = v1alpha1.SystemPulsar
+			}
+			cell := name + "-r" + string(rune('0'+r))
+			cells = append(cells, v1alpha1.SuiteCell{Name: cell, System: sys, Workload: "lat", RequestedLevel: 2, Phase: v1alpha1.CellSucceeded, Repeat: int32(r), RepeatOf: name})
+			// A copy of the cell's results with its latencies scaled by
+			// this repeat's spread.
+			raw, err := json.Marshal(base[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s results.Summary
+			if err := json.Unmarshal(raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			l := &s.Results.PublishLatencyMs
+			l.P50, l.P99, l.P999 = l.P50*spread[r-1], l.P99*spread[r-1], l.P999*spread[r-1]
+			summaries[cell] = &s
+		}
+	}
+	// One repeat of Pulsar failed: its row is the other four.
+	delete(summaries, "m-pulsar-l2-lat-r3")
+	cmps, err := Compare([]string{"lat"}, cells, summaries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmps) != 1 || strings.Join(cmps[0].Cells, " ") != "m-kafka-l2-lat m-pulsar-l2-lat" {
+		t.Fatalf("comparisons %+v: want one table of the two cells, one row each", cmps)
+	}
+	text := cmps[0].Text
+	for _, want := range []string{"B = m-pulsar-l2-lat against A = m-kafka-l2-lat:", "publish p99 (ms): B's is"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the table lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "-r1") {
+		t.Errorf("a repeat has a row of its own:\n%s", text)
+	}
+}

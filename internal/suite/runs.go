@@ -187,6 +187,7 @@ func Status(p Plan) ([]v1alpha1.SuiteCluster, []v1alpha1.SuiteCell) {
 		cells = append(cells, v1alpha1.SuiteCell{
 			Name: string(c.Name), System: c.System, Workload: c.Workload, Durability: c.Durability,
 			RequestedLevel: c.RequestedLevel, Security: c.Security, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
+			Repeat: int32(c.Repeat), RepeatOf: string(c.RepeatOf),
 		})
 	}
 	return clusters, cells
