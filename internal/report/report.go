@@ -630,6 +630,10 @@ func measureCurves(s *results.Summary, omb *results.OMBResult) (pub, corr, e2e [
 	if m := phase(s, stats.PhaseMeasure); m != nil && m.Curves != nil {
 		pub, corr, e2e = m.Curves.PublishLatencyMs, m.Curves.CorrectedLatencyMs, m.Curves.EndToEndLatencyMs
 	}
+	// A repeated run's curves are its repeats' medians at each percentile.
+	if ci := s.CurveIntervals; ci != nil && len(pub)+len(corr)+len(e2e) == 0 {
+		pub, corr, e2e = medians(ci.PublishLatencyMs), medians(ci.CorrectedLatencyMs), medians(ci.EndToEndLatencyMs)
+	}
 	if omb != nil {
 		if len(pub) == 0 {
 			pub = quantilePoints(omb.AggregatedPublishLatencyQuantiles)
@@ -639,6 +643,14 @@ func measureCurves(s *results.Summary, omb *results.OMBResult) (pub, corr, e2e [
 		}
 	}
 	return pub, corr, e2e
+}
+
+func medians(pts []results.CurveInterval) []results.CurvePoint {
+	var out []results.CurvePoint
+	for _, p := range pts {
+		out = append(out, results.CurvePoint{Percentile: p.Percentile, Ms: p.Ms})
+	}
+	return out
 }
 
 func quantilePoints(q results.QuantileMap) []results.CurvePoint {

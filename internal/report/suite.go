@@ -2,14 +2,17 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // Suite files: what a suite's results ConfigMap holds, laid out in a
@@ -107,7 +110,7 @@ func RenderSuiteDir(dir string) (string, error) {
 	for _, g := range idx.Comparisons {
 		var runs []Named
 		for _, c := range g.Cells {
-			n, err := Load(filepath.Join(dir, c))
+			n, err := loadRow(dir, c, idx.Cells)
 			if err != nil {
 				return "", fmt.Errorf("cell %s: %w", c, err)
 			}
@@ -132,6 +135,39 @@ func RenderSuiteDir(dir string) (string, error) {
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// loadRow is one row of a suite's table: the cell's results, or for a
+// cell of a repeated suite (spec.repeats) its repeats' results folded into
+// one (results.Aggregate), as suite.Compare folded them for tables.txt.
+// Repeats without results (failed) are left out, as there.
+func loadRow(dir, row string, cells []v1alpha1.SuiteCell) (Named, error) {
+	var sums []*results.Summary
+	var names []string
+	for _, c := range cells {
+		if c.RepeatOf != row {
+			continue
+		}
+		n, err := Load(filepath.Join(dir, c.Name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Named{}, fmt.Errorf("repeat %s: %w", c.Name, err)
+		}
+		sums, names = append(sums, n.Summary), append(names, c.Name)
+	}
+	switch len(sums) {
+	case 0:
+		return Load(filepath.Join(dir, row))
+	case 1:
+		return Named{Summary: sums[0]}, nil
+	}
+	agg, err := results.Aggregate(sums, names)
+	if err != nil {
+		return Named{}, err
+	}
+	return Named{Summary: agg}, nil
 }
 
 // RenderSuite executes the suite page.

@@ -255,4 +255,31 @@ func TestCompareRepeatedCells(t *testing.T) {
 	if strings.Contains(text, "-r1") {
 		t.Errorf("a repeat has a row of its own:\n%s", text)
 	}
+
+	// The suite's files and HTML report: the repeats' results, each row
+	// folded from them as in the tables.
+	s := &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"}}
+	s.Spec.Workloads = []v1alpha1.SuiteWorkload{{Name: "lat"}}
+	s.Status.Cells = cells
+	cm, err := BuildConfigMap(s, summaries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteFiles(cm, dir); err != nil {
+		t.Fatal(err)
+	}
+	path, err := report.RenderSuiteDir(dir)
+	if err != nil {
+		t.Fatalf("the report of a repeated suite: %v", err)
+	}
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"m-kafka-l2-lat", "m-pulsar-l2-lat", "<svg"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 }
