@@ -36,6 +36,12 @@ import (
 // refuses longer ones: Jobs, pods and brokers are named after it).
 const MaxRunName = 40
 
+// MaxCells is the most cells (child runs) a suite plans: each is an
+// entry of status.cells, and the whole object must stay well inside what
+// the API server stores (etcd's 1.5 MiB a request). The schema's own
+// bounds allow 1,024 cells without repeats.
+const MaxCells = 1200
+
 // ClusterName is the name of a cluster of the suite (typed so a cell name
 // cannot be passed for it).
 type ClusterName string
@@ -175,6 +181,9 @@ func New(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.ResolvedWorkload) (Pla
 		}
 	}
 	if n := int(s.Spec.Repeats); n > 1 {
+		if len(p.Cells)*n > MaxCells {
+			return Plan{}, fmt.Errorf("spec.repeats: %d repeats of the suite's %d cells are %d child runs, over the %d a suite's status holds; lower spec.repeats or split the suite", n, len(p.Cells), len(p.Cells)*n, MaxCells)
+		}
 		cells, err := repeated(p.Cells, n, names)
 		if err != nil {
 			return Plan{}, err

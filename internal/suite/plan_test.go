@@ -378,6 +378,17 @@ func TestNewRepeatsInterleaveWithinACluster(t *testing.T) {
 		}
 	}
 
+	// More child runs than a status holds: refused, naming the field.
+	big := testSuite("m", managed(v1alpha1.SystemKafka, level(1), level(2), level(3), level(4)))
+	big.Spec.Repeats = 20
+	var many []v1alpha1.ResolvedWorkload
+	for i := 0; i < 16; i++ {
+		many = append(many, v1alpha1.ResolvedWorkload{Name: "w" + string(rune('a'+i))})
+	}
+	if _, err := New(big, many); err == nil || !strings.Contains(err.Error(), "spec.repeats: 20 repeats of the suite's 64 cells are 1280 child runs") {
+		t.Errorf("1,280 child runs: %v", err)
+	}
+
 	// A name at the limit still gets a run name per repeat, each its own.
 	long := testSuite(strings.Repeat("s", 30), managed(v1alpha1.SystemKafka, level(1)))
 	long.Spec.Repeats = 12
