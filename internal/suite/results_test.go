@@ -53,20 +53,9 @@ func TestBuildConfigMapTablesAndReport(t *testing.T) {
 		t.Errorf("keys %v lack the cell summary", len(cm.Data))
 	}
 
-	dir := t.TempDir()
-	if err := WriteFiles(cm, dir); err != nil {
-		t.Fatal(err)
-	}
-	path, err := report.RenderSuiteDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	html := renderSuite(t, s, map[string]*results.Summary{"m-kafka-l2-lat": kafka, "m-pulsar-l2-lat": pulsar})
 	for _, want := range []string{"Suite m", "lat at achieved durability level 2", "m-kafka-l1-lat", "Publish latency, ack − send (ms)", "Publish latency corrected for coordinated omission", "<svg"} {
-		if !strings.Contains(string(html), want) {
+		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
@@ -153,28 +142,13 @@ func TestCompareSecuritiesShareATableWithoutSecurityFlags(t *testing.T) {
 		t.Errorf("the table flags security:\n%s", c.Text)
 	}
 
-	cm, err := BuildConfigMap(s, summaries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := WriteFiles(cm, dir); err != nil {
-		t.Fatal(err)
-	}
-	path, err := report.RenderSuiteDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	html := renderSuite(t, s, summaries)
 	for _, want := range []string{"<th>security</th>", "<td>tls-scram</td>", "security tls-scram", "security flags between cells of different settings are left out"} {
-		if !strings.Contains(string(html), want) {
+		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
-	if strings.Contains(string(html), "<strong>security</strong>") {
+	if strings.Contains(html, "<strong>security</strong>") {
 		t.Error("report.html flags security between the settings")
 	}
 }
@@ -261,6 +235,18 @@ func TestCompareRepeatedCells(t *testing.T) {
 	s := &v1alpha1.BenchmarkSuite{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"}}
 	s.Spec.Workloads = []v1alpha1.SuiteWorkload{{Name: "lat"}}
 	s.Status.Cells = cells
+	html := renderSuite(t, s, summaries)
+	for _, want := range []string{"m-kafka-l2-lat", "m-pulsar-l2-lat", "<svg"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}
+
+// renderSuite lays the suite's results ConfigMap out as files and renders
+// its HTML report from them, as `streambench report` does.
+func renderSuite(t *testing.T, s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Summary) string {
+	t.Helper()
 	cm, err := BuildConfigMap(s, summaries)
 	if err != nil {
 		t.Fatal(err)
@@ -271,15 +257,11 @@ func TestCompareRepeatedCells(t *testing.T) {
 	}
 	path, err := report.RenderSuiteDir(dir)
 	if err != nil {
-		t.Fatalf("the report of a repeated suite: %v", err)
+		t.Fatalf("the suite's report: %v", err)
 	}
 	html, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"m-kafka-l2-lat", "m-pulsar-l2-lat", "<svg"} {
-		if !strings.Contains(string(html), want) {
-			t.Errorf("report.html lacks %q", want)
-		}
-	}
+	return string(html)
 }
