@@ -157,17 +157,14 @@ func loadRow(dir, row string, cells []v1alpha1.SuiteCell) (Named, error) {
 		}
 		sums, names = append(sums, n.Summary), append(names, c.Name)
 	}
-	switch len(sums) {
-	case 0:
+	if len(sums) == 0 {
 		return Load(filepath.Join(dir, row))
-	case 1:
-		return Named{Summary: sums[0]}, nil
 	}
-	agg, err := results.Aggregate(sums, names)
+	s, err := results.Fold(sums, names)
 	if err != nil {
 		return Named{}, err
 	}
-	return Named{Summary: agg}, nil
+	return Named{Summary: s}, nil
 }
 
 // RenderSuite executes the suite page.

@@ -154,6 +154,15 @@ func curveIntervals(repeats []*Summary, of func(*Curves) []CurvePoint) ([]CurveI
 	return out, conf, nil
 }
 
+// Fold is what a cell's repeats that have results stand as in a table:
+// the one repeat's summary, or their Aggregate (names as its dirs).
+func Fold(repeats []*Summary, names []string) (*Summary, error) {
+	if len(repeats) == 1 {
+		return repeats[0], nil
+	}
+	return Aggregate(repeats, names)
+}
+
 // ErrOneRepeat is Aggregate's error for fewer than two repeats.
 var ErrOneRepeat = errors.New("a repeated run needs at least two repeats")
 

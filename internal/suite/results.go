@@ -108,13 +108,10 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 	groups := map[key][]report.Named{}
 	var keys []key
 	for _, name := range rows {
-		c, s := cellOf[name], reps[name][0]
-		if len(reps[name]) > 1 {
-			agg, err := results.Aggregate(reps[name], repNames[name])
-			if err != nil {
-				return nil, fmt.Errorf("cell %s: %w", name, err)
-			}
-			s = agg
+		c := cellOf[name]
+		s, err := results.Fold(reps[name], repNames[name])
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: %w", name, err)
 		}
 		level := c.AchievedLevel
 		if s.Durability != nil {
