@@ -458,6 +458,24 @@ load_pulsar() {
 
 # --- up / down / status -----------------------------------------------------
 
+# weigh_pods gives the pods, together, the CPU weight a node's kubelet
+# gives its kubepods cgroup: 1024 shares per core. With cgroupsPerQOS off
+# (a cgroup v1 host) containerd puts every container under /k8s.io, a group
+# of the default 1024 shares: all pods together weighed as one busy thread
+# of the host, against every thread of the CI's lanes, the e2e suite's
+# host-side brokers and a shared machine's neighbour. Within the group the
+# containers keep the shares of their CPU requests, as on a node.
+weigh_pods() {
+  local g=/sys/fs/cgroup/cpu/k8s.io shares
+  shares=$(( $(nproc) * 1024 ))
+  [ -d /sys/fs/cgroup/cpu ] && [ ! -e /sys/fs/cgroup/cgroup.controllers ] || return 0
+  if mkdir -p "$g" 2>/dev/null && echo "$shares" >"$g/cpu.shares" 2>/dev/null; then
+    log "pods' CPU weight: $shares shares ($g), as a node's kubepods"
+  else
+    log "could not set $g/cpu.shares: the pods weigh as one host thread when the machine is busy"
+  fi
+}
+
 up() {
   need_root
   local t0=$SECONDS
@@ -496,6 +514,7 @@ up() {
 
   start containerd containerd --config "$state/containerd/config.toml"
   wait_for containerd 60 ctr version
+  weigh_pods
   load_pause
 
   start kube-controller-manager "$bin/kube-controller-manager" \
