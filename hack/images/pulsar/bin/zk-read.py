@@ -210,7 +210,8 @@ def shell(servers, op, path, read_only):
         err, body = request(sock, 1, op, path)
         if err == ERR_OK:
             if op == OP_GET_DATA:
-                print(data_of(body))
+                data = data_of(body)
+                print("null" if data is None else data)  # as ZooKeeperMain prints it
             else:
                 print("[" + ", ".join(children_of(body)) + "]")
         return err
