@@ -244,19 +244,17 @@ def main(argv):
             raise Unanswerable("TLS to ZooKeeper")
         if argv[1] == "zookeeper-shell":
             servers, op, path, read_only = parse_shell(argv[2:])
+            ask = lambda: shell(servers, op, path, read_only)  # noqa: E731
         elif argv[1] == "whatisinstanceid" and len(argv) == 3:
             servers, path = instance_id_node(argv[2])
-            op, read_only = None, True
+            ask = lambda: instance_id(servers, path)  # noqa: E731
         else:
             raise Unanswerable(argv[1])
     except (Unanswerable, OSError):
         return PASS
     start = time.monotonic()
     try:
-        if argv[1] == "whatisinstanceid":
-            err = instance_id(servers, path)
-        else:
-            err = shell(servers, op, path, read_only)
+        err = ask()
     except (OSError, ConnectionError, struct.error) as e:
         print("zk-read: %s %s: %s (%.1f s)" % (argv[1], path, e, time.monotonic() - start), file=sys.stderr)
         return 1
