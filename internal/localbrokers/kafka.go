@@ -445,10 +445,16 @@ func (k *Kafka) waitRegistered(ctx context.Context, timeout time.Duration) error
 
 // runKafkaTool runs a Kafka command-line tool class to completion.
 func runKafkaTool(ctx context.Context, cp string, jvmArgs []string, main string, args ...string) error {
-	all := append(append(append([]string{}, jvmArgs...), "-cp", cp, main), args...)
-	cmd := exec.CommandContext(ctx, "java", all...)
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return CheckJava()
+	}
+	share := shareClasses(classArchives(), java, cp, main, jvmArgs, false)
+	all := append(append(append(append([]string{}, jvmArgs...), share.opts...), "-cp", cp, main), args...)
+	cmd := exec.CommandContext(ctx, java, all...)
 	cmd.SysProcAttr = sysProcAttr(false)
 	out, err := cmd.CombinedOutput()
+	share.end(cmd.ProcessState)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w\n%s", main, strings.Join(args, " "), err, tail(string(out), 3000))
 	}

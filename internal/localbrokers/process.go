@@ -117,7 +117,8 @@ func startJVM(j JVM, detached bool) (*Process, error) {
 		// of a run's measured phase.
 		jvmArgs = append(append([]string{}, jvmArgs...), "-Xlog:gc:file="+j.GCLog+":time")
 	}
-	args := append(append(append([]string{}, jvmArgs...), "-cp", j.Classpath, j.Main), j.Args...)
+	share := shareClasses(classArchives(), java, j.Classpath, j.Main, jvmArgs, detached)
+	args := append(append(append(append([]string{}, jvmArgs...), share.opts...), "-cp", j.Classpath, j.Main), j.Args...)
 	cmd := exec.Command(java, args...)
 	cmd.Dir = j.Dir
 	cmd.Env = append(os.Environ(), j.Env...)
@@ -125,12 +126,15 @@ func startJVM(j JVM, detached bool) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr(detached)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
+		share.end(nil)
 		return nil, fmt.Errorf("%s: starting java: %w", j.Name, err)
 	}
 	p := &Process{Name: j.Name, Pid: cmd.Process.Pid, LogFile: j.LogFile, GCLog: j.GCLog, cmd: cmd, logf: logf, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		logf.Close()
+		// Before done: whoever waited for the stop finds the archive.
+		share.end(cmd.ProcessState)
 		close(p.done)
 	}()
 	return p, nil
