@@ -55,7 +55,17 @@ func shareClasses(dir, java, cp, main string, jvmArgs []string, detached bool) c
 	if os.Getenv("STREAMBENCH_JVM_CDS") == "off" {
 		return classSharing{}
 	}
-	key, err := classArchiveKey(java, cp, main, jvmArgs)
+	// A JVM with an agent (the monitoring test's JMX exporter) refuses to
+	// start while writing an archive ("Must enable
+	// AllowArchivingWithJavaAgent", a diagnostic option), and an archive
+	// written without the agent's classes would serve it little: it goes
+	// without.
+	for _, a := range jvmArgs {
+		if strings.HasPrefix(a, "-javaagent:") {
+			return classSharing{}
+		}
+	}
+	key, err := classArchiveKey(java, cp, main)
 	if err != nil {
 		return classSharing{}
 	}
@@ -115,11 +125,11 @@ func endedOnPurpose(st *os.ProcessState) bool {
 // classArchiveKey names the archive of a JVM by everything the JVM checks
 // an archive against, so that a JVM never finds one it would refuse (with
 // a warning in its log) and one that would be accepted is found: the JVM
-// build (its libjvm), the main class, and each jar of the classpath and of
-// a -javaagent by path, size and modification time (a jar fetched again is
-// a new archive). A directory on the classpath cannot be archived (the JVM
+// build (its libjvm), the main class, and each jar of the classpath by
+// path, size and modification time (a jar fetched again is a new
+// archive). A directory on the classpath cannot be archived (the JVM
 // refuses to start writing one), so it is an error.
-func classArchiveKey(java, cp, main string, jvmArgs []string) (string, error) {
+func classArchiveKey(java, cp, main string) (string, error) {
 	javaPath, err := filepath.EvalSymlinks(java)
 	if err != nil {
 		return "", err
@@ -143,15 +153,6 @@ func classArchiveKey(java, cp, main string, jvmArgs []string) (string, error) {
 	for _, jar := range filepath.SplitList(cp) {
 		if err := stamp(jar); err != nil {
 			return "", err
-		}
-	}
-	for _, a := range jvmArgs {
-		if agent, ok := strings.CutPrefix(a, "-javaagent:"); ok {
-			jar, _, _ := strings.Cut(agent, "=")
-			fmt.Fprint(h, "agent\x00")
-			if err := stamp(jar); err != nil {
-				return "", err
-			}
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:24], nil

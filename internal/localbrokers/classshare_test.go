@@ -25,26 +25,24 @@ func TestClassArchiveKey(t *testing.T) {
 		}
 		return p
 	}
-	a, b, agent := write("a.jar"), write("b.jar"), write("agent.jar")
+	a, b := write("a.jar"), write("b.jar")
 	cp := a + string(os.PathListSeparator) + b
-	base, err := classArchiveKey(java, cp, "x.Main", nil)
+	base, err := classArchiveKey(java, cp, "x.Main")
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, err := classArchiveKey(java, cp, "x.Main", []string{"-Xmx2g", "-XX:+UseG1GC"})
+	same, err := classArchiveKey(java, cp, "x.Main")
 	if err != nil || same != base {
-		t.Fatalf("heap and collector options changed the key (%q, %v; want %q): an archive serves every heap and collector", same, err, base)
+		t.Fatalf("the same JVM, jars and main class gave keys %q and %q (%v)", base, same, err)
 	}
 	for _, tc := range []struct {
-		name    string
-		cp      string
-		main    string
-		jvmArgs []string
-		touch   string
+		name  string
+		cp    string
+		main  string
+		touch string
 	}{
 		{name: "another main class", cp: cp, main: "x.Other"},
 		{name: "the jars in another order", cp: b + string(os.PathListSeparator) + a, main: "x.Main"},
-		{name: "an agent", cp: cp, main: "x.Main", jvmArgs: []string{"-javaagent:" + agent + "=9404:/c.yaml"}},
 		{name: "a jar written again", cp: cp, main: "x.Main", touch: b},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +52,7 @@ func TestClassArchiveKey(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			k, err := classArchiveKey(java, tc.cp, tc.main, tc.jvmArgs)
+			k, err := classArchiveKey(java, tc.cp, tc.main)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,14 +62,14 @@ func TestClassArchiveKey(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{dir, filepath.Join(dir, "missing.jar")} {
-		if k, err := classArchiveKey(java, bad, "x.Main", nil); err == nil {
+		if k, err := classArchiveKey(java, bad, "x.Main"); err == nil {
 			t.Errorf("classpath %s: key %q, want an error (a directory or a missing jar cannot be archived)", bad, k)
 		}
 	}
 }
 
-// The class archive through StartJVM on a real JVM: a JVM killed or
-// failing leaves none, the first that ends on SIGTERM writes it, and the
+// The class archive through StartJVM on a real JVM: a JVM with an agent,
+// killed or failing leaves none, the first that ends on SIGTERM writes it, and the
 // next maps its classes from it (the JVM's class-load log says where each
 // class came from).
 func TestStartJVMSharesClassesThroughAnArchive(t *testing.T) {
@@ -84,10 +82,12 @@ func TestStartJVMSharesClassesThroughAnArchive(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(cache, "cds", "*.jsa"))
 		return m
 	}
+	agent := agentJar(t, dir)
+	var jvmExtra []string
 	start := func(name string, args ...string) *Process {
 		t.Helper()
 		p, err := StartJVM(JVM{Name: name, Classpath: jar, Main: "Listener", Args: args, Dir: dir,
-			JVMArgs: append(append([]string{}, DefaultJVMArgs...), "-Xlog:class+load=info")})
+			JVMArgs: append(append(append([]string{}, DefaultJVMArgs...), "-Xlog:class+load=info"), jvmExtra...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +111,19 @@ func TestStartJVMSharesClassesThroughAnArchive(t *testing.T) {
 		return p
 	}
 
+	// A JVM with an agent refuses to start while writing an archive: it
+	// starts without one (the monitoring test's Kafka nodes carry the JMX
+	// exporter's agent).
+	jvmExtra = []string{"-javaagent:" + agent}
+	withAgent := listen("agent", false)
+	if err := withAgent.Stop(2 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if log := withAgent.LogTail(1 << 20); !strings.Contains(log, "agent loaded") {
+		t.Errorf("the agent did not run; log:\n%s", tail(log, 2000))
+	}
+	jvmExtra = nil
+
 	failed := start("failed", "not-a-port")
 	<-failed.done
 	killed := listen("killed", true)
@@ -118,7 +131,7 @@ func TestStartJVMSharesClassesThroughAnArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a := archives(); len(a) != 0 {
-		t.Fatalf("archives %v kept after a JVM that failed and one killed by SIGKILL", a)
+		t.Fatalf("archives %v kept after a JVM with an agent, one that failed and one killed by SIGKILL", a)
 	}
 
 	first := listen("first", false)
@@ -141,25 +154,52 @@ func TestStartJVMSharesClassesThroughAnArchive(t *testing.T) {
 	}
 }
 
+// agent is a Java agent that says it ran.
+const agent = `
+public class Agent {
+  public static void premain(String args) { System.out.println("agent loaded"); }
+}
+`
+
 // listenerJar compiles the listener program into dir/listener.jar: a class
 // archive holds classes from jars only.
 func listenerJar(t *testing.T, dir string) string {
+	return javaJar(t, dir, "Listener", listener, "")
+}
+
+// agentJar compiles the agent into dir/agent.jar, its manifest naming it.
+func agentJar(t *testing.T, dir string) string {
+	return javaJar(t, dir, "Agent", agent, "Manifest-Version: 1.0\r\nPremain-Class: Agent\r\n\r\n")
+}
+
+// javaJar compiles one class's source into dir/<lower-case name>.jar, with
+// manifest when it is not empty.
+func javaJar(t *testing.T, dir, class, source, manifest string) string {
 	t.Helper()
-	src := filepath.Join(dir, "Listener.java")
-	if err := os.WriteFile(src, []byte(listener), 0o644); err != nil {
+	src := filepath.Join(dir, class+".java")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	classes := filepath.Join(dir, "classes")
+	classes := filepath.Join(dir, class+"-classes")
 	if out, err := exec.Command("javac", "-d", classes, src).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
-	jar := filepath.Join(dir, "listener.jar")
+	jar := filepath.Join(dir, strings.ToLower(class)+".jar")
 	f, err := os.Create(jar)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	zw := zip.NewWriter(f)
+	if manifest != "" {
+		w, err := zw.Create("META-INF/MANIFEST.MF")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(manifest)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	entries, err := os.ReadDir(classes)
 	if err != nil {
 		t.Fatal(err)
