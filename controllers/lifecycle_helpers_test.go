@@ -129,24 +129,35 @@ func writeResults(run *v1alpha1.BenchmarkRun) *results.Summary {
 // writeResultsWith is writeResults with the durability the coordinator
 // reports (for an existing cluster: what it read from the brokers).
 func writeResultsWith(run *v1alpha1.BenchmarkRun, d *v1alpha1.EffectiveDurability) *results.Summary {
-	start := time.Now().Add(-10 * time.Second)
-	rec := stats.NewRecorder("worker-0", stats.PhaseMeasure, start)
-	sub := rec.Subscription("sub-0", false)
-	for i := 0; i < 1000; i++ {
-		sent := start.Add(time.Duration(i) * 10 * time.Millisecond)
-		rec.RecordSend(sent, sent, 1024)
-		rec.RecordAck(sent, sent, sent.Add(time.Duration(2+i%5)*time.Millisecond), 1024)
-		sub.RecordReceive(sent, sent.Add(4*time.Millisecond), 1024)
+	return writeRepeatedResults(run, d, 0)
+}
+
+// writeRepeatedResults plays the coordinator of a repeated run: repeat i
+// (from 0) publishes with i ms more latency than the first; with no
+// repeats, a run not repeated.
+func writeRepeatedResults(run *v1alpha1.BenchmarkRun, d *v1alpha1.EffectiveDurability, repeats int) *results.Summary {
+	var ins []results.Input
+	for r := range max(repeats, 1) {
+		start := time.Now().Add(-10 * time.Second)
+		rec := stats.NewRecorder("worker-0", stats.PhaseMeasure, start)
+		sub := rec.Subscription("sub-0", false)
+		for i := 0; i < 1000; i++ {
+			sent := start.Add(time.Duration(i) * 10 * time.Millisecond)
+			rec.RecordSend(sent, sent, 1024)
+			rec.RecordAck(sent, sent, sent.Add(time.Duration(2+r+i%5)*time.Millisecond), 1024)
+			sub.RecordReceive(sent, sent.Add(4*time.Millisecond), 1024)
+		}
+		snap := rec.Cut(start.Add(10 * time.Second))
+		ins = append(ins, results.Input{
+			Run: run.Name, Namespace: run.Namespace,
+			Owner:      &results.OwnerRef{Name: run.Name, UID: string(run.UID)},
+			System:     run.Spec.System,
+			Workload:   run.Spec.Workload,
+			Durability: d,
+			Snapshots:  []stats.Snapshot{snap},
+		})
 	}
-	snap := rec.Cut(start.Add(10 * time.Second))
-	cm, summary, err := results.BuildConfigMap(results.Input{
-		Run: run.Name, Namespace: run.Namespace,
-		Owner:      &results.OwnerRef{Name: run.Name, UID: string(run.UID)},
-		System:     run.Spec.System,
-		Workload:   run.Spec.Workload,
-		Durability: d,
-		Snapshots:  []stats.Snapshot{snap},
-	})
+	cm, summary, err := results.BuildRepeatedConfigMap(ins)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(results.Write(ctx, k8sClient, cm)).To(Succeed())
 	return summary

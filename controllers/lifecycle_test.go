@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -125,6 +126,50 @@ var _ = Describe("a run against an existing cluster", func() {
 		Expect(cond.Status).To(Equal(metav1.ConditionTrue))
 		Expect(cond.Message).To(ContainSubstring("<= max 100"))
 		Expect(done.Status.Display.Thresholds).To(Equal("met"))
+	})
+
+	It("repeats the workload spec.repeats times: each repeat's headline, the medians in their intervals, the interval in the columns, and a threshold on the interval's bound", func() {
+		run := existingKafkaRun(ns)
+		run.Spec.Repeats = 3
+		// The repeats' publish p99s are about 6, 7 and 8 ms: the median
+		// meets a max of 7.5, the interval's upper end does not.
+		run.Spec.Thresholds = []v1alpha1.Threshold{
+			{Figure: "publishLatencyMs.p99", Max: ptr.To(7.5)},
+			{Figure: "publishLatencyMs.p99", Max: ptr.To(7.5), OnConfidenceBound: true},
+		}
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		coordinator := getJob(run, workers.CoordinatorName(run))
+		Expect(coordinator.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--repeats=3"))
+		Expect(*coordinator.Spec.ActiveDeadlineSeconds).To(Equal(int64(workers.RunDeadline(run).Seconds())))
+		Expect(meta.FindStatusCondition(running.Status.Conditions, v1alpha1.ConditionRunTimeout).Message).To(HavePrefix("each of the run's 3 repeats has a deadline of "))
+
+		summary := writeRepeatedResults(running, running.Status.Durability, 3)
+		finishJob(coordinator, true)
+		done := waitPhase(run, v1alpha1.PhaseSucceeded)
+		Expect(*done.Status.Results).To(Equal(summary.Results))
+		Expect(done.Status.Repeats).To(HaveLen(3))
+		for i, r := range done.Status.Repeats {
+			Expect(r.Index).To(Equal(int32(i + 1)))
+			Expect(r.Results).To(Equal(summary.Repeats[i].Results))
+		}
+		p99 := done.Status.Repeats[1].Results.PublishLatencyMs.P99
+		Expect(done.Status.Results.PublishLatencyMs.P99).To(Equal(p99), "the median of the three is the middle repeat's")
+		var iv *v1alpha1.FigureInterval
+		for i := range done.Status.Intervals {
+			if done.Status.Intervals[i].Figure == "publishLatencyMs.p99" {
+				iv = &done.Status.Intervals[i]
+			}
+		}
+		Expect(iv).NotTo(BeNil(), "status.intervals %+v", done.Status.Intervals)
+		Expect(iv.N).To(Equal(int32(3)))
+		Expect(iv.Low).To(Equal(done.Status.Repeats[0].Results.PublishLatencyMs.P99))
+		Expect(iv.High).To(Equal(done.Status.Repeats[2].Results.PublishLatencyMs.P99))
+		Expect(done.Status.Display.PublishP99Ms).To(Equal(fmt.Sprintf("%.2f (%.2f-%.2f)", p99, iv.Low, iv.High)))
+		cond := meta.FindStatusCondition(done.Status.Conditions, v1alpha1.ConditionThresholdsMet)
+		Expect(cond).NotTo(BeNil())
+		Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+		Expect(cond.Message).To(HavePrefix("1 of 2 thresholds failed: "))
 	})
 
 	It("reports in status.durability what the coordinator read from the existing brokers", func() {

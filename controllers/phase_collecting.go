@@ -87,9 +87,11 @@ func thresholdsTx(o thresholds.Outcome) statusTx {
 // (partial or not), and what the coordinator read of an existing cluster.
 func recordResults(run *v1alpha1.BenchmarkRun, summary *results.Summary, name string) []statusTx {
 	res := summary.Results
+	repeats, intervals := repeatsOf(summary)
 	txs := []statusTx{func(run *v1alpha1.BenchmarkRun) bool {
 		run.Status.Results = &res
 		run.Status.ResultsRef = name
+		run.Status.Repeats, run.Status.Intervals = repeats, intervals
 		return true
 	}}
 	if d := summary.Durability; run.Spec.Cluster.Existing != nil && d != nil && d.Explanation != "" {
@@ -113,6 +115,23 @@ func recordResults(run *v1alpha1.BenchmarkRun, summary *results.Summary, name st
 		what = "partial results (the run did not finish)"
 	}
 	return append(txs, setCondition(v1alpha1.ConditionResultsRecorded, metav1.ConditionTrue, "Recorded", what+" in status.results and ConfigMap "+name))
+}
+
+// repeatsOf are a repeated run's repeats and intervals as status keeps
+// them (nil for a run not repeated): each figure by its status.results
+// path, as spec.thresholds names it.
+func repeatsOf(summary *results.Summary) ([]v1alpha1.RepeatResults, []v1alpha1.FigureInterval) {
+	var reps []v1alpha1.RepeatResults
+	for _, r := range summary.Repeats {
+		reps = append(reps, v1alpha1.RepeatResults{Index: int32(r.Index), Start: metav1.NewTime(r.Start), End: metav1.NewTime(r.End), Results: r.Results})
+	}
+	var ivs []v1alpha1.FigureInterval
+	for _, f := range results.Figures {
+		if e, ok := summary.Interval(f); ok {
+			ivs = append(ivs, v1alpha1.FigureInterval{Figure: string(f.Key), N: int32(e.N), Median: e.Median, Low: e.Low, High: e.High, Confidence: e.Confidence})
+		}
+	}
+	return reps, ivs
 }
 
 // partialResults keeps, for a run that fails, what its coordinator wrote

@@ -13,6 +13,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -55,6 +56,9 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 func runTimeoutCheck(run *v1alpha1.BenchmarkRun) statusTx {
 	short, est := workload.ShortTimeout(run.Spec.Workload, run.Spec.Timeouts.Run)
 	status, reason, msg := metav1.ConditionTrue, "Sufficient", fmt.Sprintf("the run's deadline is %s (estimate from the workload %s)", workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts).Round(time.Second), est.Round(time.Second))
+	if n := run.Spec.RepeatCount(); n > 1 {
+		msg = fmt.Sprintf("each of the run's %d repeats has a deadline of %s, %s in all (estimate from the workload %s per repeat)", n, workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts).Round(time.Second), workers.RunDeadline(run).Round(time.Second), est.Round(time.Second))
+	}
 	if short {
 		status, reason = metav1.ConditionFalse, "BelowEstimate"
 		msg = fmt.Sprintf("spec.timeouts.run (%s) is below the %s the workload needs (warm-up, rate search, backlog build and drain, test, setup, 10 %% margin): the run will likely be stopped before it ends; raise spec.timeouts.run or remove it to use the estimate",

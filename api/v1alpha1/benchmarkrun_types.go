@@ -98,7 +98,24 @@ type BenchmarkRunSpec struct {
 	// +listType=atomic
 	// +optional
 	Thresholds []Threshold `json:"thresholds,omitempty"`
+
+	// Repeats runs the workload this many times (default 1) on the same
+	// brokers and workers, each repeat with fresh topics: status.results is
+	// then the median of each figure over the repeats, status.intervals
+	// puts each median in its distribution-free interval, status.repeats
+	// keeps each repeat's headline, and compare tests two repeated runs for
+	// a difference beyond their own spread (docs/methodology.md, "Repeats
+	// and differences"). 6 or more bound a median at 95 %. spec.timeouts.run
+	// bounds each repeat.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	Repeats int32 `json:"repeats,omitempty"`
 }
+
+// RepeatCount is how many times the run's workload runs: spec.repeats, at
+// least once.
+func (s *BenchmarkRunSpec) RepeatCount() int { return max(int(s.Repeats), 1) }
 
 // ClusterSpec is exactly one of managed or existing.
 // +kubebuilder:validation:XValidation:rule="has(self.managed) != has(self.existing)",message="spec.cluster: set exactly one of managed (deploy brokers for this run) or existing (use running brokers)"
@@ -446,6 +463,16 @@ type BenchmarkRunStatus struct {
 	// ResultsRef names the ConfigMap with the full results.
 	// +optional
 	ResultsRef string `json:"resultsRef,omitempty"`
+	// Repeats are the headlines of a repeated run's repeats
+	// (spec.repeats), in the order run; results holds their medians.
+	// +listType=atomic
+	// +optional
+	Repeats []RepeatResults `json:"repeats,omitempty"`
+	// Intervals put each figure of a repeated run's results (the median
+	// over its repeats) in its distribution-free interval.
+	// +listType=atomic
+	// +optional
+	Intervals []FigureInterval `json:"intervals,omitempty"`
 	// Message says what happened last, and why a run failed.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -463,6 +490,36 @@ type BenchmarkRunStatus struct {
 	// values stay in results, testbed and the results ConfigMap.
 	// +optional
 	Display *StatusDisplay `json:"display,omitempty"`
+}
+
+// RepeatResults is one repeat of a repeated run.
+type RepeatResults struct {
+	// Index counts from 1, in the order run.
+	Index int32 `json:"index"`
+	// Start and End bound the repeat, from its topics' creation to their
+	// deletion.
+	Start metav1.Time `json:"start"`
+	End   metav1.Time `json:"end"`
+	// Results is the repeat's headline; its full results are the keys
+	// repeat-<index>.* of the results ConfigMap.
+	Results ResultsSummary `json:"results"`
+}
+
+// FigureInterval is one figure of a repeated run: the median over its
+// repeats, and the interval that holds the median with probability
+// Confidence whatever the figures' distribution (order statistics of the
+// repeats; fewer than 6 repeats cannot reach 95 %, and then the widest,
+// from the smallest to the largest, is given with its own coverage).
+type FigureInterval struct {
+	// Figure is a path in status.results, as spec.thresholds names it
+	// (publishLatencyMs.p99, publishMBPerSec, ...).
+	Figure string `json:"figure"`
+	// N is how many repeats have the figure.
+	N          int32   `json:"n"`
+	Median     float64 `json:"median"`
+	Low        float64 `json:"low"`
+	High       float64 `json:"high"`
+	Confidence float64 `json:"confidence"`
 }
 
 // PhaseTimes records when a run entered each phase.
@@ -595,6 +652,7 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Corrected p99 (ms)",type=string,JSONPath=`.status.display.correctedP99Ms`,description="Publish latency p99 from the intended send time (ack - intended send, corrected for coordinated omission), rounded; the full value is status.results.correctedLatencyMs.p99"
 // +kubebuilder:printcolumn:name="E2E p99 (ms)",type=string,JSONPath=`.status.display.endToEndP99Ms`,description="End-to-end latency p99, rounded; the full value is status.results.endToEndLatencyMs.p99"
 // +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=string,priority=1,JSONPath=`.status.display.fsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume, rounded; the full value is status.testbed.slowestFsyncP99Ms"
+// +kubebuilder:printcolumn:name="Repeats",type=integer,priority=1,JSONPath=`.spec.repeats`,description="spec.repeats: results are the medians over this many repeats; the p99 columns then read median (low-high), its interval"
 // +kubebuilder:printcolumn:name="Thresholds",type=string,priority=1,JSONPath=`.status.display.thresholds`,description="met or failed: spec.thresholds checked on the final results (condition ThresholdsMet names each failed one with its value)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"

@@ -14,12 +14,12 @@ func (s *BenchmarkRunStatus) RefreshDisplay() {
 	var d StatusDisplay
 	if r := s.Results; r != nil {
 		d.PublishMBPerSec = figure(r.PublishMBPerSec)
-		d.PublishP99Ms = figure(r.PublishLatencyMs.P99)
+		d.PublishP99Ms = s.withInterval("publishLatencyMs.p99", r.PublishLatencyMs.P99)
 		if r.CorrectedLatencyMs != nil {
-			d.CorrectedP99Ms = figure(r.CorrectedLatencyMs.P99)
+			d.CorrectedP99Ms = s.withInterval("correctedLatencyMs.p99", r.CorrectedLatencyMs.P99)
 		}
 		if r.EndToEndLatencyMs != nil {
-			d.EndToEndP99Ms = figure(r.EndToEndLatencyMs.P99)
+			d.EndToEndP99Ms = s.withInterval("endToEndLatencyMs.p99", r.EndToEndLatencyMs.P99)
 		}
 	}
 	if tb := s.Testbed; tb != nil && tb.SlowestFsyncP99Ms != nil {
@@ -33,6 +33,18 @@ func (s *BenchmarkRunStatus) RefreshDisplay() {
 		return
 	}
 	s.Display = &d
+}
+
+// withInterval is a figure of status.results as kubectl get shows it,
+// followed for a repeated run by its interval, "6.00 (5.12-7.20)": the
+// median alone would read as a measurement as sure as a single run's.
+func (s *BenchmarkRunStatus) withInterval(key string, v float64) string {
+	for _, iv := range s.Intervals {
+		if iv.Figure == key && iv.N > 1 {
+			return figure(v) + " (" + figure(iv.Low) + "-" + figure(iv.High) + ")"
+		}
+	}
+	return figure(v)
 }
 
 // figure is a value as kubectl get shows it: two decimals, enough to read

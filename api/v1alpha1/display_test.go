@@ -66,3 +66,26 @@ func TestRefreshDisplayThresholds(t *testing.T) {
 		}
 	}
 }
+
+// A repeated run's p99 columns carry the interval of the median; a figure
+// without one (or with a single repeat behind it) shows the median alone.
+func TestRefreshDisplayRepeated(t *testing.T) {
+	s := BenchmarkRunStatus{
+		Results: &ResultsSummary{
+			PublishMBPerSec:    2.048,
+			PublishLatencyMs:   LatencySummary{P99: 6.003},
+			CorrectedLatencyMs: &LatencySummary{P99: 7},
+			EndToEndLatencyMs:  &LatencySummary{P99: 8},
+		},
+		Intervals: []FigureInterval{
+			{Figure: "publishLatencyMs.p99", N: 5, Median: 6.003, Low: 5.118, High: 7.2, Confidence: 0.9375},
+			{Figure: "endToEndLatencyMs.p99", N: 1, Median: 8, Low: 8, High: 8},
+			{Figure: "publishMBPerSec", N: 5, Median: 2.048, Low: 2.04, High: 2.05},
+		},
+	}
+	s.RefreshDisplay()
+	want := StatusDisplay{PublishMBPerSec: "2.05", PublishP99Ms: "6.00 (5.12-7.20)", CorrectedP99Ms: "7.00", EndToEndP99Ms: "8.00"}
+	if s.Display == nil || *s.Display != want {
+		t.Fatalf("display = %+v, want %+v", s.Display, want)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +32,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -57,6 +60,7 @@ type coordinatorFlags struct {
 	monitoring                       monitoringFlags
 	deadline                         time.Duration
 	maxMessages                      int64
+	repeats                          int
 }
 
 func newCoordinatorCmd() *cobra.Command {
@@ -100,6 +104,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
 	fl.DurationVar(&f.deadline, "deadline", 0, "stop the run this long after the coordinator started, keeping its results so far (the controller passes the Jobs' deadline less the time the final write needs); 0: no limit")
 	fl.Int64Var(&f.maxMessages, "max-messages", 0, "end the measured phase once the producers had this many messages acknowledged in it, or at the end of the workload's duration, whichever comes first (as kafka-producer-perf-test's --num-records bounds a run; the results' notes say which ended it); 0: the duration alone")
+	fl.IntVar(&f.repeats, "repeats", 1, "run the load this many times on the same brokers and workers, fresh topics each (spec.repeats): the results are the median of each figure over the repeats, each repeat's own under repeat-<i>")
 	fl.DurationVar(&f.pageCacheDropTimeout, "page-cache-drop-timeout", pagecache.DefaultTimeout, "how long to wait for the operator to answer a page-cache drop request")
 	f.monitoring.register(fl)
 	return cmd
@@ -109,6 +114,9 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 	sys := v1alpha1.System(f.system)
 	if sys != v1alpha1.SystemKafka && sys != v1alpha1.SystemPulsar {
 		return fmt.Errorf("--system %q: use kafka or pulsar", f.system)
+	}
+	if f.repeats < 1 {
+		return fmt.Errorf("--repeats %d: give 1 (once) or more", f.repeats)
 	}
 	if f.maxMessages < 0 {
 		return fmt.Errorf("--max-messages %d: give a count of messages, or 0 for none", f.maxMessages)
@@ -186,69 +194,41 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		runCtx, cancel = context.WithTimeoutCause(ctx, f.deadline, fmt.Errorf("the run's deadline (%s) passed", f.deadline))
 		defer cancel()
 	}
-	var cp *checkpointer
-	if f.resultsConfigMap != "" {
-		cp = &checkpointer{write: func(in results.Input) error {
-			in.Partial = true
-			in.Notes = append(in.Notes, fmt.Sprintf("partial results, written at %s while the run was in progress", time.Now().UTC().Format(time.RFC3339)))
-			wctx, cancel := context.WithTimeout(writeCtx, finalWriteTimeout)
-			defer cancel()
-			return writeConfigMap(wctx, f, in)
-		}, input: func(r *coordinator.Result) results.Input { return r.ResultsInput(f.runName, f.namespace, &eff) }}
-	}
-	started := time.Now()
-	res, runErr := coordinator.Run(runCtx, coordinator.Options{
-		Workers: workers,
-		Driver: driver.Config{System: sys, Durability: eff, Overrides: overrides, RunID: runID, Brokers: v1alpha1.BrokerEndpoints{
-			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
-		}, Security: sec},
-		Workload: wl, PayloadData: payload, SnapshotInterval: f.snapshotInterval,
-		ShutdownWorkers: f.shutdownWorkers,
-		MaxMessages:     f.maxMessages,
-		ReadDurability:  f.existingCluster,
-		PageCache:       dropper,
-		OnSnapshot:      onSnapshot,
-		Checkpoint:      cp.checkpoint,
-		Token:           os.Getenv(protocol.TokenEnv),
-	})
-	if runErr == nil && context.Cause(runCtx) != nil {
-		runErr = context.Cause(runCtx)
-	}
-	// No periodic write may land after the final one.
-	cp.stop()
-	log.Printf("coordinator: run and cleanup took %s", time.Since(started).Round(time.Millisecond))
-	if res == nil || len(res.Snapshots) == 0 {
-		return runErr
-	}
-	in := res.ResultsInput(f.runName, f.namespace, &eff)
-	if len(res.PageCacheDrops) > 0 {
-		if testbed == nil {
-			testbed = &v1alpha1.Testbed{Note: "the testbed was not probed (no --testbed-json)"}
+	r := repeater{f: f, sys: sys, eff: eff, wl: wl, payload: payload, overrides: overrides, sec: sec,
+		workers: workers, dropper: dropper, onSnapshot: onSnapshot, testbed: testbed, writeCtx: writeCtx}
+	n := max(f.repeats, 1)
+	var runErr error
+	for i := 1; i <= n; i++ {
+		id := runID
+		if n > 1 {
+			id = fmt.Sprintf("%s-r%d", runID, i)
+			log.Printf("coordinator: repeat %d of %d (fresh topics %s*, the same brokers and workers)", i, n, id)
 		}
-		// The operator's drop before the load is in status.testbed already;
-		// the mid-run ones are the coordinator's to add.
-		testbed.PageCacheDrops = append(testbed.PageCacheDrops, res.PageCacheDrops...)
+		if runErr = r.runOne(ctx, runCtx, id, i == n); runErr != nil {
+			// A repeat that failed ends the run: the repeats after it would
+			// measure brokers in another state. Its results so far and the
+			// repeats done are written below.
+			break
+		}
 	}
-	in.Testbed = testbed
-	var brNote string
-	if in.BrokerResources, brNote = f.monitoring.brokerResources(ctx, sys, res); brNote != "" {
-		in.Notes = append(in.Notes, brNote)
+	if runErr != nil && len(r.done) < n && f.shutdownWorkers {
+		// The last repeat asks the workers to exit as it ends; a run that
+		// ends before it asks here, so the worker Job completes.
+		coordinator.ShutdownWorkers(writeCtx, workers, os.Getenv(protocol.TokenEnv))
 	}
-	if runErr != nil {
-		in.Partial = true
-		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
+	if len(r.done) == 0 {
+		return runErr
 	}
 	var errs []error
 	if f.outputDir != "" {
-		if _, err := coordinator.WriteFiles(f.outputDir, in); err != nil {
+		if err := writeRepeatFiles(f.outputDir, r.done); err != nil {
 			errs = append(errs, fmt.Errorf("writing results to %s: %w", f.outputDir, err))
 		}
-		log.Printf("coordinator: %s", coordinator.DescribeConfigMap(in))
 	}
 	if f.resultsConfigMap != "" {
 		wctx, cancel := context.WithTimeout(writeCtx, finalWriteTimeout)
 		t := time.Now()
-		err := writeConfigMap(wctx, f, in)
+		err := writeConfigMap(wctx, f, r.done)
 		cancel()
 		log.Printf("coordinator: final results write took %s", time.Since(t).Round(time.Millisecond))
 		if err != nil {
@@ -262,6 +242,115 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		return fmt.Errorf("%v", errs)
 	}
 	return nil
+}
+
+// repeater runs the load once per repeat (spec.repeats) on the same
+// brokers and workers, each with fresh topics, and keeps what each repeat
+// measured (done), the one that failed included when it measured
+// anything.
+type repeater struct {
+	f          coordinatorFlags
+	sys        v1alpha1.System
+	eff        v1alpha1.EffectiveDurability
+	wl         v1alpha1.WorkloadSpec
+	payload    []byte
+	overrides  *v1alpha1.DriverSpec
+	sec        *driver.Security
+	workers    []string
+	dropper    coordinator.PageCacheDropper
+	onSnapshot func(stats.Snapshot)
+	testbed    *v1alpha1.Testbed
+	writeCtx   context.Context
+
+	done []results.Input
+}
+
+// runOne runs one repeat under runID; last asks the workers to exit as it
+// ends (--shutdown-workers). While it runs, its results so far are written
+// every interval beside the repeats done, marked partial.
+func (r *repeater) runOne(ctx, runCtx context.Context, runID string, last bool) error {
+	f := r.f
+	var cp *checkpointer
+	if f.resultsConfigMap != "" {
+		cp = &checkpointer{write: func(in results.Input) error {
+			in.Partial = true
+			in.Notes = append(in.Notes, fmt.Sprintf("partial results, written at %s while the run was in progress", time.Now().UTC().Format(time.RFC3339)))
+			wctx, cancel := context.WithTimeout(r.writeCtx, finalWriteTimeout)
+			defer cancel()
+			return writeConfigMap(wctx, f, append(slices.Clone(r.done), in))
+		}, input: func(res *coordinator.Result) results.Input { return res.ResultsInput(f.runName, f.namespace, &r.eff) }}
+	}
+	started := time.Now()
+	res, runErr := coordinator.Run(runCtx, coordinator.Options{
+		Workers: r.workers,
+		Driver: driver.Config{System: r.sys, Durability: r.eff, Overrides: r.overrides, RunID: runID, Brokers: v1alpha1.BrokerEndpoints{
+			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
+		}, Security: r.sec},
+		Workload: r.wl, PayloadData: r.payload, SnapshotInterval: f.snapshotInterval,
+		ShutdownWorkers: f.shutdownWorkers && last,
+		MaxMessages:     f.maxMessages,
+		ReadDurability:  f.existingCluster,
+		PageCache:       r.dropper,
+		OnSnapshot:      r.onSnapshot,
+		Checkpoint:      cp.checkpoint,
+		Token:           os.Getenv(protocol.TokenEnv),
+	})
+	if runErr == nil && context.Cause(runCtx) != nil {
+		runErr = context.Cause(runCtx)
+	}
+	// No periodic write may land after the final one.
+	cp.stop()
+	log.Printf("coordinator: run and cleanup took %s", time.Since(started).Round(time.Millisecond))
+	if res == nil || len(res.Snapshots) == 0 {
+		return runErr
+	}
+	in := res.ResultsInput(f.runName, f.namespace, &r.eff)
+	// Each repeat's page-cache drops, on its own copy of the testbed the
+	// repeats share.
+	testbed := r.testbed.DeepCopy()
+	if len(res.PageCacheDrops) > 0 {
+		if testbed == nil {
+			testbed = &v1alpha1.Testbed{Note: "the testbed was not probed (no --testbed-json)"}
+		}
+		// The operator's drop before the load is in status.testbed already;
+		// the mid-run ones are the coordinator's to add.
+		testbed.PageCacheDrops = append(testbed.PageCacheDrops, res.PageCacheDrops...)
+	}
+	in.Testbed = testbed
+	var brNote string
+	if in.BrokerResources, brNote = f.monitoring.brokerResources(ctx, r.sys, res); brNote != "" {
+		in.Notes = append(in.Notes, brNote)
+	}
+	if runErr != nil {
+		in.Partial = true
+		in.Notes = append(in.Notes, "the run failed: "+runErr.Error())
+	}
+	if f.outputDir != "" {
+		log.Printf("coordinator: %s", coordinator.DescribeConfigMap(in))
+	}
+	r.done = append(r.done, in)
+	return runErr
+}
+
+// writeRepeatFiles writes a run's results into dir: a run's files, or for
+// a repeated run each repeat's in its directory (results.RepeatDir) and
+// their aggregate as dir's summary.json, as local mode lays them out.
+func writeRepeatFiles(dir string, done []results.Input) error {
+	if len(done) == 1 {
+		_, err := coordinator.WriteFiles(dir, done[0])
+		return err
+	}
+	var sums []*results.Summary
+	var dirs []string
+	for i, in := range done {
+		sum, err := coordinator.WriteFiles(filepath.Join(dir, results.RepeatDir(i+1)), in)
+		if err != nil {
+			return err
+		}
+		sums, dirs = append(sums, sum), append(dirs, results.RepeatDir(i+1))
+	}
+	_, err := coordinator.WriteAggregate(dir, sums, dirs)
+	return err
 }
 
 func loadWorkload(f coordinatorFlags) (v1alpha1.WorkloadSpec, error) {
@@ -385,16 +474,24 @@ func kubeClient() (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
-func writeConfigMap(ctx context.Context, f coordinatorFlags, in results.Input) error {
-	ns, err := resultsNamespace(in.Namespace)
+// writeConfigMap writes the results of the repeats in ins (one for a run
+// not repeated) into the run's results ConfigMap.
+func writeConfigMap(ctx context.Context, f coordinatorFlags, ins []results.Input) error {
+	if len(ins) == 0 {
+		return nil
+	}
+	ns, err := resultsNamespace(ins[0].Namespace)
 	if err != nil {
 		return err
 	}
-	in.Namespace = ns
-	if f.ownerUID != "" {
-		in.Owner = &results.OwnerRef{Name: f.runName, UID: f.ownerUID}
+	ins = slices.Clone(ins)
+	for i := range ins {
+		ins[i].Namespace = ns
+		if f.ownerUID != "" {
+			ins[i].Owner = &results.OwnerRef{Name: f.runName, UID: f.ownerUID}
+		}
 	}
-	cm, _, err := results.BuildConfigMap(in)
+	cm, _, err := results.BuildRepeatedConfigMap(ins)
 	if err != nil {
 		return err
 	}

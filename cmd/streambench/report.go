@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -223,7 +224,9 @@ func message(m string) string {
 }
 
 // writeConfigMapFiles writes a results ConfigMap as the files of a local
-// run: summary.json, omb-result.json and the histogram logs.
+// run: summary.json, omb-result.json and the histogram logs; a repeated
+// run's repeat-<i>.<key> as <key> in repeat-<i>/, each repeat with its
+// own HTML report, as local mode lays a repeated run out.
 func writeConfigMapFiles(cm *corev1.ConfigMap, dir string) error {
 	if _, err := results.Read(cm); err != nil {
 		return err
@@ -231,18 +234,38 @@ func writeConfigMapFiles(cm *corev1.ConfigMap, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	repeats := map[string]bool{}
+	write := func(key string, b []byte) error {
+		sub, k := ".", key
+		if d, rest, ok := strings.Cut(key, "."); ok && repeatDir.MatchString(d) {
+			sub, k = d, rest
+			repeats[d] = true
+		}
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+		return writeFileIn(filepath.Join(dir, sub), k, b)
+	}
 	for k, v := range cm.Data {
-		if err := writeFileIn(dir, k, []byte(v)); err != nil {
+		if err := write(k, []byte(v)); err != nil {
 			return err
 		}
 	}
 	for k, v := range cm.BinaryData {
-		if err := writeFileIn(dir, k, v); err != nil {
+		if err := write(k, v); err != nil {
 			return err
+		}
+	}
+	for d := range repeats {
+		if _, err := report.RenderDir(filepath.Join(dir, d)); err != nil {
+			return fmt.Errorf("the report of %s: %w", d, err)
 		}
 	}
 	return nil
 }
+
+// repeatDir is the name of a repeat's directory (results.RepeatDir).
+var repeatDir = regexp.MustCompile(`^repeat-[0-9]+$`)
 
 func writeFileIn(dir, key string, b []byte) error {
 	if key != filepath.Base(key) || key == "." || key == ".." {

@@ -38,8 +38,8 @@ keys the run names are written to a private directory removed at the end. An
 OMB driver file's security keys (security.protocol, sasl.*, ssl.*, Pulsar's
 TLS and authentication) are mapped with the stores and files they name.
 
---repeats N runs the load N times on the same brokers, fresh topics each
-time, each repeat's results in <run-name>/repeat-<i>/; the run's summary.json
+--repeats N (default: the file's spec.repeats, else 1) runs the load N
+times on the same brokers, fresh topics each time, each repeat's results in <run-name>/repeat-<i>/; the run's summary.json
 then holds each figure's median over the repeats with its interval, which
 streambench compare tests for differences between runs.
 
@@ -69,7 +69,7 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 			if !local {
 				return fmt.Errorf("only --local is supported by run; on a cluster use kubectl apply -f %s", o.RunFile)
 			}
-			if o.Repeats < 1 || o.Repeats > maxRepeats {
+			if o.Repeats < 0 || o.Repeats > maxRepeats {
 				return fmt.Errorf("--repeats %d: give 1 (once) to %d; 6 or more bound each figure's median at 95 %%", o.Repeats, maxRepeats)
 			}
 			if brokerJVM != "" {
@@ -88,7 +88,7 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets with data or stringData, as kubectl apply takes them) that spec.cluster.existing.tls and authentication name; their keys are written to a private directory for the run only")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here (default: a temporary directory, removed at the end)")
-	fl.IntVar(&o.Repeats, "repeats", 1, "run the load this many times on the same brokers (fresh topics each), for the median of each figure with its interval and compare's test of differences")
+	fl.IntVar(&o.Repeats, "repeats", 0, "run the load this many times on the same brokers (fresh topics each), for the median of each figure with its interval and compare's test of differences (default: the file's spec.repeats, else once)")
 	fl.StringVar(&brokerJVM, "broker-jvm", "", "the local brokers' heap, collector and compiler options, replacing streambench's small defaults (e.g. \"-Xms1g -Xmx1g -XX:+UseG1GC\"); the results state them either way")
 	return cmd
 }

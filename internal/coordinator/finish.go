@@ -218,11 +218,7 @@ func (c *coordinator) cleanup(topicsCreated, failed bool) error {
 		}
 	}
 	if c.o.ShutdownWorkers {
-		// Best effort: a worker that does not answer is ended by its Job's
-		// deadline or the run's teardown.
-		_ = each(c.all(), func(i int) error {
-			return c.clients[i].post(ctx, protocol.PathShutdown, nil, nil, callOpt{idempotent: true, timeout: 10 * time.Second})
-		})
+		shutdown(ctx, c.clients)
 	}
 	return errors.Join(errs...)
 }
@@ -268,4 +264,31 @@ func (c *coordinator) measuredConsumeRate() float64 {
 	}
 	m := stats.Merge(ms...)
 	return m.Rate(m.Consumer.Total().Received) / float64(n)
+}
+
+// ShutdownWorkers asks every worker process to exit, as
+// Options.ShutdownWorkers does at the end of a run: for a repeated run
+// that ends before its last repeat, which would have asked.
+func ShutdownWorkers(ctx context.Context, workers []string, token string) {
+	o := Options{Workers: workers, Token: token}
+	o.defaults()
+	ctx, cancel := context.WithTimeout(ctx, CleanupTimeout)
+	defer cancel()
+	var clients []*client
+	for _, u := range workers {
+		clients = append(clients, newClient(u, o.CallTimeout, o.Retries, o.Token))
+	}
+	shutdown(ctx, clients)
+}
+
+// shutdown asks each worker to exit. Best effort: a worker that does not
+// answer is ended by its Job's deadline or the run's teardown.
+func shutdown(ctx context.Context, clients []*client) {
+	idx := make([]int, len(clients))
+	for i := range idx {
+		idx[i] = i
+	}
+	_ = each(idx, func(i int) error {
+		return clients[i].post(ctx, protocol.PathShutdown, nil, nil, callOpt{idempotent: true, timeout: 10 * time.Second})
+	})
 }

@@ -103,3 +103,21 @@ func WriteFiles(dir string, in results.Input) (*results.Summary, error) {
 	}
 	return sum, nil
 }
+
+// WriteAggregate writes a repeated run's summary.json into dir: the
+// Aggregate of its repeats' summaries (dirs[i] the directory of sums[i],
+// relative to dir), and returns it.
+func WriteAggregate(dir string, sums []*results.Summary, dirs []string) (*results.Summary, error) {
+	agg, err := results.Aggregate(sums, dirs)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(agg, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
+		return nil, fmt.Errorf("writing the repeated run's summary: %w", err)
+	}
+	return agg, nil
+}

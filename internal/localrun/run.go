@@ -9,7 +9,6 @@ package localrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +77,7 @@ type Options struct {
 	// repeat with fresh topics and its own results in repeat-<i>/; the
 	// run's summary.json is then the median of each figure over the
 	// repeats, in its interval (results.Aggregate), which compare tests
-	// for differences. 0 or 1: once.
+	// for differences. 0: the run's spec.repeats (once without).
 	Repeats int
 	// Signals replaces the process's SIGINT and SIGTERM (tests). The first
 	// signal stops the run gracefully: the workers stop, the topics are
@@ -119,6 +118,11 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	run, eff, fileSec, err := prepare(o, say)
 	if err != nil {
 		return nil, err
+	}
+	if o.Repeats == 0 {
+		// As in a cluster: the file's spec.repeats, unless the command
+		// line says otherwise.
+		o.Repeats = run.Spec.RepeatCount()
 	}
 	out = &Outcome{Run: run, Durability: eff, Dir: filepath.Join(o.ResultsDir, run.Name)}
 	// spec.thresholds, once the run is over and its results written: a
@@ -332,16 +336,9 @@ func aggregate(o Options, out *Outcome, sums []*results.Summary, dirs []string) 
 	if o.repeats() == 1 || len(sums) < 2 {
 		return nil
 	}
-	agg, err := results.Aggregate(sums, dirs)
+	agg, err := coordinator.WriteAggregate(out.Dir, sums, dirs)
 	if err != nil {
 		return err
-	}
-	b, err := json.MarshalIndent(agg, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out.Dir, results.KeySummary), b, 0o644); err != nil {
-		return fmt.Errorf("writing the repeated run's summary: %w", err)
 	}
 	out.Summary = agg
 	out.Report, err = report.RenderDir(out.Dir)

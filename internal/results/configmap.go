@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -120,6 +121,11 @@ func histogramLog(points []stats.Snapshot, comment string) ([]byte, error) {
 // not grow with the number of partitions; per-subscription counts are
 // capped at MaxListedSubscriptions.
 func BuildConfigMap(in Input) (*corev1.ConfigMap, *Summary, error) {
+	return buildConfigMap(in, MaxConfigMapBytes)
+}
+
+// buildConfigMap is BuildConfigMap within budget bytes.
+func buildConfigMap(in Input, budget int) (*corev1.ConfigMap, *Summary, error) {
 	pr, err := prepare(in)
 	if err != nil {
 		return nil, nil, err
@@ -133,6 +139,12 @@ func BuildConfigMap(in Input) (*corev1.ConfigMap, *Summary, error) {
 		return nil, nil, fmt.Errorf("results of run %q: histogram log: %w", in.Run, err)
 	}
 
+	// The whole-phase log is never thinned: larger than the budget, no
+	// thinning of the rest makes the results fit (a repeat's share of a
+	// repeated run's ConfigMap, BuildRepeatedConfigMap).
+	if n := base64.StdEncoding.EncodedLen(len(aggLog)); n > budget {
+		return nil, nil, fmt.Errorf("results of run %q: the whole-phase histogram log alone takes %d bytes of %d", in.Run, n, budget)
+	}
 	longest := 0
 	for _, p := range pr.phases {
 		longest = max(longest, len(pr.series[p]))
@@ -166,7 +178,7 @@ func BuildConfigMap(in Input) (*corev1.ConfigMap, *Summary, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if size <= MaxConfigMapBytes {
+		if size <= budget {
 			return cm, sum, nil
 		}
 		switch {
@@ -177,7 +189,7 @@ func BuildConfigMap(in Input) (*corev1.ConfigMap, *Summary, error) {
 		case seriesStride < longest:
 			seriesStride *= 2
 		default:
-			return nil, nil, fmt.Errorf("results of run %q: %d bytes do not fit a ConfigMap (%d) even fully thinned", in.Run, size, MaxConfigMapBytes)
+			return nil, nil, fmt.Errorf("results of run %q: %d bytes do not fit %d even fully thinned", in.Run, size, budget)
 		}
 	}
 }
@@ -203,17 +215,25 @@ func configMap(in Input, sum *Summary, omb *OMBResult, aggLog, intervalLog []byt
 	if err != nil {
 		return nil, fmt.Errorf("results of run %q: OMB JSON: %w", in.Run, err)
 	}
+	cm := emptyConfigMap(in)
+	cm.Data[KeySummary], cm.Data[KeyOMB] = string(sj), string(oj)
+	cm.BinaryData[KeyHistograms] = aggLog
+	if intervalLog != nil {
+		cm.BinaryData[KeyIntervalHistograms] = intervalLog
+	}
+	return cm, nil
+}
+
+// emptyConfigMap is the results ConfigMap of in's run, without results.
+func emptyConfigMap(in Input) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: ConfigMapName(in.Run), Namespace: in.Namespace,
 			Labels: map[string]string{LabelRun: in.Run},
 		},
-		Data:       map[string]string{KeySummary: string(sj), KeyOMB: string(oj)},
-		BinaryData: map[string][]byte{KeyHistograms: aggLog},
-	}
-	if intervalLog != nil {
-		cm.BinaryData[KeyIntervalHistograms] = intervalLog
+		Data:       map[string]string{},
+		BinaryData: map[string][]byte{},
 	}
 	if in.Owner != nil {
 		cm.OwnerReferences = []metav1.OwnerReference{{
@@ -221,7 +241,7 @@ func configMap(in Input, sum *Summary, omb *OMBResult, aggLog, intervalLog []byt
 			Name: in.Owner.Name, UID: types.UID(in.Owner.UID),
 		}}
 	}
-	return cm, nil
+	return cm
 }
 
 // Write creates the results ConfigMap, or replaces the results in an
@@ -243,13 +263,18 @@ func Write(ctx context.Context, c client.Client, cm *corev1.ConfigMap) error {
 			return fmt.Errorf("get ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 		}
 		cur.Labels, cur.OwnerReferences = cm.Labels, cm.OwnerReferences
-		// A key the new results leave out (a thinned interval log) must
-		// not survive from an earlier write.
-		for _, k := range []string{KeySummary, KeyOMB} {
-			delete(cur.Data, k)
+		// A key the new results leave out (a thinned interval log, a
+		// repeat's detail left out to fit) must not survive from an
+		// earlier write.
+		for k := range cur.Data {
+			if isResultsKey(k) {
+				delete(cur.Data, k)
+			}
 		}
-		for _, k := range []string{KeyHistograms, KeyIntervalHistograms} {
-			delete(cur.BinaryData, k)
+		for k := range cur.BinaryData {
+			if isResultsKey(k) {
+				delete(cur.BinaryData, k)
+			}
 		}
 		if cur.Data == nil {
 			cur.Data = map[string]string{}

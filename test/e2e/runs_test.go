@@ -227,6 +227,52 @@ var _ = Describe("Kafka in existing-cluster mode", Ordered, func() {
 		expectResults(ctx, got, v1alpha1.SystemKafka)
 	}, SpecTimeout(runTimeout+time.Minute))
 
+	It("repeats a workload spec.repeats times: each repeat's headline and results, the medians in their intervals", func(ctx SpecContext) {
+		run := newRun("e2e-repeats", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 0.25)
+		run.Spec.Repeats = 2
+		Expect(k8s.Create(ctx, run)).To(Succeed())
+		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 2*runTimeout)
+
+		By("status keeps each repeat's headline, and results their medians")
+		Expect(got.Status.Repeats).To(HaveLen(2), "status.repeats")
+		var sent int64
+		for i, rep := range got.Status.Repeats {
+			Expect(rep.Index).To(Equal(int32(i + 1)))
+			Expect(rep.Results.Sent).To(BeNumerically(">", 0), "repeat %d", rep.Index)
+			Expect(rep.Results.Lost).To(BeZero(), "repeat %d", rep.Index)
+			sent += rep.Results.Sent
+		}
+		Expect(got.Status.Repeats[1].Start.Time).NotTo(BeTemporally("<", got.Status.Repeats[0].End.Time), "the repeats one after the other")
+		Expect(got.Status.Results.Sent).To(Equal(sent), "counts are the repeats' sums")
+		p99 := got.Status.Repeats[0].Results.PublishLatencyMs.P99
+		Expect(got.Status.Results.PublishLatencyMs.P99).To(BeNumerically("~", (p99+got.Status.Repeats[1].Results.PublishLatencyMs.P99)/2, 1e-9), "the median of two")
+		figures := map[string]v1alpha1.FigureInterval{}
+		for _, iv := range got.Status.Intervals {
+			figures[iv.Figure] = iv
+		}
+		Expect(figures).To(HaveKey("publishLatencyMs.p99"))
+		Expect(figures["publishLatencyMs.p99"].N).To(Equal(int32(2)))
+
+		By("the results ConfigMap holds the aggregate and each repeat's own results")
+		var cm corev1.ConfigMap
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: testNS, Name: got.Status.ResultsRef}, &cm)).To(Succeed())
+		sum, err := results.Read(&cm)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sum.Repeats).To(HaveLen(2))
+		for i := 1; i <= 2; i++ {
+			Expect(cm.Data).To(HaveKey(results.RepeatKey(i, results.KeySummary)))
+			Expect(cm.Data).To(HaveKey(results.RepeatKey(i, results.KeyOMB)))
+			Expect(cm.BinaryData).To(HaveKey(results.RepeatKey(i, results.KeyHistograms)))
+		}
+
+		By("each repeat's topics are gone, and kubectl get -o wide shows the repeats and the interval")
+		Expect(kafkaTopics(ctx, kafka.Bootstrap(), kafkadriver.TopicPrefix+workers.RunID(run))).To(BeEmpty())
+		out := kubectl(nil, "-n", testNS, "get", "benchmarkruns", run.Name, "-o", "wide")
+		Expect(out).To(ContainSubstring("REPEATS"), out)
+		Expect(out).To(MatchRegexp(`\d+\.\d\d \(\d+\.\d\d-\d+\.\d\d\)`), "a p99 column with its interval in\n%s", out)
+		GinkgoWriter.Printf("%s\n", out)
+	}, SpecTimeout(2*runTimeout+time.Minute))
+
 	It("removes the Jobs of a run deleted while it is running", func(ctx SpecContext) {
 		run := newRun("e2e-delete", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: kafka.Bootstrap()}, 10)
 		Expect(k8s.Create(ctx, run)).To(Succeed())

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path"
 	"strings"
 	"time"
@@ -116,9 +117,15 @@ func Service(run *v1alpha1.BenchmarkRun) *corev1.Service {
 
 // RunDeadline bounds the worker and coordinator Jobs: the workload's
 // deadline (workload.RunDeadline), which the coordinator and local mode use
-// too.
+// too. A repeated run (spec.repeats) gets it once per repeat: spec.timeouts.run
+// bounds each repeat, as in local mode.
 func RunDeadline(run *v1alpha1.BenchmarkRun) time.Duration {
-	return workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts)
+	d := workload.RunDeadline(run.Spec.Workload, run.Spec.Timeouts)
+	n := time.Duration(run.Spec.RepeatCount())
+	if d > math.MaxInt64/n {
+		return math.MaxInt64
+	}
+	return d * n
 }
 
 func image(run *v1alpha1.BenchmarkRun, defaultImage string) string {
@@ -280,6 +287,9 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		"--deadline=" + CoordinatorDeadline(run).String(),
 		// The workers exit when the run is done, so their Job completes.
 		"--shutdown-workers",
+	}
+	if n := run.Spec.RepeatCount(); n > 1 {
+		args = append(args, fmt.Sprintf("--repeats=%d", n))
 	}
 	if d := run.Status.Durability; d != nil && d.BrokerVersion != "" {
 		// The results' durability then says, as status does, whether the

@@ -50,6 +50,26 @@ func TestJobsDeadline(t *testing.T) {
 	if got := *WorkerJob(r, "img").Spec.ActiveDeadlineSeconds; got != 180 {
 		t.Errorf("explicit deadline = %ds, want 180 (spec.timeouts.run)", got)
 	}
+	// spec.timeouts.run bounds each repeat: the Jobs run them all, and
+	// the coordinator is told how many.
+	r.Spec.Repeats = 3
+	job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := *job.Spec.ActiveDeadlineSeconds; got != 540 {
+		t.Errorf("deadline of 3 repeats = %ds, want 540", got)
+	}
+	if got := *WorkerJob(r, "img").Spec.ActiveDeadlineSeconds; got != 540 {
+		t.Errorf("workers' deadline of 3 repeats = %ds, want 540", got)
+	}
+	if a := args(job); a["repeats"] != "3" || a["deadline"] != (540*time.Second-CoordinatorGrace).String() {
+		t.Errorf("coordinator args: repeats %q, deadline %q", a["repeats"], a["deadline"])
+	}
+	r.Spec.Repeats = 1
+	if job, _ := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"}); args(job)["repeats"] != "" {
+		t.Errorf("a run not repeated passes --repeats=%s", args(job)["repeats"])
+	}
 }
 
 func TestWorkerJob(t *testing.T) {
