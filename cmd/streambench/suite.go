@@ -25,8 +25,18 @@ system started as local brokers once per broker setting its cells need (one
 Kafka for every level; one Pulsar per journal configuration), every cell a
 local run in existing mode against them, one at a time. It writes each cell's
 results to <results-dir>/<suite>/<cell>/ and the suite's tables to
-<results-dir>/<suite>/tables.txt and suite.json, and prints the tables.`,
+<results-dir>/<suite>/tables.txt and suite.json, and prints the tables.
+
+A repeated suite (spec.repeats > 1) on more than one cluster starts all its
+clusters first and alternates the repeats across them: round 1 runs every
+cell, round 2 every cell in reverse, and so on (A B C, C B A, A B C), so that
+a drift of this machine over the suite weighs on every system alike instead
+of reading as a difference between them. The cost: an idle cluster stands
+beside the one measured. --clusters-one-at-a-time keeps one cluster at a
+time (as the operator does), the repeats then alternating within each
+cluster only.`,
 		Example: `  streambench suite -f config/samples/suite-durability-matrix-local.yaml --local
+  streambench suite -f config/samples/suite-quickstart-repeated-local.yaml --local
   streambench report results/matrix-local`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,5 +57,6 @@ results to <results-dir>/<suite>/<cell>/ and the suite's tables to
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<suite-name>/")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets, as kubectl apply takes them) that a secured existing cluster's spec.systems[].cluster.existing.tls and authentication name; every cell's keys are written to a private directory for that cell only")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here, a directory per cluster (default: temporary, removed at the end)")
+	fl.BoolVar(&o.ClustersOneAtATime, "clusters-one-at-a-time", false, "with spec.repeats > 1 on several clusters, still stand one cluster at a time (for a machine short of memory); the repeats then alternate within each cluster only, not across systems")
 	return cmd
 }

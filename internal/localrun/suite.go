@@ -33,6 +33,10 @@ type SuiteOptions struct {
 	SecretsFile      string
 	Stdout, Stderr   io.Writer
 	SnapshotInterval time.Duration
+	// ClustersOneAtATime keeps a repeated suite on several clusters to one
+	// cluster standing at a time (its repeats then alternate within each
+	// cluster only), for a machine short of memory; see suiteMode.
+	ClustersOneAtATime bool
 }
 
 // SuiteOutcome is what a local suite left behind.
@@ -45,6 +49,9 @@ type SuiteOutcome struct {
 	Summaries map[string]*results.Summary
 	// BrokerStarts counts the broker clusters started, per system.
 	BrokerStarts map[v1alpha1.System]int
+	// BrokerPids are the broker JVMs the suite started, every cluster's
+	// (all stopped when RunSuite returns).
+	BrokerPids []int
 }
 
 // LoadSuite reads a BenchmarkSuite file and admits it as the API server
@@ -100,6 +107,9 @@ func LoadSuite(path string) (*v1alpha1.BenchmarkSuite, error) {
 // cluster: the same plan (internal/suite), each managed system's brokers
 // started once per broker setting its cells need, every cell a local run
 // in existing mode against them, one at a time; then the study's tables.
+// A repeated suite on several clusters stands them all at once and
+// alternates its repeats between them (suiteMode), unless
+// o.ClustersOneAtATime.
 func RunSuite(ctx context.Context, o SuiteOptions) (*SuiteOutcome, error) {
 	o.Stdout, o.Stderr, o.ResultsDir = outputDefaults(o.Stdout, o.Stderr, o.ResultsDir)
 	say := sayTo(o.Stderr)
@@ -116,52 +126,16 @@ func RunSuite(ctx context.Context, o SuiteOptions) (*SuiteOutcome, error) {
 	s.Status.Progress = suite.Progress(s.Status.Cells)
 	out := &SuiteOutcome{Suite: s, Dir: filepath.Join(o.ResultsDir, s.Name), Summaries: map[string]*results.Summary{}, BrokerStarts: map[v1alpha1.System]int{}}
 	say("suite %s: %d cells on %d clusters", s.Name, len(s.Status.Cells), len(s.Status.Clusters))
+	mode, why := suiteMode(s, o.ClustersOneAtATime)
+	say("%s", why)
 
-	var errs []error
-	for i := range s.Status.Clusters {
-		cl := &s.Status.Clusters[i]
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		if allFinished(s, cl.Name) {
-			continue // skipped after a failure with failurePolicy Stop
-		}
-		var bs *brokers
-		if cl.Managed {
-			bs, err = startHost(ctx, s, cl, o.DataDir, say)
-			if err != nil {
-				cl.Phase, cl.Message = v1alpha1.ClusterFailed, err.Error()
-				for j := range s.Status.Cells {
-					if c := &s.Status.Cells[j]; c.Cluster == cl.Name && !c.Phase.Finished() {
-						suite.EndCell(s, c, v1alpha1.CellFailed, fmt.Sprintf("cluster %s failed: %v", cl.Name, err))
-					}
-				}
-				errs = append(errs, err)
-				continue
-			}
-			out.BrokerStarts[cl.System]++
-			cl.Phase, cl.Endpoints = v1alpha1.ClusterReady, &bs.endpoints
-		}
-		for j := range s.Status.Cells {
-			cell := &s.Status.Cells[j]
-			if cell.Cluster != cl.Name || cell.Phase.Finished() {
-				continue
-			}
-			cellErr := runCell(ctx, s, cell, *cl, o, out, say)
-			if cellErr != nil {
-				errs = append(errs, fmt.Errorf("cell %s: %w", cell.Name, cellErr))
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		if bs != nil {
-			say("stopping cluster %s (pids %v)", cl.Name, bs.Pids())
-			if err := bs.stop(); err != nil {
-				errs = append(errs, fmt.Errorf("stopping cluster %s: %w", cl.Name, err))
-			}
-			cl.Phase, cl.Endpoints = v1alpha1.ClusterTornDown, nil
-		}
+	run := runClustersOneAtATime
+	if mode == clustersTogether {
+		run = runClustersTogether
+	}
+	errs, abort := run(ctx, s, o, out, say)
+	if abort != nil {
+		return out, abort
 	}
 	s.Status.Phase = v1alpha1.PhaseSucceeded
 	for _, c := range s.Status.Cells {
@@ -179,6 +153,131 @@ func RunSuite(ctx context.Context, o SuiteOptions) (*SuiteOutcome, error) {
 	fmt.Fprintf(o.Stdout, "\nSuite %s: %s, %s cells finished\n\n%s", s.Name, s.Status.Phase, s.Status.Progress, tables)
 	fmt.Fprintf(o.Stdout, "results: %s (streambench report %s)\n", out.Dir, out.Dir)
 	return out, errors.Join(errs...)
+}
+
+// runClustersOneAtATime starts a cluster, runs its cells in status order
+// and stops it, cluster after cluster. errs are the cells' and the
+// clusters' failures; abort ends the suite without its tables (ctx ended).
+func runClustersOneAtATime(ctx context.Context, s *v1alpha1.BenchmarkSuite, o SuiteOptions, out *SuiteOutcome, say func(string, ...any)) (errs []error, abort error) {
+	for i := range s.Status.Clusters {
+		cl := &s.Status.Clusters[i]
+		if err := ctx.Err(); err != nil {
+			return errs, err
+		}
+		if allFinished(s, cl.Name) {
+			continue // skipped after a failure with failurePolicy Stop
+		}
+		bs, err := standUp(ctx, s, cl, o, out, say)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for j := range s.Status.Cells {
+			cell := &s.Status.Cells[j]
+			if cell.Cluster != cl.Name || cell.Phase.Finished() {
+				continue
+			}
+			if err := runCell(ctx, s, cell, *cl, o, out, say); err != nil {
+				errs = append(errs, fmt.Errorf("cell %s: %w", cell.Name, err))
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if err := tearDown(cl, bs, say); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs, nil
+}
+
+// runClustersTogether starts every cluster the suite needs first, then runs
+// the cells in crossClusterOrder, and stops every cluster it started at the
+// end: after the last cell, after a failure, when ctx ends, or on a panic —
+// no broker JVM outlives the suite. A cell failed with failurePolicy Stop
+// has marked the rest skipped (suite.EndCell), so the loop runs no more.
+func runClustersTogether(ctx context.Context, s *v1alpha1.BenchmarkSuite, o SuiteOptions, out *SuiteOutcome, say func(string, ...any)) (errs []error, abort error) {
+	type standing struct {
+		cl *v1alpha1.SuiteCluster
+		bs *brokers
+	}
+	var up []standing
+	defer func() {
+		// Last started, first stopped: as a failed start leaves the ones
+		// before it.
+		for i := len(up) - 1; i >= 0; i-- {
+			if err := tearDown(up[i].cl, up[i].bs, say); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}()
+	byName := map[string]*v1alpha1.SuiteCluster{}
+	for i := range s.Status.Clusters {
+		cl := &s.Status.Clusters[i]
+		byName[cl.Name] = cl
+		if err := ctx.Err(); err != nil {
+			return errs, err
+		}
+		if allFinished(s, cl.Name) {
+			continue // skipped after a failure with failurePolicy Stop
+		}
+		bs, err := standUp(ctx, s, cl, o, out, say)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		up = append(up, standing{cl, bs})
+	}
+	for _, j := range crossClusterOrder(s.Status.Cells) {
+		cell := &s.Status.Cells[j]
+		if cell.Phase.Finished() {
+			continue // its cluster failed, or skipped with failurePolicy Stop
+		}
+		if err := runCell(ctx, s, cell, *byName[cell.Cluster], o, out, say); err != nil {
+			errs = append(errs, fmt.Errorf("cell %s: %w", cell.Name, err))
+		}
+		if err := ctx.Err(); err != nil {
+			return errs, err
+		}
+	}
+	return errs, nil
+}
+
+// standUp starts a managed cluster of the suite (nil brokers for an
+// existing one, used as it is). When it cannot start, its cells fail
+// (and with failurePolicy Stop every other cell is skipped).
+func standUp(ctx context.Context, s *v1alpha1.BenchmarkSuite, cl *v1alpha1.SuiteCluster, o SuiteOptions, out *SuiteOutcome, say func(string, ...any)) (*brokers, error) {
+	if !cl.Managed {
+		return nil, nil
+	}
+	bs, err := startHost(ctx, s, cl, o.DataDir, say)
+	if err != nil {
+		cl.Phase, cl.Message = v1alpha1.ClusterFailed, err.Error()
+		for j := range s.Status.Cells {
+			if c := &s.Status.Cells[j]; c.Cluster == cl.Name && !c.Phase.Finished() {
+				suite.EndCell(s, c, v1alpha1.CellFailed, fmt.Sprintf("cluster %s failed: %v", cl.Name, err))
+			}
+		}
+		return nil, err
+	}
+	out.BrokerStarts[cl.System]++
+	out.BrokerPids = append(out.BrokerPids, bs.Pids()...)
+	cl.Phase, cl.Endpoints = v1alpha1.ClusterReady, &bs.endpoints
+	return bs, nil
+}
+
+// tearDown stops a cluster standUp started; nothing for an existing one.
+func tearDown(cl *v1alpha1.SuiteCluster, bs *brokers, say func(string, ...any)) error {
+	if bs == nil {
+		return nil
+	}
+	say("stopping cluster %s (pids %v)", cl.Name, bs.Pids())
+	err := bs.stop()
+	cl.Phase, cl.Endpoints = v1alpha1.ClusterTornDown, nil
+	if err != nil {
+		return fmt.Errorf("stopping cluster %s: %w", cl.Name, err)
+	}
+	return nil
 }
 
 func allFinished(s *v1alpha1.BenchmarkSuite, cluster string) bool {
