@@ -263,11 +263,12 @@ E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(L
 # takes the same files from here (the install/cluster-operator directory of
 # Strimzi 1.2.0, kept unchanged in testdata/upstream).
 E2E_STRIMZI_INSTALL ?= $(CURDIR)/testdata/upstream/strimzi-1.2.0
-# The managed Kafka spec installs the Strimzi cluster operator that
-# hack/images/strimzi.sh builds from source (0.49.1: see that script for
-# why not 1.2.0) from these install files; `make test-e2e` imports its
-# images into the local cluster, kind pulls Strimzi's own.
-E2E_STRIMZI_OPERATOR ?= $(CURDIR)/bin/strimzi/0.49.1/dist/install
+# The managed Kafka spec installs the Strimzi cluster operator from these
+# install files: the same release's, as README's users do. `make test-e2e`
+# imports the images hack/images/strimzi.sh builds from Strimzi 1.2.0's
+# source into the local cluster under the names these files use; kind pulls
+# Strimzi's own.
+E2E_STRIMZI_OPERATOR ?= $(E2E_STRIMZI_INSTALL)
 KIND_VERSION ?= v0.33.0
 KIND ?= $(LOCALBIN)/kind
 KIND_CLUSTER ?= streambench-e2e

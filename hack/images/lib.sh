@@ -21,3 +21,13 @@ fsimage() {
   fi
   "$tool" "$@"
 }
+
+# need_mmdebstrap: installs mmdebstrap with apt-get when missing (rootfs.sh
+# and buildroot.sh build their root file systems with it).
+need_mmdebstrap() {
+  command -v mmdebstrap >/dev/null && return
+  echo "images: installing mmdebstrap with apt-get" >&2
+  DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends mmdebstrap >/dev/null \
+    || { "$root/hack/apt-get.sh" update -qq && DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends mmdebstrap >/dev/null; } \
+    || { echo "images: apt-get could not install mmdebstrap" >&2; return 1; }
+}

@@ -9,7 +9,7 @@
 #                             (bin/pulsar-image/4.0.7) holding image.tar
 #
 # What the image is: the shared root file system (hack/images/rootfs.sh:
-# Debian bookworm, JRE 17, python3, nc, nslookup), Pulsar 4.0.7's jars
+# Debian trixie, JRE 21 as upstream's image, python3, nc, nslookup), Pulsar 4.0.7's jars
 # from Maven Central (hack/images/pulsar/pulsar-libs.pom.xml) in
 # /pulsar/lib, and our own stand-ins for the commands and configuration
 # files of the Apache Pulsar image that the chart calls
@@ -19,7 +19,7 @@
 # (the newest 4.0.x whose jars resolve from Maven Central), which the
 # durability experiment covers.
 #
-# Needs root (rootfs.sh), Go, Java 17 and Maven.
+# Needs root (rootfs.sh), Go and Maven.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$root/hack/images"
@@ -63,7 +63,7 @@ build_image() {
   fsimage -base "$rootfs" -image "$IMAGE" -out "$out/image.tar" \
     -add "$out/lib=/pulsar/lib" -add "$stage/bin=/pulsar/bin" -add "$stage/conf=/pulsar/conf" \
     -add "$stage/logs=/pulsar/logs" -add "$stage/data=/pulsar/data" \
-    -env JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 -env PULSAR_HOME=/pulsar \
+    -env JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64 -env PULSAR_HOME=/pulsar \
     -env PATH=/pulsar/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     -workdir /pulsar -user 10000 \
     -label org.opencontainers.image.version="$PULSAR_VERSION"

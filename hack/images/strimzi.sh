@@ -2,47 +2,47 @@
 # Builds a real Strimzi cluster operator from source and the two images it
 # runs on the local cluster, without Docker or a registry:
 #
-#   quay.io/strimzi/operator:0.49.1             the cluster operator, and the
+#   quay.io/strimzi/operator:1.2.0              the cluster operator, and the
 #                                               User Operator of the entity
 #                                               operator (KafkaUsers)
-#   quay.io/strimzi/kafka:0.49.1-kafka-4.1.1    the Kafka it starts
+#   quay.io/strimzi/kafka:1.2.0-kafka-4.3.1     the Kafka it starts
 #
-# under the names Strimzi's own install files use, so they run unchanged.
+# under the names Strimzi's own install files use, so they run unchanged:
+# the release README tells users to install, on Java 21 as upstream's images.
 #
 #   hack/images/strimzi.sh            build what is missing; print the folder
-#                                     (bin/strimzi/0.49.1) holding images/*.tar
+#                                     (bin/strimzi/1.2.0) holding images/*.tar
 #                                     and dist/install/ (Strimzi's install files)
 #
 # A cluster that pulls Strimzi's own images (kind) needs none of this: it
-# takes Strimzi 1.2.0's install files, testdata/upstream/strimzi-1.2.0.
-#
-# Why 0.49.1 and not 1.2.0 (the release README tells users to install):
-# Strimzi >= 0.50 compiles with maven.compiler.release 21, and these machines
-# have Java 17 (Debian bookworm has no JDK 21); 0.49.1 compiles with 17 and
-# serves kafka.strimzi.io/v1, the API streambench writes.
+# takes the same release's install files, testdata/upstream/strimzi-1.2.0.
 #
 # Inputs, all pinned:
-#   - Strimzi's source: GitHub's archive of the 0.49.1 tag's commit, or
-#     $STREAMBENCH_MIRROR/strimzi-0.49.1-src.tar.gz where GitHub cannot be
+#   - Strimzi's source: GitHub's archive of the 1.2.0 tag's commit, or
+#     $STREAMBENCH_MIRROR/strimzi-1.2.0-src.tar.gz where GitHub cannot be
 #     reached, checked against the tree digest internal/upstream pins
-#     (go run ./hack/upstream fetch); built with Maven, every dependency
-#     from Maven Central (~/.m2 caches them: the first build downloads
-#     ~250 MB).
-#   - The root file system: hack/images/rootfs.sh (Debian bookworm, JRE 17).
-#   - Kafka 4.1.1's jars and what Strimzi's image adds to them:
+#     (go run ./hack/upstream fetch); built with Maven 3.9 and OpenJDK 21
+#     (Strimzi >= 0.50 compiles with maven.compiler.release 21) in a Debian
+#     trixie root file system (hack/images/buildroot.sh: the host, bookworm,
+#     has no JDK 21), every dependency from Maven Central (~/.m2 caches
+#     them: the first build downloads ~260 MB). What Maven Central does not
+#     serve here is patched around, by name (patch_poms).
+#   - The root file system: hack/images/rootfs.sh (Debian trixie, JRE 21).
+#   - Kafka 4.3.1's jars and what Strimzi's image adds to them:
 #     hack/images/strimzi/kafka-libs.pom.xml; the Prometheus JMX exporter
 #     agent.
 #   - Start scripts: Strimzi's own (docker-images/) and ours for Apache's
 #     bin/kafka-*.sh (hack/images/strimzi/kafka-bin/).
-# Needs root (rootfs.sh), Go, Java 17 and Maven.
+# Needs root (rootfs.sh, buildroot.sh), Go, Maven (the host's, for the
+# jars).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 here="$root/hack/images"
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
-STRIMZI_VERSION=0.49.1
-KAFKA_VERSION=4.1.1
+STRIMZI_VERSION=1.2.0
+KAFKA_VERSION=4.3.1
 # Strimzi's image carries 1.5.0 from GitHub; Maven Central's newest is 1.0.1
 # (also what the monitoring test attaches to local brokers), whose rule
 # format is the same.
@@ -54,6 +54,30 @@ out="${STRIMZI_DIR:-$root/bin/strimzi/$STRIMZI_VERSION}"
 
 log() { echo "strimzi: $*" >&2; }
 die() { echo "strimzi: $*" >&2; exit 1; }
+
+# patch_poms DIR: what Maven Central does not serve here, patched around in
+# the source tree, each by name (checked: a POM that no longer has what is
+# patched fails the build here, not with a resolution error later).
+#   - io.fabric8:openshift-* 7.8.0 (the root POM's versions) are not
+#     served; 7.5.2 is, and compiles against kubernetes-client 7.8.0. The
+#     operator uses only the OpenShift model's types (Routes, Builds), for
+#     clusters that have them.
+#   - Test-only artifacts (io.strimzi:strimzi-test-container,
+#     fault-injection-source-connector, the modules' "tests" jars, which are
+#     built only with the tests) are dropped from the module POMs; their
+#     scope is set in the root's dependency management, so the modules'
+#     entries are matched by artifact and classifier.
+patch_poms() {
+  local dir="$1" pom
+  perl -0pi -e 's{(<artifactId>openshift-[a-z-]+</artifactId>\s*<version>)[^<]+(</version>)}{${1}7.5.2${2}}g' "$dir/pom.xml"
+  grep -q '<artifactId>openshift-model</artifactId>' "$dir/pom.xml" && ! grep -q '<version>7.8.0</version>' "$dir/pom.xml" ||
+    die "patch_poms: Strimzi $STRIMZI_VERSION's pom.xml has no openshift-model entry to pin to 7.5.2, or one still at 7.8.0"
+  while IFS= read -r pom; do
+    perl -0pi -e 's{\s*<dependency>(?:(?!</dependency>).)*?(?:<artifactId>(?:strimzi-test-container|fault-injection-source-connector)</artifactId>|<classifier>tests</classifier>)(?:(?!</dependency>).)*?</dependency>}{}gs' "$pom"
+  done < <(find "$dir" -mindepth 2 -name pom.xml)
+  ! grep -rlq --include=pom.xml -e '<artifactId>strimzi-test-container</artifactId>' "$dir"/*/ ||
+    die "patch_poms: a module POM still depends on strimzi-test-container"
+}
 
 # build_operator: Strimzi's cluster operator, User Operator and Kafka agent
 # from source, with Maven, as Strimzi's own Makefile does (tests, spotbugs
@@ -71,18 +95,23 @@ build_operator() {
   rm -rf "$work" "$out/dist"
   mkdir -p "$work"
   tar xzf "$src_tar" -C "$work" --strip-components=1
-  log "building the cluster operator, the User Operator and the Kafka agent $STRIMZI_VERSION with Maven (cold: ~250 MB of dependencies, then ~5 min on 2 cores)"
-  local skip=(-B -q -DskipTests -Dspotbugs.skip -Dcheckstyle.skip -Dmaven.javadoc.skip)
+  patch_poms "$work"
+  log "building the cluster operator, the User Operator and the Kafka agent $STRIMZI_VERSION with Maven and OpenJDK 21 in Debian trixie (cold: ~260 MB of dependencies, then ~3 min on 2 cores)"
+  # Tests are not compiled (-Dmaven.test.skip: -DskipTests still resolves
+  # the test-only artifacts patch_poms removes), so the dependency plugin's
+  # analysis, which counts test classes, is off too.
+  local skip="-B -q -Dmaven.test.skip=true -Dmdep.analyze.skip=true -Dspotbugs.skip -Dcheckstyle.skip -Dmaven.javadoc.skip"
   # The operator validates a Kafka's configuration against a model of the
   # Kafka version's settings, generated from Kafka's jars into its
   # resources before it is packaged (Strimzi's config-model-generator
-  # Makefile; without it: "Configuration model /kafka-4.1.1-config-model.json
+  # Makefile; without it: "Configuration model /kafka-4.3.1-config-model.json
   # was not found"). Only the Kafka version of the image is generated.
-  (cd "$work" && mvn "${skip[@]}" -pl config-model-generator -am install &&
-    cd config-model-generator && mvn "${skip[@]}" verify exec:java -Pgenerate-model \
-      -Dkafka-metadata-version="$KAFKA_VERSION" \
-      -Dconfig-model-file="../cluster-operator/src/main/resources/kafka-$KAFKA_VERSION-config-model.json" &&
-    cd .. && mvn "${skip[@]}" -pl cluster-operator,user-operator,kafka-agent -am package) > "$out/maven.log" 2>&1 ||
+  "$here/buildroot.sh" run "$work" sh -c "
+    mvn $skip -pl config-model-generator -am install &&
+    cd config-model-generator && mvn $skip verify exec:java -Pgenerate-model \
+      -Dkafka-metadata-version=$KAFKA_VERSION \
+      -Dconfig-model-file=../cluster-operator/src/main/resources/kafka-$KAFKA_VERSION-config-model.json &&
+    cd .. && mvn $skip -pl cluster-operator,user-operator,kafka-agent -am package" > "$out/maven.log" 2>&1 ||
     { tail -n 40 "$out/maven.log" >&2; die "the Maven build failed (whole log: $out/maven.log)"; }
   # (Listed into a variable: grep -q in a pipe would end unzip with SIGPIPE.)
   local listing
@@ -135,7 +164,7 @@ build_images() {
   [ -f "$out/images/.$stamp" ] && return
   rm -rf "$out/images"
   mkdir -p "$out/images"
-  local java_env=(-env JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 -env STRIMZI_VERSION="$STRIMZI_VERSION")
+  local java_env=(-env JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64 -env STRIMZI_VERSION="$STRIMZI_VERSION")
   log "assembling $OPERATOR_IMAGE"
   fsimage -base "$rootfs" -image "$OPERATOR_IMAGE" -out "$out/images/operator.tar" \
     -add "$out/dist/operator/bin=/opt/strimzi/bin" -add "$out/dist/operator/lib=/opt/strimzi/lib" \

@@ -18,7 +18,7 @@
 #   load-image  build the streambench image (static binary, no Docker) and
 #               import it into the cluster's containerd
 #   load-strimzi
-#               build Strimzi 0.49.1 from source and its operator and Kafka
+#               build Strimzi 1.2.0 from source and its operator and Kafka
 #               images (hack/images/strimzi.sh) and import them
 #   load-pulsar build the Pulsar image the Apache Pulsar chart runs
 #               (hack/images/pulsar.sh) and import it
@@ -441,7 +441,7 @@ load_strimzi() {
   local dir t
   dir="$("$root/hack/images/strimzi.sh")" || die "hack/images/strimzi.sh could not build Strimzi's images"
   for t in "$dir"/images/*.tar; do import_image "$t"; done
-  log "imported Strimzi's images ($(cd "$dir/images" && echo *.tar)); its install files: ${dir#$root/}/dist/install"
+  log "imported Strimzi's images ($(cd "$dir/images" && echo *.tar)); its install files: ${dir#$root/}/dist/install, the same as testdata/upstream/strimzi-1.2.0"
 }
 
 # load_pulsar builds the Pulsar image (hack/images/pulsar.sh; cached) and

@@ -1,7 +1,7 @@
 // Command upstream fetches a pinned upstream archive (internal/upstream)
 // and prints the path of its checked copy:
 //
-//	go run ./hack/upstream fetch strimzi-0.49.1-src.tar.gz
+//	go run ./hack/upstream fetch strimzi-1.2.0-src.tar.gz
 //
 // from upstream, or from $STREAMBENCH_MIRROR/<name> where that is set (a
 // machine that cannot reach upstream). `digest NAME FILE` prints a file's

@@ -58,13 +58,6 @@ var (
 
 // Archives are the pinned archives, by Name.
 var Archives = map[string]Archive{
-	"strimzi-0.49.1-src.tar.gz": {
-		Name:    "strimzi-0.49.1-src.tar.gz",
-		URL:     "https://github.com/strimzi/strimzi-kafka-operator/archive/eb359e808dee4f00230ed031bd381cd2a2f94b9c.tar.gz",
-		Digest:  "f74b271f916d8934fd32d2692e482949546444743e85550b4ab0e0e367bc55ff",
-		Without: strimziWithout,
-		Keep:    strimziKeep,
-	},
 	"strimzi-1.2.0-src.tar.gz": {
 		Name:    "strimzi-1.2.0-src.tar.gz",
 		URL:     "https://github.com/strimzi/strimzi-kafka-operator/archive/6c7b43c4af0db547c10463ba09d1dfa6f5e156a0.tar.gz",

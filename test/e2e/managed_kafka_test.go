@@ -53,7 +53,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 	BeforeAll(func(ctx SpecContext) {
 		dir := os.Getenv("E2E_STRIMZI_OPERATOR")
 		Expect(dir).NotTo(BeEmpty(), "E2E_STRIMZI_OPERATOR is not set: give the folder of Strimzi's install files "+
-			"(bin/strimzi/0.49.1/install, made by hack/images/strimzi.sh, which also builds the images; `make test-e2e` does both)")
+			"(testdata/upstream/strimzi-1.2.0; on the local cluster `make test-e2e` also imports the images hack/images/strimzi.sh builds)")
 		By("installing the Strimzi cluster operator from " + dir + " into " + testNS)
 		installStrimzi(dir, testNS)
 		operatorImage = strimziOperatorImage(dir)
@@ -242,14 +242,13 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 // labelled for the sample's node pool by the spec), a replication factor of
 // 1 acknowledged by it at the level asked (a level's own replication
 // factor is 3), its two JBOD disks of 2Gi of the spec's class, a memory
-// request of 1Gi, Strimzi's default Kafka version (the sample names 1.2.0's
-// 4.3.1; the local cluster's Strimzi 0.49.1 deploys 4.1.1), a short
+// request of 1Gi, the sample's Kafka version (4.3.1, Strimzi 1.2.0's), a short
 // workload and two workers without the sample's 4-core requests and client
 // pool; the broker requests 200m of CPU (the sample: 8 cores).
 func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
 	run := sampleRun("run-ack2-async.yaml", prefix)
 	m := run.Spec.Cluster.Managed
-	m.Brokers, m.Version = 1, ""
+	m.Brokers = 1
 	// A memory request (the envelope makes it the limit too and sizes the
 	// heap from it: half of 1Gi) and a CPU request of 200m, what the
 	// Pulsar chart requests for its broker and bookie. Without one the
@@ -357,8 +356,8 @@ func uninstallStrimzi(dir, ns string) {
 }
 
 // strimziOperatorImage is the image Strimzi's install files in dir deploy
-// the cluster operator from (quay.io/strimzi/operator:0.49.1 as
-// hack/images/strimzi.sh builds it, 1.2.0 where kind pulls it).
+// the cluster operator from (quay.io/strimzi/operator:1.2.0, as
+// hack/images/strimzi.sh builds it or kind pulls it).
 func strimziOperatorImage(dir string) string {
 	b, err := os.ReadFile(filepath.Join(dir, "060-Deployment-strimzi-cluster-operator.yaml"))
 	Expect(err).NotTo(HaveOccurred(), "Strimzi's install files in %s", dir)

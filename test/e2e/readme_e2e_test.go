@@ -64,7 +64,7 @@ var _ = Describe("README: On a cluster", Label("needs-E2E_STRIMZI_INSTALL"), Ser
 		Expect(packStrimzi(strimziDir, filepath.Join(work, "strimzi-1.2.0.tar.gz"))).To(Succeed())
 		// What an earlier, aborted run left would make `kubectl create` fail
 		// (AlreadyExists): the README starts from a cluster without them.
-		// --wait: the managed Kafka spec's Strimzi 0.49.1 may have just
+		// --wait: the managed Kafka spec's Strimzi may have just
 		// removed objects of the same names, CRDs still terminating refuse
 		// a create.
 		_, _ = kubectlE(nil, "delete", "-f", strimziDir, "--ignore-not-found", "--wait=true", "--timeout=3m")
