@@ -427,6 +427,10 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, func() {
 	// A suite's spec.systems[].securities (suite_lifecycle_test.go).
 	securedKafkaSuiteSpecs()
 
+	// The Kafka version, read from the installed Strimzi
+	// (brokers_strimzi_version_test.go).
+	kafkaVersionSpecs()
+
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)

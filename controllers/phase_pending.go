@@ -17,11 +17,21 @@ import (
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
-// reconcileNew takes a run that has no phase yet: it translates the declared
-// durability into the system's settings, records them (and any downgrade) in
-// status, and moves the run to Pending.
+// reconcileNew takes a run that has no phase yet: it decides the broker
+// version (for managed Kafka from the installed Strimzi,
+// brokers_strimzi_version.go), translates the declared durability into the
+// system's settings for it, records them (and any downgrade) in status, and
+// moves the run to Pending. A pinned Kafka version Strimzi does not deploy
+// fails the run here, before anything is deployed.
 func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
-	eff, err := durability.TranslateFor(run.Spec.System, brokerVersion(run), run.Spec.DurabilityOrDefault())
+	version, err := r.brokerVersion(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if version.refused() {
+		return r.fail(ctx, run, version.reason, version.message, version.condition())
+	}
+	eff, err := durability.TranslateFor(run.Spec.System, version.version, run.Spec.DurabilityOrDefault())
 	if err != nil {
 		// The API server's validation makes this unreachable; a spec that
 		// slipped through (an older CRD) fails with the reason.
@@ -39,6 +49,7 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	txs := []statusTx{
 		func(run *v1alpha1.BenchmarkRun) bool { run.Status.Durability = &eff; return true },
 		setCondition(v1alpha1.ConditionDurabilityResolved, metav1.ConditionTrue, reason, msg),
+		version.condition(),
 		runTimeoutCheck(run),
 		enterPhase(v1alpha1.PhasePending, msg),
 	}
@@ -46,6 +57,11 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 		return ctrl.Result{}, err
 	}
 	r.announce(run, eventType, reason)
+	if version.status == metav1.ConditionUnknown && r.Recorder != nil {
+		// Said where kubectl describe shows it: the durability may be
+		// stated for another version than the brokers run.
+		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, version.reason, string(run.Status.Phase), "%s", version.message)
+	}
 	return ctrl.Result{}, nil
 }
 
@@ -65,25 +81,6 @@ func runTimeoutCheck(run *v1alpha1.BenchmarkRun) statusTx {
 			run.Spec.Timeouts.Run.Duration, est.Round(time.Second))
 	}
 	return setCondition(v1alpha1.ConditionRunTimeout, status, reason, msg)
-}
-
-// brokerVersion is the broker version a run's durability applies to: the
-// managed cluster's, with Strimzi's default for Kafka when none is pinned.
-// An unpinned managed Pulsar takes whatever image the configured chart
-// names, and an existing cluster is whatever it is, so both are "" (not
-// known) here; for an existing cluster the coordinator reads the version
-// and the settings from the brokers and replaces status.durability.
-func brokerVersion(run *v1alpha1.BenchmarkRun) string {
-	m := run.Spec.Cluster.Managed
-	switch {
-	case m == nil:
-		return ""
-	case m.Version != "":
-		return m.Version
-	case run.Spec.System == v1alpha1.SystemKafka:
-		return strimzi.DefaultKafkaVersion
-	}
-	return ""
 }
 
 // reconcilePending reads the files the run names in ConfigMaps, checks the
@@ -154,6 +151,8 @@ func provisioningMessage(run *v1alpha1.BenchmarkRun) string {
 		return "checking the existing cluster"
 	case run.Spec.System == v1alpha1.SystemPulsar:
 		return "deploying Pulsar with the Helm chart"
+	case strimzi.KafkaVersionOf(run) != "":
+		return "deploying Kafka " + strimzi.KafkaVersionOf(run) + " with Strimzi"
 	default:
 		return "deploying Kafka with Strimzi"
 	}

@@ -27,7 +27,8 @@ import (
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
 
 // The testbed step sits between "brokers ready" and "workers started":
-// the probes measure each broker node's storage before any load (unless
+// the probes measure each broker node's storage, and a Job reads the
+// brokers' Java (phase_provisioning_java.go), before any load (unless
 // spec.testbed.probe is false, and never on a class whose every volume is
 // some broker's disk: probe.PlanFor), and with
 // spec.testbed.dropPageCache the page cache of those nodes is dropped last,
@@ -58,10 +59,24 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 			return false, ctrl.Result{}, err
 		}
 		probes, finished, err := r.runProbes(ctx, run, nodes, plan)
-		if err != nil || !finished {
+		if err != nil {
+			return false, ctrl.Result{}, err
+		}
+		// The brokers' Java, read alongside (phase_provisioning_java.go).
+		java, err := r.brokerJava(ctx, run)
+		if err != nil || !finished || !java.done {
 			return false, ctrl.Result{RequeueAfter: time.Second}, err
 		}
 		tb := probe.Testbed(run, plan, probes)
+		java.record(&tb)
+		if t := tb.Topology; t != nil && t.Version == "" {
+			// The spec names no version; the Kafka names the one chosen
+			// from the installed Strimzi (empty: left to Strimzi).
+			t.Version = strimzi.KafkaVersionOf(run)
+		}
+		if n := r.pulsarVersion(ctx, run, tb.Topology); n != "" {
+			tb.Note = strings.TrimPrefix(tb.Note+"; "+n, "; ")
+		}
 		if note != "" {
 			tb.Note = strings.TrimPrefix(tb.Note+"; "+note, "; ")
 		}
@@ -102,7 +117,8 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.JobName(run, n.name)}},
 			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobName(run, n.name)}})
 	}
-	jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.WorkerPoolJobName(run)}})
+	jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.WorkerPoolJobName(run)}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.JavaJobName(run)}})
 	if _, err := deleteAll(ctx, r.Client, run, jobs...); err != nil {
 		return false, ctrl.Result{}, err
 	}
@@ -133,6 +149,25 @@ type brokerNode struct {
 	roles []string
 }
 
+// podSelector selects the pods of one role of a managed run's brokers.
+type podSelector struct {
+	role   string
+	labels client.MatchingLabels
+}
+
+// brokerSelectors select the pods Strimzi (Kafka's brokers) or the Pulsar
+// chart (bookies, brokers) made for a managed run; the brokers last.
+func brokerSelectors(run *v1alpha1.BenchmarkRun) []podSelector {
+	if run.Spec.System == v1alpha1.SystemPulsar {
+		rel := pulsar.ReleaseName(run)
+		return []podSelector{
+			{"bookie", client.MatchingLabels{"release": rel, "component": "bookie"}},
+			{"broker", client.MatchingLabels{"release": rel, "component": "broker"}},
+		}
+	}
+	return []podSelector{{"broker", client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run), "strimzi.io/broker-role": "true"}}}
+}
+
 // brokerNodes finds the nodes the run's brokers (Kafka) or bookies and
 // brokers (Pulsar) were scheduled to, from their pods. An existing cluster
 // has none the run knows of. note says what was not found.
@@ -140,20 +175,7 @@ func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.
 	if run.Spec.Cluster.Managed == nil {
 		return nil, "", nil
 	}
-	type selector struct {
-		role   string
-		labels client.MatchingLabels
-	}
-	var sels []selector
-	if run.Spec.System == v1alpha1.SystemPulsar {
-		rel := pulsar.ReleaseName(run)
-		sels = []selector{
-			{"bookie", client.MatchingLabels{"release": rel, "component": "bookie"}},
-			{"broker", client.MatchingLabels{"release": rel, "component": "broker"}},
-		}
-	} else {
-		sels = []selector{{"broker", client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run), "strimzi.io/broker-role": "true"}}}
-	}
+	sels := brokerSelectors(run)
 	roles := map[string]map[string]bool{}
 	for _, s := range sels {
 		var pods corev1.PodList
@@ -377,4 +399,23 @@ func (r *BenchmarkRunReconciler) checkPodSecurity(ctx context.Context, run *v1al
 		return msg, nil
 	}
 	return "", nil
+}
+
+// pulsarVersion fills in the Pulsar a managed Pulsar run deployed (the
+// chart's default when the spec pins none) from the release's own record
+// of its chart, and returns a note when the spec's version is not the
+// chart's default: a report of a run on 4.0.7 set beside the chart's 4.0.12
+// then says which ran and why. A release that cannot be read leaves the
+// topology as the spec gave it; the note says so.
+func (r *BenchmarkRunReconciler) pulsarVersion(ctx context.Context, run *v1alpha1.BenchmarkRun, t *v1alpha1.Topology) string {
+	if run.Spec.System != v1alpha1.SystemPulsar || run.Spec.Cluster.Managed == nil || t == nil || r.Helm == nil {
+		return ""
+	}
+	info, err := r.Helm.ReleaseChart(ctx, run.Namespace, pulsar.ReleaseName(run))
+	if err != nil {
+		return "the Pulsar release's chart could not be read (" + err.Error() + "): the version is the spec's"
+	}
+	v, note := pulsar.PulsarVersion(t.Version, info)
+	t.Version = v
+	return note
 }

@@ -23,9 +23,21 @@ import (
 // probe ever runs here. playTestbed stands in for both, for every test
 // that is not about the testbed: each probe Job gets a pod on its node
 // whose container ended with a probe's JSON result, then the Job
-// completes; a page-cache Job completes. Namespaces labelled
-// manualTestbedLabel are left to the test, which plays them by hand.
-const manualTestbedLabel = "streambench.test/manual-testbed"
+// completes; a page-cache Job completes; a Java probe Job's pod ends
+// with playedJava. Namespaces labelled manualTestbedLabel are left to the
+// test, which plays them by hand, except for the Java probe: that is left
+// only in namespaces labelled manualJavaLabel.
+const (
+	manualTestbedLabel = "streambench.test/manual-testbed"
+	manualJavaLabel    = "streambench.test/manual-java"
+)
+
+// playedJava is what the played Java probes print: the -version lines of
+// Strimzi's image (Red Hat's OpenJDK 17).
+const playedJava = `openjdk version "17.0.13" 2024-10-15 LTS
+OpenJDK Runtime Environment (Red_Hat-17.0.13.0.11-1) (build 17.0.13+11-LTS)
+OpenJDK 64-Bit Server VM (Red_Hat-17.0.13.0.11-1) (build 17.0.13+11-LTS, mixed mode, sharing)
+`
 
 func playTestbed(ctx context.Context) {
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -43,19 +55,31 @@ func playTestbed(ctx context.Context) {
 		for i := range jobs.Items {
 			job := &jobs.Items[i]
 			role := job.Labels[workers.LabelRole]
-			if (role != probe.RoleProbe && role != probe.RoleDropCache) || jobCondition(job, batchv1.JobComplete) != nil || jobCondition(job, batchv1.JobFailed) != nil {
+			if (role != probe.RoleProbe && role != probe.RoleDropCache && role != probe.RoleJava) || jobCondition(job, batchv1.JobComplete) != nil || jobCondition(job, batchv1.JobFailed) != nil {
 				continue
 			}
 			var ns corev1.Namespace
-			if err := k8sClient.Get(ctx, client.ObjectKey{Name: job.Namespace}, &ns); err != nil || ns.Labels[manualTestbedLabel] == "true" {
+			if err := k8sClient.Get(ctx, client.ObjectKey{Name: job.Namespace}, &ns); err != nil {
 				continue
 			}
-			if role == probe.RoleProbe {
+			manual := ns.Labels[manualTestbedLabel] == "true"
+			if role == probe.RoleJava {
+				manual = ns.Labels[manualJavaLabel] == "true"
+			}
+			if manual {
+				continue
+			}
+			switch role {
+			case probe.RoleProbe:
 				node := job.Annotations[probe.AnnotationNode]
 				if node == "" {
 					node = "worker-node-1"
 				}
 				if err := probePod(job, node, nodeResult(node, 2.0, 800)); err != nil {
+					continue
+				}
+			case probe.RoleJava:
+				if err := terminatedPod(job, probe.RoleJava, playedJava); err != nil {
 					continue
 				}
 			}
@@ -71,6 +95,27 @@ func nodeResult(node string, p99, mbps float64) v1alpha1.NodeProbe {
 	return v1alpha1.NodeProbe{Node: node, CPUModel: "Test CPU", CPUs: 8, MemoryBytes: 32 << 30, Kernel: "6.8.0",
 		Volumes: []v1alpha1.VolumeProbe{{Name: "data", WriteMBPerSec: mbps, WriteBytes: 256 << 20,
 			FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 2000, AppendBytes: 4096, P50: p99 / 10, P99: p99, P999: p99 * 2, Max: p99 * 3}}}}
+}
+
+// terminatedPod plays the kubelet for a Job of one container: a pod on
+// the Job's node whose container ended with message as its termination
+// message.
+func terminatedPod(job *batchv1.Job, role, message string) error {
+	c := job.Spec.Template.Spec.Containers[0]
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+			Labels: map[string]string{jobLabelName: job.Name, workers.LabelRun: job.Labels[workers.LabelRun], workers.LabelRole: role}},
+		Spec: corev1.PodSpec{NodeName: job.Annotations[probe.AnnotationNode], RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: c.Name, Image: c.Image}}},
+	}
+	if err := k8sClient.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: c.Name, Image: c.Image, ImageID: c.Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: message}},
+	}}}
+	return k8sClient.Status().Update(ctx, pod)
 }
 
 // probePod plays the kubelet for one probe Job: a pod on node whose probe

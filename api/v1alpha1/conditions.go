@@ -10,6 +10,14 @@ const (
 	// ConditionDurabilityResolved is True when spec.durability was translated
 	// into the system's settings (status.durability).
 	ConditionDurabilityResolved = "DurabilityResolved"
+	// ConditionBrokerVersionResolved says, for a managed Kafka run, which
+	// Kafka version its durability is stated for and how it was chosen
+	// from the versions the installed Strimzi supports: True when the
+	// Kafka names that version, Unknown when no Strimzi cluster operator
+	// was found and Strimzi's default is assumed, False when
+	// spec.cluster.managed.version is one Strimzi does not deploy (the run
+	// fails before anything is deployed).
+	ConditionBrokerVersionResolved = "BrokerVersionResolved"
 	// ConditionBrokersReady is True when the brokers accept the workload.
 	ConditionBrokersReady = "BrokersReady"
 	// ConditionWorkersCompleted is True when the workers finished the workload.

@@ -128,6 +128,34 @@ type Topology struct {
 	// +optional
 	// +listType=atomic
 	Components []ComponentEnvelope `json:"components,omitempty"`
+	// Image is the brokers' container image (managed): the one Java was
+	// read from.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Java is the Java runtime the brokers ran on: for a managed run, the
+	// java of a broker pod's image, probed before the load; in local mode,
+	// the java the broker JVMs were started with. Absent when not known
+	// (an existing cluster, a probe that failed: Note says why).
+	// +optional
+	Java *JavaRuntime `json:"java,omitempty"`
+}
+
+// JavaRuntime is a Java runtime as `java -XshowSettings:properties
+// -version` reports it. Collectors and the JIT change between major
+// versions, so two runs compare fairly only on the same major.
+type JavaRuntime struct {
+	// Version is the full build (java.runtime.version), e.g.
+	// 17.0.15+6-Debian-1deb12u1 or 21.0.5+11-LTS.
+	Version string `json:"version"`
+	// Major is the feature release: 17, 21 (8 for 1.8).
+	Major int32 `json:"major"`
+	// Vendor is java.vendor, e.g. Eclipse Adoptium, Red Hat, Inc., Debian.
+	// +optional
+	Vendor string `json:"vendor,omitempty"`
+	// VM is java.vm.name, e.g. OpenJDK 64-Bit Server VM (HotSpot) or
+	// Eclipse OpenJ9 VM, whose collectors and JIT are others.
+	// +optional
+	VM string `json:"vm,omitempty"`
 }
 
 // ComponentEnvelope is what one component's pods got. Quantities are in

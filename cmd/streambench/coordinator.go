@@ -317,6 +317,8 @@ func (r *repeater) runOne(ctx, runCtx context.Context, runID string, last bool) 
 		testbed.PageCacheDrops = append(testbed.PageCacheDrops, res.PageCacheDrops...)
 	}
 	in.Testbed = testbed
+	// The broker image and its Java, as the operator probed them.
+	in.Brokers = results.ManagedBrokers(r.sys, testbed)
 	var brNote string
 	if in.BrokerResources, brNote = f.monitoring.brokerResources(ctx, r.sys, res); brNote != "" {
 		in.Notes = append(in.Notes, brNote)

@@ -187,6 +187,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		jvm = o.JVM
 	}
 	k.Setup = Setup{JVM: append([]string(nil), jvm...), Config: kafkaSettings(o.Brokers, o.BrokerConfig)}
+	k.Setup.readJava(ctx, logf)
 	jvmArgs := append(append([]string{}, jvm...), "-Dlog4j2.configurationFile="+log4j)
 
 	// Format every node's storage; the runs are independent, so in

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 // JVM describes one Java process to start.
@@ -44,6 +46,10 @@ type JVM struct {
 type Setup struct {
 	JVM    []string          `json:"jvm"`
 	Config map[string]string `json:"config"`
+	// Java is the runtime the JVMs run on (BrokerJava); nil when it could
+	// not be read, and JavaError says why.
+	Java      *v1alpha1.JavaRuntime `json:"java,omitempty"`
+	JavaError string                `json:"javaError,omitempty"`
 }
 
 // DefaultJVMArgs are the Kafka nodes' heap, collector and compiler. Chosen

@@ -355,6 +355,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		jvm = o.JVM
 	}
 	p.Setup = Setup{JVM: append([]string(nil), jvm...), Config: pulsarSettings(broker, o.BookieConfig)}
+	p.Setup.readJava(ctx, logf)
 	logConf := filepath.Join(p.Dir, "log4j2.xml")
 	if err := os.WriteFile(logConf, []byte(pulsarLog4j), 0o644); err != nil {
 		return nil, err

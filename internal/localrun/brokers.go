@@ -102,6 +102,8 @@ type brokers struct {
 	// setup is how the brokers this run started run; nil for existing
 	// brokers.
 	setup *results.BrokerSetup
+	// javaError says why setup has no Java runtime.
+	javaError string
 
 	mu   sync.Mutex
 	pids []int
@@ -129,7 +131,8 @@ func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.
 			return nil, fmt.Errorf("starting Kafka: %w", err)
 		}
 		b.kafka = k
-		b.setup = &results.BrokerSetup{Where: "local JVMs, " + strconv.Itoa(len(k.Nodes)) + " Kafka nodes", JVM: k.Setup.JVM, Config: k.Setup.Config}
+		b.setup = &results.BrokerSetup{Where: "local JVMs, " + strconv.Itoa(len(k.Nodes)) + " Kafka nodes", Java: k.Setup.Java, JVM: k.Setup.JVM, Config: k.Setup.Config}
+		b.javaError = k.Setup.JavaError
 		b.endpoints.BootstrapServers = k.Bootstrap()
 		b.setPids(k.Pids())
 	case v1alpha1.SystemPulsar:
@@ -140,7 +143,8 @@ func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.
 			return nil, fmt.Errorf("starting Pulsar: %w", err)
 		}
 		b.pulsar = p
-		b.setup = &results.BrokerSetup{Where: "local JVM, one Pulsar standalone (broker, " + strconv.Itoa(o.Bookies) + " bookies, ZooKeeper)", JVM: p.Setup.JVM, Config: p.Setup.Config}
+		b.setup = &results.BrokerSetup{Where: "local JVM, one Pulsar standalone (broker, " + strconv.Itoa(o.Bookies) + " bookies, ZooKeeper)", Java: p.Setup.Java, JVM: p.Setup.JVM, Config: p.Setup.Config}
+		b.javaError = p.Setup.JavaError
 		b.endpoints.ServiceURL, b.endpoints.AdminURL = p.ServiceURL(), p.AdminURL()
 		b.setPids(p.Pids())
 	default:

@@ -11,6 +11,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/workload"
@@ -146,7 +147,7 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 		fmt.Fprintf(w, "durability  %s\n", DescribeDurability(*d))
 	}
 	if b := s.Brokers; b != nil {
-		fmt.Fprintf(w, "%-12s%s; JVM %s\n", "brokers", b.Where, strings.Join(b.JVM, " "))
+		fmt.Fprintf(w, "%-12s%s; %s; JVM %s\n", "brokers", b.Where, javaruntime.String(b.Java), strings.Join(b.JVM, " "))
 	}
 	if rs := s.RateSearch; rs != nil {
 		fmt.Fprintf(w, "%-12s%s\n", "max rate", describeRateSearch(*rs))

@@ -324,6 +324,9 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 	if brNote != "" {
 		notes = append(notes, brNote)
 	}
+	if bs.javaError != "" {
+		notes = append(notes, "the brokers' Java version was not read ("+bs.javaError+"): compare cannot tell whether another run's brokers ran on the same major")
+	}
 	notes = append(notes, resultNotes(o, runErr)...)
 	sum, err := writeResults(o, out, rep.dir, res, eff, tb, br, bs.setup, notes, runErr == nil)
 	return sum, errors.Join(runErr, err), false

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -191,6 +192,16 @@ func checkResults(t *testing.T, lr localRun, system v1alpha1.System) *results.Su
 	// How the brokers ran is stated, and printed.
 	if b := sum.Brokers; b == nil || len(b.JVM) == 0 || len(b.Config) == 0 || !strings.Contains(lr.stdout.String(), strings.Join(b.JVM, " ")) {
 		t.Errorf("broker setup %+v: want the JVM options and settings, printed", b)
+	}
+	// The Java the brokers ran on is the java on PATH, read from it, and
+	// printed; the testbed's topology says the same.
+	if want, err := localbrokers.BrokerJava(context.Background()); err != nil {
+		t.Errorf("reading this machine's java: %v", err)
+	} else if b := sum.Brokers; b == nil || b.Java == nil || *b.Java != *want || b.Java.Major < 17 ||
+		!strings.Contains(lr.stdout.String(), javaruntime.String(want)) {
+		t.Errorf("broker setup %+v: want Java %+v, printed", b, want)
+	} else if tb := sum.Testbed; tb == nil || tb.Topology == nil || tb.Topology.Java == nil || *tb.Topology.Java != *want {
+		t.Errorf("testbed %+v: want the topology's Java %+v", tb, want)
 	}
 	// The host's CPU is judged, and the verdict printed.
 	if b := sum.BrokerResources; b == nil || b.Host == nil || b.Host.CPUs == 0 || b.Host.CPUBusyCores == nil || b.Host.ToolCPUCores == nil ||

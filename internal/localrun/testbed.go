@@ -30,13 +30,14 @@ func (b *brokers) dataDir() string {
 }
 
 // localTopology is what local mode starts: Kafka's brokers, or Pulsar
-// standalone's one broker and its bookies; the versions it runs.
+// standalone's one broker and its bookies; the versions it runs, and the
+// Java runtime it runs them on.
 func localTopology(b *brokers) *v1alpha1.Topology {
 	switch {
 	case b.kafka != nil:
-		return &v1alpha1.Topology{Brokers: int32(len(b.kafka.Nodes)), Version: b.kafka.Version}
+		return &v1alpha1.Topology{Brokers: int32(len(b.kafka.Nodes)), Version: b.kafka.Version, Java: b.kafka.Setup.Java.DeepCopy()}
 	case b.pulsar != nil:
-		return &v1alpha1.Topology{Brokers: 1, Bookies: int32(len(b.pulsar.BookiePorts)), Version: b.pulsar.Version}
+		return &v1alpha1.Topology{Brokers: 1, Bookies: int32(len(b.pulsar.BookiePorts)), Version: b.pulsar.Version, Java: b.pulsar.Setup.Java.DeepCopy()}
 	}
 	return nil
 }

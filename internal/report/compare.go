@@ -15,6 +15,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	dur "github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/significance"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -76,8 +77,8 @@ type Table struct {
 	// LoadGenerator is each run's send delay p99 beside its publish p99
 	// (toolDelayRows), in Rows' order: whose latency the figures are.
 	LoadGenerator [][]string
-	// BrokerJVM is how each run's brokers ran (where, JVM options), in
-	// Rows' order; empty when no run says.
+	// BrokerJVM is how each run's brokers ran (where, Java, JVM options),
+	// in Rows' order; empty when no run says.
 	BrokerJVM [][]string
 	// Security is each run's client security (SecurityLabel) and how it
 	// checked the brokers' certificates, in Rows' order; empty when no run
@@ -199,13 +200,20 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 			t.Security = append(t.Security, []string{n.Name, SecurityLabel(n.Summary.Security), verification})
 		}
 	}
-	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Brokers != nil }) {
+	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Brokers != nil || javaOf(n.Summary) != nil }) {
 		for _, n := range runs {
-			if b := n.Summary.Brokers; b != nil {
-				t.BrokerJVM = append(t.BrokerJVM, []string{n.Name, b.Where, strings.Join(b.JVM, " ")})
-			} else {
-				t.BrokerJVM = append(t.BrokerJVM, []string{n.Name, "–", "–"})
+			java := "unknown"
+			if rt := javaOf(n.Summary); rt != nil {
+				java = strings.TrimPrefix(javaruntime.String(rt), "Java ")
 			}
+			where, jvm := "–", "–"
+			if b := n.Summary.Brokers; b != nil {
+				where = b.Where
+				if len(b.JVM) > 0 {
+					jvm = strings.Join(b.JVM, " ")
+				}
+			}
+			t.BrokerJVM = append(t.BrokerJVM, []string{n.Name, where, java, jvm})
 		}
 	}
 	return t, nil
@@ -309,6 +317,15 @@ func warnings(runs []Named) []string {
 			out = append(out, fmt.Sprintf("%s: testbed not measured (%s): its disks are not compared", n.Name, nonEmpty(tb.Note, "no probe result")))
 		}
 	}
+	// A Java version known for some runs only: the others' are not
+	// compared (no flag), which the reader should know.
+	if slices.ContainsFunc(runs, func(n Named) bool { return javaOf(n.Summary) != nil }) {
+		for _, n := range runs {
+			if javaOf(n.Summary) == nil {
+				out = append(out, fmt.Sprintf("%s: the brokers' Java version is not known (%s): whether it matches the other runs' is not checked", n.Name, javaUnknownWhy(n.Summary)))
+			}
+		}
+	}
 	return out
 }
 
@@ -356,7 +373,7 @@ func (t Table) WriteText(w io.Writer) error {
 	}
 	if len(t.BrokerJVM) > 0 {
 		b.WriteString("\n")
-		writeGrid(&b, "How the brokers ran", append([][]string{{"", "where", "JVM"}}, t.BrokerJVM...))
+		writeGrid(&b, "How the brokers ran", append([][]string{{"", "where", "Java", "JVM"}}, t.BrokerJVM...))
 	}
 	if len(t.BrokerResources) > 0 {
 		b.WriteString("\n")

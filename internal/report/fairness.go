@@ -12,6 +12,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	dur "github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/testbed"
@@ -34,6 +35,8 @@ const (
 	// FlagBrokerJVM: the brokers' JVMs ran with a different heap,
 	// collector or compiler.
 	FlagBrokerJVM FlagKind = "broker JVM"
+	// FlagJava: the brokers ran on different major Java versions.
+	FlagJava FlagKind = "Java"
 	// FlagEnvelope: the managed data paths got different CPU or memory,
 	// or one has no memory limit (its page cache is unbounded).
 	FlagEnvelope FlagKind = "envelope"
@@ -108,6 +111,38 @@ func Flags(runs []Named, f Fairness) []Flag {
 	return out
 }
 
+// javaOf is the Java runtime a run's brokers ran on: its brokers section,
+// else its testbed's topology (the same probe); nil when not known.
+func javaOf(s *results.Summary) *v1alpha1.JavaRuntime {
+	if b := s.Brokers; b != nil && b.Java != nil {
+		return b.Java
+	}
+	if tb := s.Testbed; tb != nil && tb.Topology != nil {
+		return tb.Topology.Java
+	}
+	return nil
+}
+
+// javaUnknownWhy says why a run's Java is not known, as far as its
+// summary tells.
+func javaUnknownWhy(s *results.Summary) string {
+	if tb := s.Testbed; tb != nil && tb.Topology == nil {
+		return "an existing cluster"
+	}
+	return "not recorded, or its probe failed: see the run's notes and testbed note"
+}
+
+// systemName is how a message names a system: Kafka, Pulsar.
+func systemName(sys v1alpha1.System) string {
+	switch sys {
+	case v1alpha1.SystemKafka:
+		return "Kafka"
+	case v1alpha1.SystemPulsar:
+		return "Pulsar"
+	}
+	return string(sys)
+}
+
 // hostOf is the host a run's brokers ran on, with its CPU verdict; nil
 // when it was not measured (a cluster, an existing cluster, an older run).
 func hostOf(s *results.Summary) *brokerres.Host {
@@ -152,10 +187,17 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 		add(FlagSecurity, "the clients' security of %s is not recorded (results written before streambench recorded it)", nameOfNil(a, b, sa.Security == nil))
 	}
 
-	if ja, jb := sa.Brokers, sb.Brokers; ja != nil && jb != nil {
+	// A managed run's brokers section has no JVM options (the operator
+	// does not read them): unknown, not the JVM's defaults.
+	if ja, jb := sa.Brokers, sb.Brokers; ja != nil && jb != nil && len(ja.JVM) > 0 && len(jb.JVM) > 0 {
 		if d := jvmDiff(ja.JVM, jb.JVM); d != "" {
 			add(FlagBrokerJVM, "the brokers' JVMs differ (%s): a heap, collector or compiler changes latency and CPU as much as the broker does", d)
 		}
+	}
+	// Unknown on either side is not flagged: compare's warnings say it.
+	if ja, jb := javaOf(sa), javaOf(sb); ja != nil && jb != nil && ja.Major != jb.Major {
+		add(FlagJava, "%s on %s vs %s on %s: the brokers' Java major versions differ (GC and JIT differ between majors: the default collector, its ergonomics, the compilers)",
+			systemName(sa.System), javaruntime.String(ja), systemName(sb.System), javaruntime.String(jb))
 	}
 
 	ta, tb := sa.Testbed, sb.Testbed

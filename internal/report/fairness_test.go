@@ -288,6 +288,95 @@ func TestFlagsBrokerJVM(t *testing.T) {
 	}
 }
 
+// TestFlagsJava: brokers on different major Java versions are flagged,
+// naming both runtimes; another build of the same major is not; an
+// unknown Java on either side is not flagged but warned of. A managed run
+// (no JVM options recorded) is not flagged for its JVM against a local one.
+func TestFlagsJava(t *testing.T) {
+	j17 := &v1alpha1.JavaRuntime{Version: "17.0.15+6-Debian-1deb12u1", Major: 17, Vendor: "Debian"}
+	j17b := &v1alpha1.JavaRuntime{Version: "17.0.13+11-LTS", Major: 17, Vendor: "Red Hat, Inc."}
+	j21 := &v1alpha1.JavaRuntime{Version: "21.0.5+11-LTS", Major: 21, Vendor: "Eclipse Adoptium"}
+	local := []string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC"}
+	tests := []struct {
+		name     string
+		a, b     *results.BrokerSetup
+		testbedB *v1alpha1.JavaRuntime // the topology's Java of b, when its brokers section has none
+		flag     string
+		warning  string
+	}{
+		{"the same build", &results.BrokerSetup{Java: j17, JVM: local}, &results.BrokerSetup{Java: j17, JVM: local}, nil, "", ""},
+		{"another build of the same major", &results.BrokerSetup{Java: j17}, &results.BrokerSetup{Java: j17b}, nil, "", ""},
+		{"Java 17 vs 21", &results.BrokerSetup{Java: j17, JVM: local}, &results.BrokerSetup{Java: j21, JVM: local}, nil,
+			"Kafka on Java 17 (17.0.15+6-Debian-1deb12u1, Debian) vs Pulsar on Java 21 (21.0.5+11-LTS, Eclipse Adoptium): the brokers' Java major versions differ", ""},
+		{"a local run against a managed one: JVM options unknown, Java differs", &results.BrokerSetup{Java: j17, JVM: local},
+			&results.BrokerSetup{Where: "Kubernetes pods of the Pulsar chart", Java: j21}, nil, "Kafka on Java 17", ""},
+		{"the testbed's Java when the brokers section has none", &results.BrokerSetup{Java: j17}, nil, j21, "vs Pulsar on Java 21", ""},
+		{"unknown on one side", &results.BrokerSetup{Java: j17}, &results.BrokerSetup{Where: "local"}, nil, "",
+			"pulsar: the brokers' Java version is not known"},
+		{"unknown on both sides: nothing to say", nil, nil, nil, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := fairTwins()
+			runs[0].Summary.Brokers, runs[1].Summary.Brokers = tt.a, tt.b
+			runs[1].Summary.Testbed.Topology.Java = tt.testbedB
+			f := Flags(runs, DefaultFairness)
+			switch {
+			case tt.flag == "" && len(f) != 0:
+				t.Errorf("flagged: %v", f)
+			case tt.flag != "" && (len(f) != 1 || f[0].Kind != FlagJava || !strings.Contains(f[0].Message, tt.flag) || !strings.Contains(f[0].Message, "GC and JIT differ between majors")):
+				t.Errorf("flags %v, want one Java flag with %q", f, tt.flag)
+			}
+			tb, err := Compare(runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := strings.Join(tb.Warnings, "\n")
+			if tt.warning != "" && !strings.Contains(w, tt.warning) || tt.warning == "" && strings.Contains(w, "Java") {
+				t.Errorf("warnings %q, want %q", w, tt.warning)
+			}
+			if tt.a != nil && tt.a.Java != nil {
+				if text := tb.Text(); !strings.Contains(text, "How the brokers ran") || !strings.Contains(text, "17 (17.0.15+6-Debian-1deb12u1, Debian)") {
+					t.Errorf("compare's text does not state the Java versions:\n%s", text)
+				}
+			}
+		})
+	}
+}
+
+// A run's report states the Java its brokers ran on, or that it is not
+// known; a managed run's section has no JVM options row (none recorded).
+func TestReportStatesTheBrokersJava(t *testing.T) {
+	s := fairTwins()[0].Summary
+	for _, tt := range []struct {
+		brokers *results.BrokerSetup
+		want    []string
+		not     string
+	}{
+		{&results.BrokerSetup{Where: "local JVMs, 3 Kafka nodes", JVM: []string{"-Xmx512m"},
+			Java: &v1alpha1.JavaRuntime{Version: "17.0.15+6-Debian-1deb12u1", Major: 17, Vendor: "Debian"}},
+			[]string{"<td>Java</td><td>Java 17 (17.0.15&#43;6-Debian-1deb12u1, Debian)</td>", "JVM (heap, collector, compiler)"}, ""},
+		{&results.BrokerSetup{Where: "Kubernetes pods of Strimzi: 3 Kafka brokers, image quay.io/strimzi/kafka:0.47.0-kafka-4.0.0",
+			Java: &v1alpha1.JavaRuntime{Version: "17.0.13+11-LTS", Major: 17, Vendor: "Red Hat, Inc."}},
+			[]string{"image quay.io/strimzi/kafka:0.47.0-kafka-4.0.0", "Java 17 (17.0.13&#43;11-LTS, Red Hat, Inc.)"}, "JVM (heap"},
+		{&results.BrokerSetup{Where: "local JVMs, 3 Kafka nodes", JVM: []string{"-Xmx512m"}}, []string{"<td>Java</td><td>unknown (not recorded"}, ""},
+	} {
+		s.Brokers = tt.brokers
+		var buf bytes.Buffer
+		if err := Render(&buf, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(buf.String(), w) {
+				t.Errorf("%s: the report lacks %q", tt.brokers.Where, w)
+			}
+		}
+		if tt.not != "" && strings.Contains(buf.String(), tt.not) {
+			t.Errorf("%s: the report has %q", tt.brokers.Where, tt.not)
+		}
+	}
+}
+
 // The report says what each component got, and marks a missing memory
 // limit.
 func TestReportShowsTheEnvelope(t *testing.T) {

@@ -5,6 +5,9 @@ import (
 	"html/template"
 	"math"
 	"strconv"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/javaruntime"
 )
 
 var funcs = template.FuncMap{
@@ -26,6 +29,12 @@ var funcs = template.FuncMap{
 	},
 	"dot": func(color string) template.CSS { return template.CSS("background:" + color) },
 	"mb":  func(b int64) float64 { return float64(b) / 1e6 },
+	"javaText": func(rt *v1alpha1.JavaRuntime) string {
+		if rt == nil {
+			return "unknown (not recorded, or not readable: see the notes)"
+		}
+		return javaruntime.String(rt)
+	},
 	"pct": func(f float64) float64 { return 100 * f },
 	// num is a figure of a verdict: three significant digits.
 	"num": func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
@@ -180,7 +189,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{with .Brokers}}<section id="brokers"><h2>How the brokers ran</h2>
 <table class="facts"><tbody>
 <tr><td>where</td><td>{{.Where}}</td></tr>
-<tr><td>JVM (heap, collector, compiler)</td><td class="code">{{range .JVM}}{{.}} {{end}}</td></tr>
+<tr><td>Java</td><td>{{javaText .Java}}</td></tr>
+{{if .JVM}}<tr><td>JVM (heap, collector, compiler)</td><td class="code">{{range .JVM}}{{.}} {{end}}</td></tr>{{end}}
 </tbody></table>
 {{if .Config}}<table><thead><tr><th>broker setting (beyond the broker's defaults)</th><th class="n">value</th></tr></thead><tbody>{{range $k, $v := .Config}}<tr><td class="code">{{$k}}</td><td class="code n">{{$v}}</td></tr>{{end}}</tbody></table>{{end}}
 </section>{{end}}
@@ -277,8 +287,8 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 {{range .Security}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>
 {{end}}</tbody></table><p class="sub">As each run's clients negotiated it (protocol, authentication, TLS version); TLS and authentication change the numbers.</p></section>{{end}}
 {{if .BrokerJVM}}<section><h2>How the brokers ran</h2>
-<table><thead><tr><th></th><th>where</th><th>JVM</th></tr></thead><tbody>
-{{range .BrokerJVM}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td class="code">{{index . 2}}</td></tr>
+<table><thead><tr><th></th><th>where</th><th>Java</th><th>JVM</th></tr></thead><tbody>
+{{range .BrokerJVM}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td class="code">{{index . 3}}</td></tr>
 {{end}}</tbody></table></section>{{end}}
 {{if .BrokerRes}}<section><h2>Broker resources</h2>
 <table><thead><tr><th></th><th>source</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>

@@ -60,7 +60,8 @@ type Input struct {
 	// Delivery is the coordinator's exact delivery accounting, once the
 	// run's final drain is over; nil before (partial results).
 	Delivery *Delivery
-	// Brokers is how the brokers ran (local mode); nil when not known.
+	// Brokers is how the brokers ran: local mode's JVMs, or a managed
+	// run's pods (ManagedBrokers); nil when not known.
 	Brokers *BrokerSetup
 	// Security is the clients' security (protocol, mechanism, negotiated
 	// TLS version) as the workers saw it; nil when not recorded.
@@ -70,15 +71,41 @@ type Input struct {
 	Collection *Collection
 }
 
-// BrokerSetup is how the brokers of a run ran: where, the JVM's heap,
-// collector and compiler options, and the broker settings streambench set
-// beyond the broker's own defaults. These shape a result as much as the
-// hardware: the report and compare state them, and compare flags runs
-// whose JVMs differ.
+// BrokerSetup is how the brokers of a run ran: where, the Java runtime,
+// the JVM's heap, collector and compiler options, and the broker settings
+// streambench set beyond the broker's own defaults. These shape a result
+// as much as the hardware: the report and compare state them, and compare
+// flags runs whose JVMs or Java major versions differ.
 type BrokerSetup struct {
-	Where  string            `json:"where"`
-	JVM    []string          `json:"jvm,omitempty"`
-	Config map[string]string `json:"config,omitempty"`
+	Where string `json:"where"`
+	// Java is the runtime the brokers ran on; nil when not known (an
+	// existing cluster, a probe that failed, results written before
+	// streambench recorded it).
+	Java   *v1alpha1.JavaRuntime `json:"java,omitempty"`
+	JVM    []string              `json:"jvm,omitempty"`
+	Config map[string]string     `json:"config,omitempty"`
+}
+
+// ManagedBrokers is how a managed run's brokers ran, from what the
+// operator probed before the load (status.testbed.topology: the broker
+// image and its Java); nil when it probed neither (an existing cluster,
+// an operator that did not).
+func ManagedBrokers(sys v1alpha1.System, tb *v1alpha1.Testbed) *BrokerSetup {
+	if tb == nil || tb.Topology == nil || (tb.Topology.Image == "" && tb.Topology.Java == nil) {
+		return nil
+	}
+	t := tb.Topology
+	var where string
+	switch sys {
+	case v1alpha1.SystemPulsar:
+		where = fmt.Sprintf("Kubernetes pods of the Pulsar chart: %d brokers, %d bookies", t.Brokers, t.Bookies)
+	default:
+		where = fmt.Sprintf("Kubernetes pods of Strimzi: %d Kafka brokers", t.Brokers)
+	}
+	if t.Image != "" {
+		where += ", image " + t.Image
+	}
+	return &BrokerSetup{Where: where, Java: t.Java.DeepCopy()}
 }
 
 // Delivery is what the coordinator's accounting (per producer sequence

@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -112,6 +113,10 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			Expect(d.AchievedLevel).To(Equal(level), d.Explanation)
 			Expect(d.BrokerVersion).NotTo(BeEmpty())
 			Expect(d.Verification).To(Equal(v1alpha1.Verified), "Kafka %s: %s", d.BrokerVersion, d.Explanation)
+			Expect(d.BrokerVersion).To(Equal("4.3.1"), "the sample's Kafka, which Strimzi 1.2.0 deploys")
+
+			By("the brokers ran on Java 21, the image's, read by the testbed's probe")
+			expectBrokerJava(ctx, got, "quay.io/strimzi/kafka:1.2.0-kafka-4.3.1")
 
 			if prom != nil {
 				By("the broker resources come from the Strimzi pod's own metrics, through Prometheus")
@@ -224,16 +229,35 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 
 	It("fails a run whose Kafka Strimzi reports NotReady, with Strimzi's reason", func(ctx SpecContext) {
 		run := managedKafkaRun("e2e-strimzi-bad", v1alpha1.Level2, storageClass)
-		// A version no Strimzi of this era deploys.
-		run.Spec.Cluster.Managed.Version = "3.0.0"
+		// A value Strimzi's configuration model of the Kafka refuses (an
+		// int setting): the operator reports the Kafka NotReady with
+		// InvalidResourceException, which the run fails on at once.
+		run.Spec.Cluster.Managed.BrokerConfig = map[string]string{"num.io.threads": "many"}
 		applyRun(run)
 		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 5*time.Minute)
 		Expect(got.Status.Message).To(ContainSubstring("the Strimzi cluster operator could not deploy it"))
-		Expect(got.Status.Message).To(ContainSubstring("3.0.0"))
+		Expect(got.Status.Message).To(ContainSubstring("num.io.threads"))
 		logf("status.message: %s", got.Status.Message)
 		Eventually(func() string {
 			return kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io", strimzi.ClusterName(got))
 		}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "teardown removes the Kafka of a failed run")
+	}, SpecTimeout(10*time.Minute))
+
+	It("fails at once a run pinned to a Kafka the installed Strimzi does not deploy, naming the versions it does", func(ctx SpecContext) {
+		run := managedKafkaRun("e2e-strimzi-version", v1alpha1.Level2, storageClass)
+		// A version no Strimzi of this era deploys; Strimzi 1.2.0's
+		// install files list 4.2.0 to 4.3.1 (STRIMZI_KAFKA_IMAGES).
+		run.Spec.Cluster.Managed.Version = "3.0.0"
+		applyRun(run)
+		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 2*time.Minute)
+		Expect(got.Status.Message).To(ContainSubstring("spec.cluster.managed.version 3.0.0"))
+		Expect(got.Status.Message).To(And(ContainSubstring("4.2.0"), ContainSubstring("4.3.1"), ContainSubstring("namespace "+testNS)))
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionBrokerVersionResolved)
+		Expect(c).NotTo(BeNil())
+		Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		logf("status.message: %s", got.Status.Message)
+		Expect(kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io", strimzi.ClusterName(got))).
+			To(BeEmpty(), "nothing was deployed")
 	}, SpecTimeout(10*time.Minute))
 })
 

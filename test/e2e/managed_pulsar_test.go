@@ -107,6 +107,12 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		Expect(d.Verification).To(Equal(v1alpha1.Verified), "Pulsar %s: %s", d.BrokerVersion, d.Explanation)
 		logf("durability: %s", d.Explanation)
 
+		By("the brokers ran on Java 21, the image's, read by the testbed's probe")
+		expectBrokerJava(ctx, got, "apachepulsar/pulsar-all:4.0.7")
+		Expect(got.Status.Testbed.Topology.Version).To(Equal("4.0.7"))
+		Expect(got.Status.Testbed.Note).To(ContainSubstring("Pulsar 4.0.7, not 4.0.12 (the default of chart pulsar 4.7.0)"),
+			"the testbed says the spec's Pulsar is not the chart's default")
+
 		if prom != nil {
 			By("the broker resources come from the pods the chart's PodMonitors select, through Prometheus")
 			br := got.Status.Results.BrokerResources
@@ -125,6 +131,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		html := renderReport(ctx, got)
 		durabilitySection := htmlSection(html, "<section><h2>Durability in effect</h2>")
 		Expect(durabilitySection).To(ContainSubstring("journalSyncData"))
+		Expect(html).To(ContainSubstring("Pulsar 4.0.7, not 4.0.12"), "the report says the Pulsar is not the chart's default")
 		logf("report, durability in effect: %s", durabilitySection)
 		if prom != nil {
 			resources := htmlSection(html, `<section id="broker-resources">`)

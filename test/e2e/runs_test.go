@@ -354,3 +354,27 @@ func kafkaTopics(ctx context.Context, bootstrap, prefix string) ([]string, error
 	}
 	return out, nil
 }
+
+// expectBrokerJava checks what the testbed's Java probe read from a managed
+// run's broker image: Java 21 (Strimzi 1.2.0's and Pulsar's images run it,
+// upstream's and those hack/images builds alike), from the image the
+// brokers ran, and the same runtime in the summary's brokers section.
+func expectBrokerJava(ctx context.Context, run *v1alpha1.BenchmarkRun, image string) {
+	GinkgoHelper()
+	tb := run.Status.Testbed
+	Expect(tb).NotTo(BeNil(), "status.testbed")
+	Expect(tb.Topology).NotTo(BeNil(), "status.testbed.topology")
+	Expect(tb.Topology.Java).NotTo(BeNil(), "status.testbed.topology.java; the testbed's note: %q", tb.Note)
+	Expect(tb.Topology.Java.Major).To(BeEquivalentTo(21), "the broker image's Java: %+v", *tb.Topology.Java)
+	// The pod spec's name, which may leave out the registry (the Pulsar
+	// chart says apachepulsar/pulsar-all).
+	Expect(tb.Topology.Image).To(HaveSuffix(image))
+	var cm corev1.ConfigMap
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm)).To(Succeed())
+	sum, err := results.Read(&cm)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(sum.Brokers).NotTo(BeNil(), "summary.json's brokers section")
+	Expect(sum.Brokers.Java).NotTo(BeNil(), "summary.json's brokers.java")
+	Expect(*sum.Brokers.Java).To(Equal(*tb.Topology.Java))
+	logf("%s: brokers on %s, Java %s (%s)", run.Name, image, tb.Topology.Java.Version, tb.Topology.Java.Vendor)
+}

@@ -17,10 +17,14 @@ import (
 // DefaultBrokers is the spec's default for spec.cluster.managed.brokers.
 const DefaultBrokers = v1alpha1.DefaultBrokers
 
-// DefaultKafkaVersion is the Kafka that Strimzi 1.2.0 deploys when
-// spec.cluster.managed.version is empty: its default and only supported
-// version (STRIMZI_KAFKA_IMAGES of its cluster-operator Deployment). The
-// durability report needs it to say whether the level was verified.
+// DefaultKafkaVersion is the Kafka that Strimzi 1.2.0 (StrimziVersion)
+// deploys when a Kafka names no version: the newest of the 4.2.0, 4.2.1,
+// 4.3.0 and 4.3.1 it supports (STRIMZI_KAFKA_IMAGES of its cluster
+// operator's Deployment; TestDefaultKafkaVersionIsStrimzis reads it
+// there). The controller reads the installed Strimzi's versions instead
+// (ChooseKafkaVersion); it assumes this one only when it finds no Strimzi
+// cluster operator, so that the durability report can still say whether
+// the level was verified.
 const DefaultKafkaVersion = "4.3.1"
 
 // Kafka's internal topics. Their defaults (replication factor 3, min ISR 2
@@ -139,10 +143,12 @@ type configMapKeyRef struct {
 // Kafka builds the run's Kafka. eff is the run's translated durability
 // (durability.Translate for system kafka); its broker settings are the
 // base of spec.kafka.config and spec.cluster.managed.brokerConfig is
-// applied over them, as the API documents. It returns an error naming the
-// field when the run is not a managed Kafka run, when it has fewer brokers
-// than the replication factor, or when brokerConfig sets a key Strimzi
-// owns.
+// applied over them, as the API documents. Its version is
+// KafkaVersionOf(run): the one the durability is stated for whenever the
+// controller could read it from the installed Strimzi. It returns an
+// error naming the field when the run is not a managed Kafka run, when it
+// has fewer brokers than the replication factor, or when brokerConfig
+// sets a key Strimzi owns.
 func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstructured.Unstructured, error) {
 	m, err := managed(run)
 	if err != nil {
@@ -183,7 +189,7 @@ func Kafka(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (*unstr
 		return nil, err
 	}
 	spec := kafkaSpec{Kafka: kafkaClusterSpec{
-		Version:   m.Version,
+		Version:   KafkaVersionOf(run),
 		Listeners: []kafkaListener{listener},
 		Config:    config,
 		MetricsConfig: &metricsConfig{
