@@ -292,10 +292,20 @@ func (i *Installer) Status(ctx context.Context, namespace, name string) (Release
 // Owner reads the UID of the run that installed the release (its
 // LabelOwner), and whether a release of that name exists.
 func (i *Installer) Owner(ctx context.Context, namespace, name string) (owner string, exists bool, err error) {
+	last, err := i.lastRelease(ctx, namespace, name)
+	if err != nil || last == nil {
+		return "", false, err
+	}
+	return last.Labels[LabelOwner], true, nil
+}
+
+// lastRelease reads the newest record of a release; nil when there is
+// none. It blocks no longer than ctx allows: Helm's storage calls take no
+// context, so they run in a goroutine that is abandoned when ctx ends.
+func (i *Installer) lastRelease(ctx context.Context, namespace, name string) (*release.Release, error) {
 	type answer struct {
-		owner  string
-		exists bool
-		err    error
+		rel *release.Release
+		err error
 	}
 	ch := make(chan answer, 1)
 	go func() {
@@ -309,17 +319,13 @@ func (i *Installer) Owner(ctx context.Context, namespace, name string) (owner st
 			ch <- answer{}
 			return
 		}
-		if err != nil {
-			ch <- answer{err: err}
-			return
-		}
-		ch <- answer{owner: last.Labels[LabelOwner], exists: true}
+		ch <- answer{rel: last, err: err}
 	}()
 	select {
 	case <-ctx.Done():
-		return "", false, ctx.Err()
+		return nil, ctx.Err()
 	case a := <-ch:
-		return a.owner, a.exists, a.err
+		return a.rel, a.err
 	}
 }
 

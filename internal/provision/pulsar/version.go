@@ -2,10 +2,7 @@ package pulsar
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
 // ChartInfo is what a release was installed from: the chart's version and
@@ -40,37 +37,15 @@ func PulsarVersion(pinned string, ch ChartInfo) (version, note string) {
 // It blocks no longer than ctx allows (Helm's storage calls take no
 // context).
 func (i *Installer) ReleaseChart(ctx context.Context, namespace, name string) (ChartInfo, error) {
-	type answer struct {
-		info ChartInfo
-		err  error
+	last, err := i.lastRelease(ctx, namespace, name)
+	switch {
+	case err != nil:
+		return ChartInfo{}, err
+	case last == nil:
+		return ChartInfo{}, fmt.Errorf("release %s/%s is not installed", namespace, name)
+	case last.Chart == nil || last.Chart.Metadata == nil:
+		return ChartInfo{}, fmt.Errorf("release %s/%s records no chart", namespace, name)
 	}
-	ch := make(chan answer, 1)
-	go func() {
-		cfg, err := i.actionConfig(namespace)
-		if err != nil {
-			ch <- answer{err: err}
-			return
-		}
-		last, err := cfg.Releases.Last(name)
-		if errors.Is(err, driver.ErrReleaseNotFound) {
-			ch <- answer{err: fmt.Errorf("release %s/%s is not installed", namespace, name)}
-			return
-		}
-		if err != nil {
-			ch <- answer{err: err}
-			return
-		}
-		if last.Chart == nil || last.Chart.Metadata == nil {
-			ch <- answer{err: fmt.Errorf("release %s/%s records no chart", namespace, name)}
-			return
-		}
-		md := last.Chart.Metadata
-		ch <- answer{info: ChartInfo{Name: md.Name, Version: md.Version, AppVersion: md.AppVersion}}
-	}()
-	select {
-	case <-ctx.Done():
-		return ChartInfo{}, ctx.Err()
-	case a := <-ch:
-		return a.info, a.err
-	}
+	md := last.Chart.Metadata
+	return ChartInfo{Name: md.Name, Version: md.Version, AppVersion: md.AppVersion}, nil
 }
