@@ -132,17 +132,6 @@ func javaUnknownWhy(s *results.Summary) string {
 	return "not recorded, or its probe failed: see the run's notes and testbed note"
 }
 
-// systemName is how a message names a system: Kafka, Pulsar.
-func systemName(sys v1alpha1.System) string {
-	switch sys {
-	case v1alpha1.SystemKafka:
-		return "Kafka"
-	case v1alpha1.SystemPulsar:
-		return "Pulsar"
-	}
-	return string(sys)
-}
-
 // hostOf is the host a run's brokers ran on, with its CPU verdict; nil
 // when it was not measured (a cluster, an existing cluster, an older run).
 func hostOf(s *results.Summary) *brokerres.Host {
@@ -197,7 +186,7 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 	// Unknown on either side is not flagged: compare's warnings say it.
 	if ja, jb := javaOf(sa), javaOf(sb); ja != nil && jb != nil && ja.Major != jb.Major {
 		add(FlagJava, "%s on %s vs %s on %s: the brokers' Java major versions differ (GC and JIT differ between majors: the default collector, its ergonomics, the compilers)",
-			systemName(sa.System), javaruntime.String(ja), systemName(sb.System), javaruntime.String(jb))
+			dur.SystemName(sa.System), javaruntime.String(ja), dur.SystemName(sb.System), javaruntime.String(jb))
 	}
 
 	ta, tb := sa.Testbed, sb.Testbed
