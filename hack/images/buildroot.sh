@@ -46,7 +46,7 @@ build() {
   need_mmdebstrap
   rm -rf "$out_dir"/buildroot-*
   echo "buildroot: building $tree (Debian trixie, ${packages[*]})" >&2
-  mmdebstrap ${MMDEBSTRAP_FLAGS:---quiet} --mode=root --variant=minbase --format=directory \
+  mmdebstrap_private ${MMDEBSTRAP_FLAGS:---quiet} --mode=root --variant=minbase --format=directory \
     --include="$(IFS=,; echo "${packages[*]}")" \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/usr/share/man/*' \

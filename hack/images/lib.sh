@@ -31,3 +31,14 @@ need_mmdebstrap() {
     || { "$root/hack/apt-get.sh" update -qq && DEBIAN_FRONTEND=noninteractive "$root/hack/apt-get.sh" install -y -qq --no-install-recommends mmdebstrap >/dev/null; } \
     || { echo "images: apt-get could not install mmdebstrap" >&2; return 1; }
 }
+
+# mmdebstrap_private ARGS...: mmdebstrap in a mount namespace of its own. In
+# root mode mmdebstrap mounts /proc, /sys and /dev into the tree it builds,
+# in the namespace it runs in: under bin/images those mounts made a
+# concurrent `go fmt ./...` (CI's tests lane) fail on
+# "open bin/images/buildroot-.../proc/1/fdinfo: permission denied", and a
+# build killed halfway left them mounted for a later rm -rf to walk into.
+# Mounts in a private namespace vanish with its last process.
+mmdebstrap_private() {
+  unshare --mount --propagation private -- mmdebstrap "$@"
+}

@@ -76,7 +76,7 @@ rm -f "$out_dir"/rootfs-jre-*
 # the JRE's postinst links its man pages with update-alternatives, which
 # fails when their directory is missing.
 echo "rootfs: building $tar (Debian trixie, ${packages[*]}; JIT $jit)" >&2
-mmdebstrap ${MMDEBSTRAP_FLAGS:---quiet} --mode=root --variant=minbase --format=tar \
+mmdebstrap_private ${MMDEBSTRAP_FLAGS:---quiet} --mode=root --variant=minbase --format=tar \
   --include="$(IFS=,; echo "${packages[*]}")" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --customize-hook="$users_hook" --customize-hook="$jit_hook" \
