@@ -300,9 +300,17 @@ KIND_GINKGO = $(GINKGO) run --tags='e2e e2e_managed' --procs=$(KIND_PROCS) --tim
 cluster-binaries: ## Build the local cluster's Kubernetes binaries and CoreDNS from source (first use only).
 	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) hack/local-cluster/build-binaries.sh >/dev/null
 
+# How many nodes local-cluster-up starts: each a containerd, a kubelet and a
+# bridge of its own on this machine (internal/localcluster).
+LOCAL_CLUSTER_NODES ?= 1
+
 .PHONY: local-cluster-up
-local-cluster-up: ## Start a one-node Kubernetes cluster built from source (root; no Docker).
-	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) $(LOCAL_CLUSTER) up
+local-cluster-up: ## Start a Kubernetes cluster of LOCAL_CLUSTER_NODES real nodes (default 1) built from source (root; no Docker).
+	K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) COREDNS_VERSION=$(COREDNS_VERSION) $(LOCAL_CLUSTER) up --nodes $(LOCAL_CLUSTER_NODES)
+
+.PHONY: local-cluster-check-nodes
+local-cluster-check-nodes: ## Prove the local cluster's nodes are nodes (placement, volumes, network, exec and logs on each, a kubelet stopped alone).
+	K8S_VERSION=$(K8S_VERSION) $(LOCAL_CLUSTER) check-nodes
 
 .PHONY: local-cluster-packages
 local-cluster-packages: ## Install only what local-cluster-up installs with apt-get (containerd, runc, the CNI plugins).

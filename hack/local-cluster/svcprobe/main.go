@@ -3,6 +3,8 @@
 // both ends.
 //
 //	svcprobe serve -addr :8080     answer every TCP connection with the pod's name
+//	      [-mark FILE]             (and first write the pod's name into FILE, a
+//	                               volume's: check-nodes finds it on the node's disk)
 //	svcprobe dial HOST:PORT...     connect to each, print what answered; exit 1
 //	                               if any did not
 //	svcprobe api HOST...           GET /version from the API server at each
@@ -36,8 +38,9 @@ func main() {
 	case "serve":
 		fs := flag.NewFlagSet("serve", flag.ExitOnError)
 		addr := fs.String("addr", ":8080", "TCP address to listen on")
+		mark := fs.String("mark", "", "file to write the pod's name into first")
 		_ = fs.Parse(os.Args[2:])
-		if err := serve(*addr); err != nil {
+		if err := serve(*addr, *mark); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -65,8 +68,13 @@ func main() {
 	}
 }
 
-func serve(addr string) error {
+func serve(addr, mark string) error {
 	name, _ := os.Hostname()
+	if mark != "" {
+		if err := os.WriteFile(mark, []byte(name+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
