@@ -52,6 +52,10 @@ type BenchmarkRunReconciler struct {
 	// unschedulable before the run fails (a cluster autoscaler may still
 	// be adding a node).
 	UnschedulableGrace time.Duration
+	// SkipWorkerNodeCheck leaves out the Pending check that some node can
+	// take a worker (phase_pending_placement.go): for clusters whose client
+	// nodes are made on demand (a node pool that scales from zero).
+	SkipWorkerNodeCheck bool
 	// APIReader reads the ConfigMaps a run names (its driver and payload
 	// files) from the API server, not the cache: a ConfigMap created a
 	// moment before the run may not be cached yet, and a miss fails the run
@@ -96,7 +100,8 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	switch run.Status.Phase {
 	case "":
 		res, err = r.reconcileNew(ctx, &run)
-	case v1alpha1.PhasePending:
+	case v1alpha1.PhasePending, v1alpha1.PhaseQueued:
+		// A queued run does what Pending does again (phase_queued.go).
 		res, err = r.reconcilePending(ctx, &run)
 	case v1alpha1.PhaseProvisioning:
 		res, err = r.reconcileProvisioning(ctx, &run)
@@ -132,13 +137,15 @@ func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.Benchma
 // are seen at once. The coordinator, not the controller, creates that
 // ConfigMap and does not make the run its controller, hence a mapping by
 // name and label rather than Owns; ConfigMaps are in the manager's cache
-// anyway (phase_collecting.go reads them through it).
+// anyway (phase_collecting.go reads them through it). A run that finishes
+// or is deleted wakes the runs queued for its nodes (phase_queued.go).
 func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(resultsConfigMapRun)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(loadPodRun)).
+		Watches(&v1alpha1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).
 		Named("benchmarkrun").
 		Complete(r)
 }

@@ -123,12 +123,26 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 		}
 		return ctrl.Result{RequeueAfter: min(pollInterval, time.Until(provisioningDeadline(run))+time.Second)}, nil
 	}
+	// Refused at once rather than after the brokers are up: a run no node
+	// can take workers for (phase_pending_placement.go).
+	placed, err := r.checkWorkerNodes(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if placed.refused() {
+		return r.fail(ctx, run, placed.reason, placed.message, placed.condition())
+	}
 	// Refused at once rather than after the brokers are up: the privileged
 	// page-cache Job is the last step before the load.
 	if msg, err := r.checkPodSecurity(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	} else if msg != "" {
 		return r.fail(ctx, run, "PodSecurity", msg)
+	}
+	// Last, as the brokers would take the nodes: a managed run waits in
+	// Queued for other runs on the same nodes (phase_queued.go).
+	if res, queued, err := r.waitInQueue(ctx, run); queued || err != nil {
+		return res, err
 	}
 	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
 		return ctrl.Result{}, err
@@ -141,7 +155,7 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 		return true
 	}
 	return ctrl.Result{RequeueAfter: pollInterval},
-		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run), startTime, driverTx(run.Status.Driver),
+		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run), startTime, driverTx(run.Status.Driver), placed.condition(),
 			setCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionFalse, "Provisioning", "waiting for the brokers"))
 }
 

@@ -42,6 +42,11 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		jobs[name] = &job
 	}
 	coordinator, workerJob := jobs[workers.CoordinatorName(run)], jobs[workers.WorkerJobName(run)]
+	// Before a finished coordinator moves the run on: its pods still say
+	// where they ran (phase_running_placement.go).
+	if err := r.recordWorkerPlacement(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	if c := jobCondition(coordinator, batchv1.JobComplete); c != nil {
 		return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results",

@@ -80,6 +80,8 @@ var _ = BeforeSuite(func() {
 	operatorCfg = operatorIdentity()
 	charts = newChartServer()
 	go playTestbed(ctx)
+	// A node the workers of every spec may go to (phase_pending_placement_test.go).
+	clusterNode(defaultNode, nil, true)
 	startManager()
 })
 

@@ -254,6 +254,7 @@ var _ = Describe("the testbed of a run", func() {
 	It("probes a node of the workers' pool for an existing cluster and says the brokers' disks were not measured", func() {
 		ns := manualNamespace()
 		run := existingKafkaRun(ns)
+		clusterNode("load-1", map[string]string{"pool": "load"}, true)
 		run.Spec.Workers.Placement.NodeSelector = map[string]string{"pool": "load"}
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		job := getJob(run, probe.WorkerPoolJobName(run))

@@ -526,6 +526,10 @@ type FigureInterval struct {
 type PhaseTimes struct {
 	// +optional
 	Pending *metav1.Time `json:"pending,omitempty"`
+	// Queued is when the run began to wait for another run on the same
+	// nodes or for their disks (absent when it never waited).
+	// +optional
+	Queued *metav1.Time `json:"queued,omitempty"`
 	// +optional
 	Provisioning *metav1.Time `json:"provisioning,omitempty"`
 	// +optional
@@ -654,6 +658,7 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=string,priority=1,JSONPath=`.status.display.fsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume, rounded; the full value is status.testbed.slowestFsyncP99Ms"
 // +kubebuilder:printcolumn:name="Repeats",type=integer,priority=1,JSONPath=`.spec.repeats`,description="spec.repeats: results are the medians over this many repeats; the p99 columns then read median (low-high), its interval"
 // +kubebuilder:printcolumn:name="Thresholds",type=string,priority=1,JSONPath=`.status.display.thresholds`,description="met or failed: spec.thresholds checked on the final results (condition ThresholdsMet names each failed one with its value)"
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.message`,description="What the run does or waits for now, e.g. the run a Queued run waits for (condition Queued)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"
 

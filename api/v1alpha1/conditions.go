@@ -38,6 +38,20 @@ const (
 	// held on the final results, False naming each failed one with its
 	// measured value; absent for a run without thresholds.
 	ConditionThresholdsMet = "ThresholdsMet"
+	// ConditionQueued says whether a managed run waits before deploying
+	// its brokers (phase Queued, internal/runqueue): True with reason
+	// WaitingForRun naming the run it waits for (one on the same nodes,
+	// or created earlier and waiting too), or WaitingForDisks naming the
+	// static volumes to free; False (reason Admitted) once it may deploy,
+	// which is also what tells later runs that it holds the nodes. Absent
+	// for a run on an existing cluster, which never queues.
+	ConditionQueued = "Queued"
+	// ConditionWorkersSchedulable says, before anything is deployed,
+	// whether some node could take a worker under spec.workers.placement:
+	// True naming how many, False (the run fails at once) naming what the
+	// nodes lack. Without it a run with no client node failed only once
+	// its workers were created, after the brokers were deployed.
+	ConditionWorkersSchedulable = "WorkersSchedulable"
 )
 
 // Condition reasons shared by the controller and the tests.
@@ -45,6 +59,13 @@ const (
 	ReasonTranslated      = "Translated"
 	ReasonLevelDowngraded = "LevelDowngraded"
 	ReasonInvalid         = "InvalidSpec"
+	// ReasonWaitingForRun, ReasonWaitingForDisks and ReasonAdmitted are
+	// the reasons of ConditionQueued.
+	ReasonWaitingForRun   = "WaitingForRun"
+	ReasonWaitingForDisks = "WaitingForDisks"
+	ReasonAdmitted        = "Admitted"
+	// ReasonNoWorkerNode: no node can take a worker (ConditionWorkersSchedulable).
+	ReasonNoWorkerNode = "NoWorkerNode"
 )
 
 // SetCondition sets a condition, stamping it with the run's generation.

@@ -7,11 +7,15 @@ import (
 )
 
 // Phase is where a run is in its life. Phases only move forward.
-// +kubebuilder:validation:Enum=Pending;Provisioning;Running;Collecting;Succeeded;Failed
+// Queued is between Pending and Provisioning: a managed run whose checks
+// passed waits there for an earlier run on the same nodes, or for their
+// disks to be freed (internal/runqueue; condition Queued says which).
+// +kubebuilder:validation:Enum=Pending;Queued;Provisioning;Running;Collecting;Succeeded;Failed
 type Phase string
 
 const (
 	PhasePending      Phase = "Pending"
+	PhaseQueued       Phase = "Queued"
 	PhaseProvisioning Phase = "Provisioning"
 	PhaseRunning      Phase = "Running"
 	PhaseCollecting   Phase = "Collecting"
@@ -24,11 +28,12 @@ const (
 var order = map[Phase]int{
 	"":                0,
 	PhasePending:      1,
-	PhaseProvisioning: 2,
-	PhaseRunning:      3,
-	PhaseCollecting:   4,
-	PhaseSucceeded:    5,
-	PhaseFailed:       5,
+	PhaseQueued:       2,
+	PhaseProvisioning: 3,
+	PhaseRunning:      4,
+	PhaseCollecting:   5,
+	PhaseSucceeded:    6,
+	PhaseFailed:       6,
 }
 
 // Finished reports whether the phase is terminal.
@@ -54,6 +59,8 @@ func (t *PhaseTimes) entry(p Phase) **metav1.Time {
 	switch p {
 	case PhasePending:
 		return &t.Pending
+	case PhaseQueued:
+		return &t.Queued
 	case PhaseProvisioning:
 		return &t.Provisioning
 	case PhaseRunning:

@@ -20,6 +20,13 @@ func TestPhaseCanMoveTo(t *testing.T) {
 		{PhaseProvisioning, PhaseFailed, true},
 		{PhaseFailed, PhaseFailed, false},
 		{PhasePending, Phase("Bogus"), false},
+		// Queued sits between Pending and Provisioning: a run may wait
+		// there, and never goes back to it once it deployed.
+		{PhasePending, PhaseQueued, true},
+		{PhaseQueued, PhaseProvisioning, true},
+		{PhaseQueued, PhaseFailed, true},
+		{PhaseQueued, PhasePending, false},
+		{PhaseProvisioning, PhaseQueued, false},
 	}
 	for _, c := range cases {
 		if got := c.from.CanMoveTo(c.to); got != c.want {

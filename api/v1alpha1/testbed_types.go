@@ -85,6 +85,40 @@ type Testbed struct {
 	// +optional
 	// +listType=atomic
 	PageCacheDrops []PageCacheDrop `json:"pageCacheDrops,omitempty"`
+	// Workers is where the load generator ran: the node of each worker
+	// and of the coordinator, recorded once all of them are scheduled.
+	// Workers that share a node share its CPUs and network, so the client
+	// side may bound the results; CoLocated says so.
+	// +optional
+	Workers *WorkerPlacement `json:"workers,omitempty"`
+}
+
+// WorkerPlacement is where a run's worker and coordinator pods ran.
+type WorkerPlacement struct {
+	// Workers is the number of worker pods.
+	Workers int32 `json:"workers"`
+	// WorkerNodes is the number of distinct nodes the workers ran on.
+	WorkerNodes int32 `json:"workerNodes"`
+	// CoLocated is true when several workers shared a node (fewer nodes
+	// could take them than there were workers, or the placement asked
+	// for it).
+	CoLocated bool `json:"coLocated"`
+	// Pods are the worker and coordinator pods with their nodes, by pod
+	// name.
+	// +listType=atomic
+	Pods []PodPlacement `json:"pods"`
+	// Note says it in words, e.g. "4 workers on 2 nodes (co-located:
+	// client-a runs 2, client-b runs 2); the coordinator on client-a".
+	// +optional
+	Note string `json:"note,omitempty"`
+}
+
+// PodPlacement is one load pod and its node.
+type PodPlacement struct {
+	Pod string `json:"pod"`
+	// Role is worker or coordinator.
+	Role string `json:"role"`
+	Node string `json:"node"`
 }
 
 // PageCacheDrop is one drop of the broker nodes' page cache.

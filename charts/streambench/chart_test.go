@@ -211,7 +211,9 @@ func TestWatchNamespacesRBACIsLeastPrivilege(t *testing.T) {
 	for _, cr := range r.clusterRoles {
 		for _, g := range grants(t, cr.Rules) {
 			if !strings.HasPrefix(g, "/namespaces ") && !slices.Contains([]string{
-				"storage.k8s.io/storageclasses get", "storage.k8s.io/storageclasses list", "storage.k8s.io/storageclasses watch"}, g) {
+				"storage.k8s.io/storageclasses get", "storage.k8s.io/storageclasses list", "storage.k8s.io/storageclasses watch",
+				// The run queue's overlap and disk checks (phase_queued.go).
+				"/nodes list", "/persistentvolumes list"}, g) {
 				t.Errorf("ClusterRole %s grants %q: in watchNamespaces mode only cluster-scoped resources may be granted cluster-wide", cr.Name, g)
 			}
 			clusterWide = append(clusterWide, g)
@@ -298,7 +300,7 @@ func TestDefaultsAreTheRelease(t *testing.T) {
 	if ctr.Image != want {
 		t.Errorf("default image %s, want the released %s", ctr.Image, want)
 	}
-	for _, a := range []string{"--worker-image=" + want, "--pulsar-chart-version=4.7.0", "--leader-elect=true", "--zap-log-level=info", "--metrics-bind-address=:8080"} {
+	for _, a := range []string{"--worker-image=" + want, "--pulsar-chart-version=4.7.0", "--leader-elect=true", "--zap-log-level=info", "--metrics-bind-address=:8080", "--worker-node-check=true"} {
 		if !slices.Contains(ctr.Args, a) {
 			t.Errorf("manager args %v miss %s", ctr.Args, a)
 		}
@@ -316,9 +318,9 @@ func TestDefaultsAreTheRelease(t *testing.T) {
 	}
 	// The values set what they say.
 	r = render(t, map[string]any{"image": map[string]any{"tag": "e2e"}, "workerImage": "example.org/w:1", "logLevel": "debug", "leaderElection": false,
-		"pulsarChart": map[string]any{"repository": "https://charts.example.org", "version": "4.8.0"}})
+		"pulsarChart": map[string]any{"repository": "https://charts.example.org", "version": "4.8.0"}, "workerNodeCheck": false})
 	ctr = r.deployment.Spec.Template.Spec.Containers[0]
-	for _, a := range []string{"--worker-image=example.org/w:1", "--zap-log-level=debug", "--leader-elect=false", "--pulsar-chart-repo=https://charts.example.org", "--pulsar-chart-version=4.8.0"} {
+	for _, a := range []string{"--worker-image=example.org/w:1", "--zap-log-level=debug", "--leader-elect=false", "--pulsar-chart-repo=https://charts.example.org", "--pulsar-chart-version=4.8.0", "--worker-node-check=false"} {
 		if !slices.Contains(ctr.Args, a) {
 			t.Errorf("manager args %v miss %s", ctr.Args, a)
 		}

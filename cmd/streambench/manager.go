@@ -27,7 +27,7 @@ func init() { rootCmd.AddCommand(newManagerCmd()) }
 func newManagerCmd() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, workerImage string
-		leaderElect                         bool
+		leaderElect, workerNodeCheck        bool
 		chart                               pulsar.ChartSource
 		helmCache                           string
 		unschedulableGrace                  time.Duration
@@ -66,14 +66,15 @@ func newManagerCmd() *cobra.Command {
 			})
 			defer helm.Close()
 			if err := (&controllers.BenchmarkRunReconciler{
-				Client:             mgr.GetClient(),
-				APIReader:          mgr.GetAPIReader(),
-				Scheme:             mgr.GetScheme(),
-				Recorder:           mgr.GetEventRecorder("streambench"),
-				WorkerImage:        workerImage,
-				Helm:               helm,
-				UnschedulableGrace: unschedulableGrace,
-				Monitoring:         monitoring.Config{Release: monitoringRelease},
+				Client:              mgr.GetClient(),
+				APIReader:           mgr.GetAPIReader(),
+				Scheme:              mgr.GetScheme(),
+				Recorder:            mgr.GetEventRecorder("streambench"),
+				WorkerImage:         workerImage,
+				Helm:                helm,
+				UnschedulableGrace:  unschedulableGrace,
+				SkipWorkerNodeCheck: !workerNodeCheck,
+				Monitoring:          monitoring.Config{Release: monitoringRelease},
 			}).SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
 			}
@@ -110,6 +111,7 @@ func newManagerCmd() *cobra.Command {
 	f.StringVar(&helmCache, "helm-cache-dir", "", "writable directory for downloaded charts (default: a directory under the system temp dir)")
 	f.StringVar(&monitoringRelease, "monitoring-release", monitoring.DefaultRelease, "value of the release label on the runs' PodMonitors: kube-prometheus-stack's Prometheus selects PodMonitors labelled with its Helm release name; empty: no label")
 	f.DurationVar(&unschedulableGrace, "unschedulable-grace", 2*time.Minute, "how long a worker pod may stay unschedulable before its run fails")
+	f.BoolVar(&workerNodeCheck, "worker-node-check", true, "fail a run at once, before its brokers are deployed, when no node can take its workers under spec.workers.placement; false for client node pools that scale from zero")
 	f.StringSliceVar(&watchNamespaces, "watch-namespaces", nil, "namespaces whose BenchmarkRuns the manager reconciles, comma-separated (default: all); the chart's watchNamespaces, which grants Roles only there")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
 	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.

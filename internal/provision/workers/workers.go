@@ -222,6 +222,7 @@ func WorkerJob(run *v1alpha1.BenchmarkRun, defaultImage string) *batchv1.Job {
 	}, false, WorkerGrace)
 	mountSecrets(run, &spec)
 	spec.Subdomain = ServiceName(run)
+	spec.TopologySpreadConstraints = spread(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: WorkerJobName(run), Namespace: run.Namespace, Labels: labels(run, RoleWorker)},
 		Spec: batchv1.JobSpec{
@@ -356,6 +357,8 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 	spec.Volumes = append(spec.Volumes, volumes...)
 	mountSecrets(run, &spec)
 	spec.ServiceAccountName = CoordinatorName(run)
+	// Beside the fewest workers (spread).
+	spec.TopologySpreadConstraints = spread(run)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CoordinatorName(run), Namespace: run.Namespace, Labels: labels(run, RoleCoord)},
 		Spec: batchv1.JobSpec{
