@@ -22,7 +22,7 @@ import (
 // ttlSecondsAfterFinished deletes the run itself (and with it the results
 // ConfigMap) later.
 func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
-	if wantsTeardown(run) && !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTornDown) {
+	if run.WantsTeardown() && !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTornDown) {
 		done, err := r.teardown(ctx, run)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -47,17 +47,6 @@ func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1a
 		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run))
 	}
 	return ctrl.Result{}, nil
-}
-
-func wantsTeardown(run *v1alpha1.BenchmarkRun) bool {
-	switch run.Spec.Teardown.Policy {
-	case v1alpha1.TeardownNever:
-		return false
-	case v1alpha1.TeardownOnSuccess:
-		return run.Status.Phase == v1alpha1.PhaseSucceeded
-	default:
-		return true
-	}
 }
 
 // teardown removes the workers and the brokers the run deployed; the

@@ -39,6 +39,21 @@ var order = map[Phase]int{
 // Finished reports whether the phase is terminal.
 func (p Phase) Finished() bool { return p == PhaseSucceeded || p == PhaseFailed }
 
+// WantsTeardown says whether spec.teardown.policy removes the brokers of
+// the run as it finished: the controller's teardown and the run queue
+// (internal/runqueue: a finished run holds its nodes until torn down) ask
+// the same question.
+func (r *BenchmarkRun) WantsTeardown() bool {
+	switch r.Spec.Teardown.Policy {
+	case TeardownNever:
+		return false
+	case TeardownOnSuccess:
+		return r.Status.Phase == PhaseSucceeded
+	default:
+		return true
+	}
+}
+
 // CanMoveTo reports whether a run in phase p may move to next. Only forward
 // moves are allowed, and Failed may interrupt any phase that is not finished.
 // This keeps a stale cache from sending a run backwards.

@@ -9,6 +9,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/nodefit"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 )
 
@@ -41,7 +42,7 @@ func (d DiskWait) Message() string {
 	parts := make([]string, len(d))
 	for i, s := range d {
 		parts[i] = fmt.Sprintf("the brokers claim %d PersistentVolume(s) of class %s and %d are Available; %s of class %s must be freed first (left by %s): wipe and free them with the README's disk recipe, hack/free-local-disks.sh %s",
-			s.Need, s.Class, s.Available, list(s.ToFree), s.Class, list(s.LeftBy), s.Class)
+			s.Need, s.Class, s.Available, nodefit.Names(s.ToFree), s.Class, nodefit.Names(s.LeftBy), s.Class)
 	}
 	return "waiting for disks: " + strings.Join(parts, "; ")
 }

@@ -18,13 +18,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/nodefit"
 )
 
 // Ref names a run.
@@ -85,7 +83,7 @@ func (w Wait) Message() string {
 			for _, o := range w.Ahead[1:] {
 				rest = append(rest, o.Run.String())
 			}
-			fmt.Fprintf(&b, "; also ahead of it: %s", list(rest))
+			fmt.Fprintf(&b, "; also ahead of it: %s", nodefit.Names(rest))
 		}
 	} else {
 		b.WriteString("no other run holds or waits for the brokers' nodes")
@@ -95,7 +93,7 @@ func (w Wait) Message() string {
 		for i, k := range w.Kept {
 			kept[i] = k.String()
 		}
-		fmt.Fprintf(&b, "; finished run(s) %s keep their brokers on the same nodes (spec.teardown.policy): delete them to free the nodes", list(kept))
+		fmt.Fprintf(&b, "; finished run(s) %s keep their brokers on the same nodes (spec.teardown.policy): delete them to free the nodes", nodefit.Names(kept))
 	}
 	return b.String()
 }
@@ -139,7 +137,7 @@ func Ahead(run *v1alpha1.BenchmarkRun, others []v1alpha1.BenchmarkRun, nodes Nod
 			}
 			h.Why = "being deleted, its brokers going, on " + where
 		case o.Status.Phase.Finished():
-			if !wantsTeardown(o) {
+			if !o.WantsTeardown() {
 				w.Kept = append(w.Kept, h.Run)
 				continue
 			}
@@ -212,19 +210,6 @@ func Before(a, b *v1alpha1.BenchmarkRun) bool {
 	return a.Name < b.Name
 }
 
-// wantsTeardown is controllers.wantsTeardown (phase_finished.go): whether
-// the policy removes a finished run's brokers.
-func wantsTeardown(run *v1alpha1.BenchmarkRun) bool {
-	switch run.Spec.Teardown.Policy {
-	case v1alpha1.TeardownNever:
-		return false
-	case v1alpha1.TeardownOnSuccess:
-		return run.Status.Phase == v1alpha1.PhaseSucceeded
-	default:
-		return true
-	}
-}
-
 func phaseName(p v1alpha1.Phase) string {
 	if p == "" {
 		return "new"
@@ -269,7 +254,7 @@ func Overlap(a, b v1alpha1.Placement, nodes Nodes) (bool, string) {
 		if len(merged) == 0 {
 			return true, "any node (no spec.cluster.managed.placement.nodeSelector)"
 		}
-		return true, "the same nodes: " + selectorText(merged)
+		return true, "the same nodes: " + nodefit.SelectorText(merged)
 	}
 	var shared []string
 	for i := range nodes.Items {
@@ -282,43 +267,11 @@ func Overlap(a, b v1alpha1.Placement, nodes Nodes) (bool, string) {
 		return false, ""
 	}
 	sort.Strings(shared)
-	return true, "the same nodes: " + list(shared)
+	return true, "the same nodes: " + nodefit.Names(shared)
 }
 
 // Matches reports whether a pod of placement p may be scheduled on node n
 // as far as labels and taints go (see Overlap for what is left out).
 func Matches(p v1alpha1.Placement, n *corev1.Node) bool {
-	required := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: corev1.PodSpec{NodeSelector: p.NodeSelector, Affinity: p.Affinity}})
-	if ok, err := required.Match(n); err != nil || !ok {
-		return false
-	}
-	_, untolerated := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.Tolerations, func(t *corev1.Taint) bool {
-		if strings.HasPrefix(t.Key, "node.kubernetes.io/") {
-			return false
-		}
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, true)
-	return !untolerated
-}
-
-func selectorText(sel map[string]string) string {
-	keys := make([]string, 0, len(sel))
-	for k := range sel {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	kv := make([]string, len(keys))
-	for i, k := range keys {
-		kv[i] = k + "=" + sel[k]
-	}
-	return strings.Join(kv, ",")
-}
-
-// list joins at most 5 names, then says how many more.
-func list(names []string) string {
-	const most = 5
-	if len(names) <= most {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	return nodefit.Matches(p, n, nodefit.LastingTaints)
 }

@@ -5,13 +5,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/nodefit"
 )
 
 // Where the load pods go (issue 44): spread over the nodes the placement
@@ -99,7 +97,7 @@ type unfit struct {
 func CheckNodes(p v1alpha1.Placement, nodes []corev1.Node) NodeFit {
 	out := NodeFit{Total: len(nodes)}
 	// nodeSelector is matched apart, to name the labels a node lacks.
-	affinity := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: corev1.PodSpec{Affinity: p.Affinity}})
+	affinity := nodefit.RequiredAffinity(p, false)
 	unfits := map[unfitKind][]unfit{}
 	sorted := append([]corev1.Node(nil), nodes...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
@@ -125,16 +123,14 @@ func CheckNodes(p v1alpha1.Placement, nodes []corev1.Node) NodeFit {
 			unfits[unfitNotReady] = append(unfits[unfitNotReady], unfit{n.Name, why})
 			continue
 		}
-		if t, found := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.Tolerations, func(t *corev1.Taint) bool {
-			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-		}, true); found {
+		if t, found := nodefit.UntoleratedTaint(n, p.Tolerations, nodefit.AllTaints); found {
 			unfits[unfitTaint] = append(unfits[unfitTaint], unfit{n.Name, t.ToString()})
 			continue
 		}
 		out.Fit = append(out.Fit, n.Name)
 	}
 	if len(out.Fit) > 0 {
-		out.Message = fmt.Sprintf("%d of %d nodes can take the workers under spec.workers.placement (%s)", len(out.Fit), out.Total, names(out.Fit))
+		out.Message = fmt.Sprintf("%d of %d nodes can take the workers under spec.workers.placement (%s)", len(out.Fit), out.Total, nodefit.Names(out.Fit))
 		return out
 	}
 	out.Message = refusal(p, out.Total, unfits)
@@ -153,7 +149,7 @@ func matchesSelector(sel map[string]string, n *corev1.Node) bool {
 // selectorValues is what node n carries under the selector's keys.
 func selectorValues(sel map[string]string, n *corev1.Node) string {
 	var kv []string
-	for _, k := range sortedKeys(sel) {
+	for _, k := range nodefit.SortedKeys(sel) {
 		if v, ok := n.Labels[k]; ok {
 			kv = append(kv, k+"="+v)
 		} else {
@@ -200,13 +196,13 @@ func refusal(p v1alpha1.Placement, total int, unfits map[unfitKind][]unfit) stri
 				list = append(list, u.node)
 			}
 		}
-		who, verb := names(list), "does"
+		who, verb := nodefit.Names(list), "does"
 		if len(us) > 1 {
 			verb = "do"
 		}
 		switch kind {
 		case unfitSelector:
-			sel := selectorText(p.NodeSelector)
+			sel := nodefit.SelectorText(p.NodeSelector)
 			found = append(found, fmt.Sprintf("%s %s not match spec.workers.placement.nodeSelector %s", who, verb, sel))
 			fixes = append(fixes, fmt.Sprintf("label a client node (kubectl label node NODE %s) or change spec.workers.placement.nodeSelector", strings.ReplaceAll(sel, ",", " ")))
 		case unfitAffinity:
@@ -228,32 +224,6 @@ func refusal(p v1alpha1.Placement, total int, unfits map[unfitKind][]unfit) stri
 		msg += " (" + scaleFromZero + ")"
 	}
 	return msg
-}
-
-// names lists at most 5 names, then how many more.
-func names(list []string) string {
-	const most = 5
-	if len(list) <= most {
-		return strings.Join(list, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(list[:most], ", "), len(list)-most)
-}
-
-func selectorText(sel map[string]string) string {
-	var kv []string
-	for _, k := range sortedKeys(sel) {
-		kv = append(kv, k+"="+sel[k])
-	}
-	return strings.Join(kv, ",")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // PlacementOf is where the run's load pods ran, from their pods (the
