@@ -44,6 +44,14 @@ type Config struct {
 	State string
 	// RunDir holds the sockets: a Unix socket path has at most 108 bytes.
 	RunDir string
+	// DataDir holds the kubelets' root directories, which hold sockets of
+	// their own (pod-resources/<random>, plugins_registry): under a clone
+	// such as /tmp/streambench-ci-cold.XXXXXX/repo/bin/local-cluster/ their
+	// paths passed 108 bytes and the kubelet exited ("bind: invalid
+	// argument"). A short fixed path on the disk (not /run's tmpfs: pods'
+	// emptyDir volumes live there too) keeps them short wherever the
+	// repository is.
+	DataDir string
 	// Nodes is how many nodes up starts (1 to MaxNodes).
 	Nodes int
 	// Versions of the binaries.
@@ -93,6 +101,8 @@ type Node struct {
 	Dir string
 	// RunDir holds the node's sockets.
 	RunDir string
+	// KubeletRoot is the kubelet's --root-dir: pods' volumes, and sockets.
+	KubeletRoot string
 }
 
 // ContainerdSocket is the node's containerd, the kubelet's runtime endpoint.
@@ -156,20 +166,21 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Nodes < 1 || cfg.Nodes > MaxNodes {
 		return nil, fmt.Errorf("--nodes %d: a local cluster has 1 to %d nodes", cfg.Nodes, MaxNodes)
 	}
-	if cfg.Root == "" || cfg.State == "" || cfg.RunDir == "" || cfg.Bin == "" {
-		return nil, errors.New("local cluster: Root, Bin, State and RunDir must be set")
+	if cfg.Root == "" || cfg.State == "" || cfg.RunDir == "" || cfg.DataDir == "" || cfg.Bin == "" {
+		return nil, errors.New("local cluster: Root, Bin, State, RunDir and DataDir must be set")
 	}
 	c := &Cluster{Config: cfg}
 	for i := 0; i < cfg.Nodes; i++ {
 		name := NodeNameFor(i)
 		c.Nodes = append(c.Nodes, Node{
-			Index:   i,
-			Name:    name,
-			IP:      fmt.Sprintf("10.244.%d.1", i),
-			PodCIDR: fmt.Sprintf("10.244.%d.0/24", i),
-			Bridge:  fmt.Sprintf("cni%d", i),
-			Dir:     filepath.Join(cfg.State, "nodes", string(name)),
-			RunDir:  filepath.Join(cfg.RunDir, fmt.Sprintf("n%d", i)),
+			Index:       i,
+			Name:        name,
+			IP:          fmt.Sprintf("10.244.%d.1", i),
+			PodCIDR:     fmt.Sprintf("10.244.%d.0/24", i),
+			Bridge:      fmt.Sprintf("cni%d", i),
+			Dir:         filepath.Join(cfg.State, "nodes", string(name)),
+			RunDir:      filepath.Join(cfg.RunDir, fmt.Sprintf("n%d", i)),
+			KubeletRoot: filepath.Join(cfg.DataDir, fmt.Sprintf("n%d", i), "kubelet"),
 		})
 	}
 	return c, nil

@@ -11,9 +11,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// testConfig's repository is where make ci-cold clones one: the kubelet's
+// sockets under a root in its state dir passed 108 bytes there.
 func testConfig(nodes int) Config {
-	return Config{Root: "/repo", Bin: "/repo/bin/k8s/1.36.3", State: "/repo/bin/local-cluster",
-		RunDir: "/run/streambench-local-cluster", Nodes: nodes}
+	const repo = "/tmp/streambench-ci-cold.bqHnKz/repo"
+	return Config{Root: repo, Bin: repo + "/bin/k8s/1.36.3", State: repo + "/bin/local-cluster",
+		RunDir: "/run/streambench-local-cluster", DataDir: "/var/lib/streambench-local-cluster", Nodes: nodes}
 }
 
 func TestNewNodes(t *testing.T) {
@@ -49,9 +52,16 @@ func TestNewNodes(t *testing.T) {
 				if !strings.Contains(n.Dir, string(n.Name)) {
 					t.Errorf("node %s's directory %s does not name it", n.Name, n.Dir)
 				}
-				// A Unix socket path has at most 108 bytes, the ttrpc one is the longest.
-				if l := len(n.ContainerdSocket() + ".ttrpc"); l >= 108 {
-					t.Errorf("node %s's socket path is %d bytes", n.Name, l)
+				// A Unix socket path has at most 108 bytes: containerd's ttrpc
+				// socket, and the kubelet's pod-resources socket (a random
+				// name of 10 digits) under its root.
+				for _, sock := range []string{n.ContainerdSocket() + ".ttrpc", n.KubeletRoot + "/pod-resources/1234567890"} {
+					if l := len(sock); l >= 108 {
+						t.Errorf("node %s's socket path %s is %d bytes", n.Name, sock, l)
+					}
+				}
+				if strings.HasPrefix(n.KubeletRoot, "/run/") {
+					t.Errorf("node %s's kubelet root %s is on /run's tmpfs: pods' emptyDir volumes are there", n.Name, n.KubeletRoot)
 				}
 				if sockets[n.ContainerdSocket()] {
 					t.Errorf("node %s shares socket %s", n.Name, n.ContainerdSocket())

@@ -40,10 +40,10 @@ func (c *Cluster) Down(ctx context.Context) error {
 	c.cleanupMounts()
 	c.cleanupIPTables()
 	// Fresh cluster data every time.
-	rm := []string{filepath.Join(c.State, "etcd"), filepath.Join(c.State, "apiserver"), c.RunDir,
+	rm := []string{filepath.Join(c.State, "etcd"), filepath.Join(c.State, "apiserver"), c.RunDir, c.DataDir,
 		filepath.Join(c.State, "netns-before"), recordPath(c.State)}
 	for _, n := range c.Nodes {
-		rm = append(rm, filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "kubelet", "root"),
+		rm = append(rm, filepath.Join(n.Dir, "containerd", "root"), n.KubeletRoot,
 			filepath.Join(n.Dir, "kubelet", "pod-logs"), n.CNIIPAMDir())
 	}
 	// What the one-node script kept directly under the state dir.
@@ -151,7 +151,7 @@ func shimsOf(socks map[string]bool) []int {
 	return pids
 }
 
-// cleanupMounts unmounts what is left under the state and run dirs
+// cleanupMounts unmounts what is left under the state, run and data dirs
 // (overlay root file systems, volume tmpfs), deepest first, and the network
 // namespaces of pods this cluster ran.
 func (c *Cluster) cleanupMounts() {
@@ -175,7 +175,7 @@ func (c *Cluster) cleanupMounts() {
 	}
 }
 
-// mounts lists the mount points under the state and run dirs, deepest
+// mounts lists the mount points under the state, run and data dirs, deepest
 // first.
 func (c *Cluster) mounts() []string {
 	f, err := os.Open("/proc/self/mounts")
@@ -192,7 +192,7 @@ func (c *Cluster) mounts() []string {
 		}
 		// /proc/self/mounts escapes spaces as \040; our paths have none.
 		m := fields[1]
-		if strings.HasPrefix(m, c.State+"/") || strings.HasPrefix(m, c.RunDir+"/") {
+		if strings.HasPrefix(m, c.State+"/") || strings.HasPrefix(m, c.RunDir+"/") || strings.HasPrefix(m, c.DataDir+"/") {
 			ms = append(ms, m)
 		}
 	}

@@ -239,7 +239,7 @@ func (c *Cluster) startKubelet(ctx context.Context, n Node) error {
 	p := n.KubeletPart()
 	if err := c.start(p, filepath.Join(c.Bin, "kubelet"), "--config", n.KubeletConfig(), "--kubeconfig", c.Kubeconfig(),
 		"--node-ip", n.IP, "--hostname-override", string(n.Name),
-		"--root-dir", filepath.Join(n.Dir, "kubelet", "root"), "--cert-dir", filepath.Join(n.Dir, "kubelet", "pki"),
+		"--root-dir", n.KubeletRoot, "--cert-dir", filepath.Join(n.Dir, "kubelet", "pki"),
 		"--containerd", n.ContainerdSocket(), "--v", "1"); err != nil {
 		return err
 	}

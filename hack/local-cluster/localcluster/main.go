@@ -62,10 +62,11 @@ func run() error {
 	}
 	k8s := envOr("K8S_VERSION", "1.36.3")
 	cfg := localcluster.Config{
-		Root:   root,
-		Bin:    envOr("LOCAL_CLUSTER_BIN_DIR", filepath.Join(root, "bin", "k8s", k8s)),
-		State:  envOr("LOCAL_CLUSTER_DIR", filepath.Join(root, "bin", "local-cluster")),
-		RunDir: "/run/streambench-local-cluster",
+		Root:    root,
+		Bin:     envOr("LOCAL_CLUSTER_BIN_DIR", filepath.Join(root, "bin", "k8s", k8s)),
+		State:   envOr("LOCAL_CLUSTER_DIR", filepath.Join(root, "bin", "local-cluster")),
+		RunDir:  "/run/streambench-local-cluster",
+		DataDir: "/var/lib/streambench-local-cluster",
 		Versions: localcluster.Versions{
 			Kubernetes: k8s,
 			Etcd:       envOr("ETCD_VERSION", "3.6.16"),
