@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -129,6 +130,16 @@ func (b pulsarBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*
 		return nil, reason, permanent(err) // an init Job failed for good
 	}
 	if !ready {
+		// The chart's StatefulSets say only how many replicas are ready;
+		// the scheduler says why a pod has no node (the bookies' and
+		// brokers' anti-affinity, a selector, a taint, resources).
+		var pods corev1.PodList
+		if err := b.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(pulsar.PodLabels(name))); err != nil {
+			return nil, "", err
+		}
+		if why := pulsar.Unschedulable(pods.Items); why != "" {
+			reason += "; " + why
+		}
 		return nil, reason, nil
 	}
 	ep := pulsar.Endpoints(run)

@@ -132,6 +132,15 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 	if placed.refused() {
 		return r.fail(ctx, run, placed.reason, placed.message, placed.condition())
 	}
+	// Refused at once rather than at the provisioning deadline: ZooKeeper's
+	// claims with no class, or the bookies' disks (phase_pending_storage.go).
+	zkClass, err := r.checkMetadataStoreClass(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if zkClass.Refused != "" {
+		return r.fail(ctx, run, v1alpha1.ReasonMetadataStoreClass, zkClass.Refused)
+	}
 	// Refused at once rather than after the brokers are up: the privileged
 	// page-cache Job is the last step before the load.
 	if msg, err := r.checkPodSecurity(ctx, run); err != nil {
@@ -147,6 +156,7 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 	if err := r.brokersFor(run).Deploy(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.warnMetadataStoreClass(run, zkClass)
 	startTime := func(run *v1alpha1.BenchmarkRun) bool {
 		if run.Status.StartTime == nil {
 			now := metav1.Now()

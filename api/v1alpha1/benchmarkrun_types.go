@@ -167,6 +167,20 @@ type ManagedCluster struct {
 	// +optional
 	Placement Placement `json:"placement,omitempty"`
 
+	// AuxiliaryPlacement is where Pulsar's components off the data path
+	// run: ZooKeeper, autorecovery and the chart's init Jobs (pulsar
+	// only). Set, it is used as it is: its nodeSelector and affinity pin
+	// them, and its tolerations are theirs (placement's are not added).
+	// Unset (the default), they prefer nodes outside placement's
+	// nodeSelector (a preferred node affinity, weight 100, against each of
+	// its labels) and tolerate placement's taints: off the bookies' and
+	// brokers' nodes, so they take no CPU or disk from the components
+	// under test, where other nodes exist, and on them where none do (a
+	// one-pool or one-node cluster). To be sure they stay off the pool,
+	// name their nodes here, e.g. nodeSelector {node-pool: system}.
+	// +optional
+	AuxiliaryPlacement *Placement `json:"auxiliaryPlacement,omitempty"`
+
 	// Storage of brokers (Kafka) and bookies (Pulsar). Defaulted to {} so
 	// its own defaults (deleteClaim: true) are written into the stored run.
 	// +kubebuilder:default={}
@@ -230,10 +244,12 @@ type StorageSpec struct {
 	Ledgers VolumeSpec `json:"ledgers,omitempty"`
 	// MetadataStore is ZooKeeper's data volume (pulsar only). ZooKeeper
 	// runs off the brokers' node pool, so it does not take the journal's or
-	// the ledgers' class; empty means the cluster's default class (a
-	// cluster without one, such as a new EKS cluster, must name a class
-	// here, or ZooKeeper's claims stay Pending). Size defaults to the
-	// chart's 20Gi.
+	// the ledgers' class; empty means the cluster's default class. The run
+	// fails in Pending, before anything is deployed, when that leaves no
+	// class (a cluster without a default, such as a new EKS cluster: the
+	// claims would stay Pending) or the bookies' own static class (a
+	// claim would take a bookie's disk): name a class here then. Size
+	// defaults to the chart's 20Gi.
 	// +optional
 	MetadataStore VolumeSpec `json:"metadataStore,omitempty"`
 	// DeleteClaim removes the volumes with the brokers at teardown.

@@ -66,6 +66,13 @@ const (
 	ReasonAdmitted        = "Admitted"
 	// ReasonNoWorkerNode: no node can take a worker (ConditionWorkersSchedulable).
 	ReasonNoWorkerNode = "NoWorkerNode"
+	// ReasonMetadataStoreClass fails a managed Pulsar run in Pending
+	// whose ZooKeeper claims would get no StorageClass (none named, no
+	// default) or the bookies' static one (pulsar.CheckMetadataStoreClass).
+	ReasonMetadataStoreClass = "MetadataStoreClass"
+	// ReasonMetadataStoreOnBookieClass is the warning event of a run whose
+	// ZooKeeper claims get the bookies' class, provisioned on demand.
+	ReasonMetadataStoreOnBookieClass = "MetadataStoreOnBookieClass"
 )
 
 // SetCondition sets a condition, stamping it with the run's generation.

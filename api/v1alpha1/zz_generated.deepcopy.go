@@ -881,6 +881,11 @@ func (in *ManagedCluster) DeepCopyInto(out *ManagedCluster) {
 	*out = *in
 	in.Resources.DeepCopyInto(&out.Resources)
 	in.Placement.DeepCopyInto(&out.Placement)
+	if in.AuxiliaryPlacement != nil {
+		in, out := &in.AuxiliaryPlacement, &out.AuxiliaryPlacement
+		*out = new(Placement)
+		(*in).DeepCopyInto(*out)
+	}
 	in.Storage.DeepCopyInto(&out.Storage)
 	if in.BrokerConfig != nil {
 		in, out := &in.BrokerConfig, &out.BrokerConfig

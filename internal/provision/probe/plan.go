@@ -7,21 +7,18 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/storageclass"
 )
 
-// StaticProvisioner is the provisioner of a class whose volumes are made
-// beforehand, one per disk (config/nodepool's local-nvme, the local
-// static provisioner's classes): nothing makes a new one on demand, so a
-// claim binds one of those disks, and a bound local disk is gone for the
-// run and, with reclaimPolicy Delete, Failed after it.
-const StaticProvisioner = "kubernetes.io/no-provisioner"
+// StaticProvisioner is storageclass.StaticProvisioner: a class whose
+// volumes are made beforehand, one per disk.
+const StaticProvisioner = storageclass.StaticProvisioner
 
-// The annotations that make a StorageClass the cluster's default, the
-// class of a claim that names none; the API server still honours the
-// beta one.
+// The annotations that make a StorageClass the cluster's default
+// (storageclass.AnnotationDefault, AnnotationDefaultBeta).
 const (
-	AnnotationDefaultClass     = "storageclass.kubernetes.io/is-default-class"
-	AnnotationDefaultClassBeta = "storageclass.beta.kubernetes.io/is-default-class"
+	AnnotationDefaultClass     = storageclass.AnnotationDefault
+	AnnotationDefaultClassBeta = storageclass.AnnotationDefaultBeta
 )
 
 // Plan is what a run's testbed probes: the volumes each probe Job claims,
@@ -116,20 +113,8 @@ func classVerdict(name string, byName map[string]*storagev1.StorageClass, def *s
 	return "", sc.Name
 }
 
-// DefaultClass is the class a claim that names none gets: of several
-// marked default, the newest, as the API server picks (then the first by
-// name, to be deterministic); nil when none is.
+// DefaultClass is the class a claim that names none gets
+// (storageclass.Default); nil when none is.
 func DefaultClass(classes []storagev1.StorageClass) *storagev1.StorageClass {
-	var out *storagev1.StorageClass
-	for i := range classes {
-		c := &classes[i]
-		if c.Annotations[AnnotationDefaultClass] != "true" && c.Annotations[AnnotationDefaultClassBeta] != "true" {
-			continue
-		}
-		if out == nil || c.CreationTimestamp.After(out.CreationTimestamp.Time) ||
-			(c.CreationTimestamp.Equal(&out.CreationTimestamp) && c.Name < out.Name) {
-			out = c
-		}
-	}
-	return out
+	return storageclass.Default(classes)
 }

@@ -5,8 +5,11 @@
 // It has three parts:
 //
 //   - pure builders: Values (the chart values of a run), ReleaseName,
-//     the post-renderers (AffinityPostRenderer: what the chart's values
-//     cannot express; BrokerRBACRenderer: the broker's Role and binding
+//     AuxiliaryPlacementOf and CheckMetadataStoreClass (where ZooKeeper,
+//     autorecovery and the init Jobs go, and the class ZooKeeper's claims
+//     get), the post-renderers (AffinityPostRenderer and
+//     AuxiliaryAffinityPostRenderer: what the chart's values cannot
+//     express; BrokerRBACRenderer: the broker's Role and binding
 //     left out, so the operator never grants more than it holds;
 //     PodMonitorRenderer: the monitoring labels the chart cannot set;
 //     CertificateRenderer: the chart's cert-manager Certificate left out),
@@ -15,7 +18,8 @@
 //     signing key and tokens a secured run's brokers and clients read
 //     (security.go);
 //   - Ready, a pure verdict on the release's StatefulSets and init Jobs,
-//     as read by the controller;
+//     as read by the controller, and Unschedulable, the scheduler's word
+//     on the release's pods that have no node;
 //   - Installer, which runs helm install and uninstall through Helm's Go
 //     SDK in goroutines, so that a reconcile starts an operation and polls
 //     its Result instead of blocking on it.

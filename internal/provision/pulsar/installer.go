@@ -35,6 +35,10 @@ type Release struct {
 	// Affinity is merged into the bookie and broker pod templates after
 	// rendering (see AffinityPostRenderer); nil leaves them as rendered.
 	Affinity *corev1.Affinity
+	// AuxiliaryAffinity is merged into the pod templates of ZooKeeper,
+	// autorecovery and the init Jobs after rendering
+	// (AuxiliaryAffinityPostRenderer); nil leaves them as rendered.
+	AuxiliaryAffinity *corev1.Affinity
 	// MonitorLabels are set on the chart's PodMonitors after rendering
 	// (EnablePodMonitors); nil leaves them as rendered.
 	MonitorLabels map[string]string
@@ -64,20 +68,21 @@ func (e *NotOwnedError) Error() string {
 }
 
 // ReleaseFor is the release of a managed Pulsar run: ReleaseName(run) in
-// the run's namespace, with Values(run, eff) and the run's placement
-// affinity.
+// the run's namespace, with Values(run, eff), the run's placement
+// affinity and its auxiliary components' (AuxiliaryPlacementOf).
 func ReleaseFor(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (Release, error) {
 	vals, err := Values(run, eff)
 	if err != nil {
 		return Release{}, err
 	}
 	return Release{
-		Name:      ReleaseName(run),
-		Namespace: run.Namespace,
-		Values:    vals,
-		Affinity:  run.Spec.Cluster.Managed.Placement.Affinity.DeepCopy(),
-		TLS:       SecurityOf(run).TLS,
-		Owner:     string(run.UID),
+		Name:              ReleaseName(run),
+		Namespace:         run.Namespace,
+		Values:            vals,
+		Affinity:          run.Spec.Cluster.Managed.Placement.Affinity.DeepCopy(),
+		AuxiliaryAffinity: AuxiliaryPlacementOf(run.Spec.Cluster.Managed).Affinity,
+		TLS:               SecurityOf(run).TLS,
+		Owner:             string(run.UID),
 	}, nil
 }
 
@@ -187,6 +192,7 @@ func (i *Installer) StartInstall(rel Release) bool {
 	vals, copyErr := toValue(rel.Values)
 	rel.Values, _ = vals.(map[string]any)
 	rel.Affinity = rel.Affinity.DeepCopy()
+	rel.AuxiliaryAffinity = rel.AuxiliaryAffinity.DeepCopy()
 	return i.start(rel.Namespace, rel.Name, OperationInstall, func(ctx context.Context) error {
 		if copyErr != nil {
 			return fmt.Errorf("values: %w", copyErr)

@@ -36,11 +36,37 @@ func AffinityPostRenderer(release string, affinity *corev1.Affinity) *AffinityRe
 	}
 }
 
+// AuxiliaryAffinityPostRenderer returns a Helm post-renderer that adds
+// affinity to the pod templates of the release's components off the data
+// path: the ZooKeeper and autorecovery StatefulSets and the init Jobs
+// (pulsar-init, bookie-init); nil when affinity is nil. Their chart values
+// take no affinity at all (the init Jobs' pulsar_metadata only a
+// nodeSelector and tolerations), as with AffinityPostRenderer.
+func AuxiliaryAffinityPostRenderer(release string, affinity *corev1.Affinity) *AffinityRenderer {
+	if affinity == nil {
+		return nil
+	}
+	jobs := map[string]bool{}
+	for _, j := range InitJobNames(release) {
+		jobs[j] = true
+	}
+	return &AffinityRenderer{
+		Affinity: affinity.DeepCopy(),
+		StatefulSets: map[string]bool{
+			release + "-" + ComponentZooKeeper: true,
+			release + "-" + ComponentRecovery:  true,
+		},
+		Jobs: jobs,
+	}
+}
+
 // AffinityRenderer is a Helm post-renderer (helm.sh/helm/v3/pkg/postrender)
-// that merges Affinity into the pod templates of the named StatefulSets.
+// that merges Affinity into the pod templates of the named StatefulSets
+// and Jobs.
 type AffinityRenderer struct {
 	Affinity     *corev1.Affinity
 	StatefulSets map[string]bool
+	Jobs         map[string]bool
 }
 
 // docSeparator is the line between documents of Helm's rendered manifest.
@@ -99,16 +125,16 @@ func docHead(doc string) (kind, name string, ok bool) {
 
 func (r *AffinityRenderer) patch(doc string) (string, error) {
 	kind, name, ok := docHead(doc)
-	if !ok || kind != "StatefulSet" || !r.StatefulSets[name] {
+	if !ok || !(kind == "StatefulSet" && r.StatefulSets[name] || kind == "Job" && r.Jobs[name]) {
 		return doc, nil
 	}
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-		return "", fmt.Errorf("post-render of StatefulSet %s: %w", name, err)
+		return "", fmt.Errorf("post-render of %s %s: %w", kind, name, err)
 	}
 	podSpec, ok := nested(obj, "spec", "template", "spec")
 	if !ok {
-		return "", fmt.Errorf("post-render of StatefulSet %s: no spec.template.spec", name)
+		return "", fmt.Errorf("post-render of %s %s: no spec.template.spec", kind, name)
 	}
 	var rendered corev1.Affinity
 	if a, ok := podSpec["affinity"]; ok && a != nil {
@@ -117,7 +143,7 @@ func (r *AffinityRenderer) patch(doc string) (string, error) {
 			return "", err
 		}
 		if err := json.Unmarshal(b, &rendered); err != nil {
-			return "", fmt.Errorf("post-render of StatefulSet %s: affinity: %w", name, err)
+			return "", fmt.Errorf("post-render of %s %s: affinity: %w", kind, name, err)
 		}
 	}
 	merged, err := toValue(MergeAffinity(&rendered, r.Affinity))
@@ -296,14 +322,17 @@ func docAPIVersion(doc string) string {
 
 // releaseRenderer is the post-render of a release: the broker's RBAC left
 // out, the chart's Certificates left out with TLS, the placement's
-// affinity when there is one, and the monitoring labels on the
-// PodMonitors when there are any.
+// affinity when there is one, the auxiliary components' when there is
+// one, and the monitoring labels on the PodMonitors when there are any.
 func releaseRenderer(rel Release) postrender.PostRenderer {
 	c := chainRenderer{NewBrokerRBACRenderer(rel.Name)}
 	if rel.TLS {
 		c = append(c, CertificateRenderer{})
 	}
 	if r := AffinityPostRenderer(rel.Name, rel.Affinity); r != nil {
+		c = append(c, r)
+	}
+	if r := AuxiliaryAffinityPostRenderer(rel.Name, rel.AuxiliaryAffinity); r != nil {
 		c = append(c, r)
 	}
 	if len(rel.MonitorLabels) > 0 {

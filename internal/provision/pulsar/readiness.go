@@ -2,6 +2,7 @@ package pulsar
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/podsched"
 )
 
 // StatefulSetNames are the StatefulSets of a release that Values enables,
@@ -102,6 +104,71 @@ func Ready(statefulSets []appsv1.StatefulSet, jobs []batchv1.Job, release string
 		return false, "waiting for " + strings.Join(waiting, "; "), nil
 	}
 	return true, fmt.Sprintf("StatefulSets %s ready; init Jobs complete", strings.Join(StatefulSetNames(release), ", ")), nil
+}
+
+// PodLabels select every pod of the release: the chart's template labels
+// (app is the chart's name, which Values does not override).
+func PodLabels(release string) map[string]string {
+	return map[string]string{"app": DefaultChartName, "release": release}
+}
+
+// podComponent is the chart's component label on every pod it makes.
+const podComponent = "component"
+
+// unschedulableFix says, per component label, what a pod of it the
+// scheduler cannot place needs changed.
+var unschedulableFix = map[string]string{
+	ComponentBookie: "every bookie needs a node of its own (a required anti-affinity keeps two off one node, so that an ensemble's copies are on different machines): " +
+		"add nodes that match spec.cluster.managed.placement, or lower spec.cluster.managed.bookies",
+	ComponentBroker: "every broker needs a node of its own (a required anti-affinity keeps two off one node, as for Kafka's brokers): " +
+		"add nodes that match spec.cluster.managed.placement, or lower spec.cluster.managed.brokers",
+	ComponentZooKeeper: "add nodes that match spec.cluster.managed.auxiliaryPlacement (unset: that tolerate nothing but spec.cluster.managed.placement's taints), or change it; " +
+		"check spec.cluster.managed.resources.metadataStore, and that spec.cluster.managed.storage.metadataStore's class can bind a volume there",
+	ComponentRecovery: "add nodes that match spec.cluster.managed.auxiliaryPlacement (unset: that tolerate nothing but spec.cluster.managed.placement's taints), or change it",
+	JobPulsarInit:     "add nodes that match spec.cluster.managed.auxiliaryPlacement (unset: that tolerate nothing but spec.cluster.managed.placement's taints), or change it",
+	JobBookieInit:     "add nodes that match spec.cluster.managed.auxiliaryPlacement (unset: that tolerate nothing but spec.cluster.managed.placement's taints), or change it",
+}
+
+// Unschedulable says which of the release's pods (PodLabels) the
+// scheduler cannot place, with its message and what to change, per
+// component, e.g. "bookie pod run-a-pulsar-bookie-2 cannot be scheduled:
+// 0/3 nodes are available: 3 node(s) didn't match pod anti-affinity
+// rules.; every bookie needs a node of its own ..."; "" when none. The
+// chart, like Strimzi, says only that a StatefulSet is not ready.
+func Unschedulable(pods []corev1.Pod) string {
+	stuck := podsched.Unschedulable(pods)
+	if len(stuck) == 0 {
+		return ""
+	}
+	byComponent := map[string][]podsched.Stuck{}
+	var order []string
+	for _, s := range stuck {
+		c := s.Labels[podComponent]
+		if byComponent[c] == nil {
+			order = append(order, c)
+		}
+		byComponent[c] = append(byComponent[c], s)
+	}
+	sort.Strings(order)
+	var out []string
+	for _, c := range order {
+		ss := byComponent[c]
+		what := c + " pod"
+		if c == "" {
+			what = "pod"
+		}
+		var msg string
+		if len(ss) == 1 {
+			msg = fmt.Sprintf("%s %s cannot be scheduled: %s", what, ss[0].Pod, ss[0].Message)
+		} else {
+			msg = fmt.Sprintf("%ss cannot be scheduled (%s)", what, podsched.List(ss))
+		}
+		if fix := unschedulableFix[c]; fix != "" {
+			msg += "; " + fix
+		}
+		out = append(out, msg)
+	}
+	return strings.Join(out, "; ")
 }
 
 func jobCondition(job *batchv1.Job, typ batchv1.JobConditionType) *batchv1.JobCondition {

@@ -223,3 +223,63 @@ func TestServiceURLs(t *testing.T) {
 		t.Errorf("AdminURLTLS = %q, want %q", got, want)
 	}
 }
+
+func TestUnschedulable(t *testing.T) {
+	pod := func(name, component string, conds ...corev1.PodCondition) corev1.Pod {
+		p := corev1.Pod{}
+		p.Name, p.Labels = name, map[string]string{"app": "pulsar", "release": "run-a-pulsar", "component": component}
+		p.Status.Conditions = conds
+		return p
+	}
+	unschedulable := func(msg string) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}
+	}
+	scheduled := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}
+	antiAffinity := "0/3 nodes are available: 1 node(s) didn't match pod anti-affinity rules, 2 node(s) had untolerated taint {dedicated: streaming}."
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want []string // substrings, in order
+	}{
+		{name: "none", pods: nil},
+		{name: "all placed", pods: []corev1.Pod{pod("run-a-pulsar-bookie-0", ComponentBookie, scheduled), pod("run-a-pulsar-broker-0", ComponentBroker)}},
+		{name: "a second bookie on a one-node pool", pods: []corev1.Pod{
+			pod("run-a-pulsar-bookie-0", ComponentBookie, scheduled),
+			pod("run-a-pulsar-bookie-1", ComponentBookie, unschedulable(antiAffinity)),
+		}, want: []string{
+			"bookie pod run-a-pulsar-bookie-1 cannot be scheduled: " + antiAffinity,
+			"every bookie needs a node of its own", "spec.cluster.managed.placement", "spec.cluster.managed.bookies",
+		}},
+		{name: "brokers and ZooKeeper, each with its fix", pods: []corev1.Pod{
+			pod("run-a-pulsar-zookeeper-0", ComponentZooKeeper, unschedulable("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.")),
+			pod("run-a-pulsar-broker-2", ComponentBroker, unschedulable(antiAffinity)),
+			pod("run-a-pulsar-broker-1", ComponentBroker, unschedulable(antiAffinity)),
+		}, want: []string{
+			"broker pods cannot be scheduled (run-a-pulsar-broker-1: " + antiAffinity + "; run-a-pulsar-broker-2: ",
+			"lower spec.cluster.managed.brokers",
+			"zookeeper pod run-a-pulsar-zookeeper-0 cannot be scheduled: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+			"spec.cluster.managed.auxiliaryPlacement",
+		}},
+		{name: "an init Job's pod", pods: []corev1.Pod{
+			pod("run-a-pulsar-pulsar-init-x7k2p", JobPulsarInit, unschedulable("0/3 nodes are available: 3 node(s) had untolerated taint {dedicated: streaming}.")),
+		}, want: []string{"pulsar-init pod run-a-pulsar-pulsar-init-x7k2p cannot be scheduled: 0/3 nodes", "spec.cluster.managed.auxiliaryPlacement"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Unschedulable(tc.pods)
+			if len(tc.want) == 0 {
+				if got != "" {
+					t.Errorf("got %q, want \"\"", got)
+				}
+				return
+			}
+			rest := got
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("got %q\nwant it to contain, in order, %q", got, w)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
+	}
+}

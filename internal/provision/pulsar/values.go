@@ -161,25 +161,71 @@ var statefulSetComponents = []string{ComponentZooKeeper, ComponentBookie, Compon
 // podMonitorComponents are the values sections with a podMonitor switch.
 var podMonitorComponents = []string{"zookeeper", "bookkeeper", "autorecovery", "broker", "proxy", "toolset"}
 
-// antiAffinity is the chart's per-component anti-affinity setting. The
-// chart offers only podAntiAffinity between pods of one component,
-// required or preferred. Values uses preferred everywhere:
+// The chart's <component>.affinity.type values.
+const (
+	antiAffinityRequired  = "requiredDuringSchedulingIgnoredDuringExecution"
+	antiAffinityPreferred = "preferredDuringSchedulingIgnoredDuringExecution"
+)
+
+// antiAffinity is the chart's per-component anti-affinity setting: one
+// podAntiAffinity term between pods of the component, per node
+// (kubernetes.io/hostname), of the given type.
 //
-//   - a pure builder cannot see how many nodes the pool has, and with
-//     required anti-affinity a pool smaller than the replica count leaves
-//     pods Pending until the provisioning deadline fails the run;
-//   - the Kafka side (Strimzi) sets no anti-affinity, and the scheduler's
-//     default topology spreading applies to both; required on one side
-//     only would let the two systems land on the nodes differently;
-//   - a run that must have one bookie per node (one NVMe disk each, as in
-//     the source studies) says so in spec.cluster.managed.placement.affinity with a
-//     required podAntiAffinity term, which AffinityPostRenderer adds to
-//     the chart's.
-func antiAffinity() map[string]any {
+//   - Bookies and brokers: required, as the Kafka brokers' node pool
+//     (strimzi.withBrokerAntiAffinity) and the chart's own default. Two
+//     bookies of an ensemble-3 ledger on one machine make "replicated to
+//     3 machines before the ack" untrue without a word, and the two
+//     systems must land on the nodes the same way. A pool with fewer
+//     nodes than replicas leaves the extra pods Pending, and the run says
+//     which and why (Unschedulable) until the provisioning deadline.
+//   - ZooKeeper: preferred. It is off the write path (a ledger's entries
+//     never pass through it), so two of its replicas on one node change
+//     no measured guarantee; required would make a 3-replica metadata
+//     store need three nodes of its own (auxiliaryPlacement) and refuse
+//     small clusters for nothing a benchmark measures.
+//   - Autorecovery: the chart's default (required) is left: it is one pod.
+func antiAffinity(typ string) map[string]any {
 	return map[string]any{
 		"anti_affinity": true,
-		"type":          "preferredDuringSchedulingIgnoredDuringExecution",
+		"type":          typ,
 	}
+}
+
+// AuxiliaryPlacementOf is where the run's components off the data path
+// (ZooKeeper, autorecovery, the init Jobs) go: spec.cluster.managed.
+// auxiliaryPlacement as it is when set; else placement's tolerations (a
+// cluster whose every node is tainted, one pool or one node, can still run
+// them) and a preferred node affinity away from each label of placement's
+// nodeSelector (avoidNodes), so they leave the bookies' and brokers' nodes
+// to them where other nodes exist. A placement by affinity alone gives
+// nothing to avoid: its required node affinity is not negated.
+func AuxiliaryPlacementOf(m *v1alpha1.ManagedCluster) v1alpha1.Placement {
+	if m.AuxiliaryPlacement != nil {
+		return *m.AuxiliaryPlacement.DeepCopy()
+	}
+	var out v1alpha1.Placement
+	for _, t := range m.Placement.Tolerations {
+		out.Tolerations = append(out.Tolerations, *t.DeepCopy())
+	}
+	out.Affinity = avoidNodes(m.Placement.NodeSelector)
+	return out
+}
+
+// avoidNodes is a preferred node affinity for nodes that do not match
+// nodeSelector: one term per label (not (a and b) is (not a) or (not b)),
+// weight 100 each; nil for an empty selector. NotIn also matches a node
+// without the label.
+func avoidNodes(nodeSelector map[string]string) *corev1.Affinity {
+	if len(nodeSelector) == 0 {
+		return nil
+	}
+	var terms []corev1.PreferredSchedulingTerm
+	for _, k := range slices.Sorted(maps.Keys(nodeSelector)) {
+		terms = append(terms, corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: k, Operator: corev1.NodeSelectorOpNotIn, Values: []string{nodeSelector[k]}}},
+		}})
+	}
+	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: terms}}
 }
 
 // Values returns the Apache Pulsar chart values for a managed Pulsar run
@@ -234,6 +280,9 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 
 	tolerations, err := toValue(m.Placement.Tolerations)
 	errs = append(errs, err)
+	aux := AuxiliaryPlacementOf(m)
+	auxTolerations, err := toValue(aux.Tolerations)
+	errs = append(errs, err)
 	sec := SecurityOf(run)
 	errs = append(errs, checkSecurity(m), checkSecurityOverlay(sec, m.BrokerConfig))
 	if err := errors.Join(errs...); err != nil {
@@ -263,11 +312,11 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 		"job": map[string]any{"ttl": map[string]any{"enabled": false}},
 		"zookeeper": map[string]any{
 			"replicaCount": int(counts.ZooKeeper),
-			"affinity":     antiAffinity(),
+			"affinity":     antiAffinity(antiAffinityPreferred),
 		},
 		"bookkeeper": map[string]any{
 			"replicaCount": int(counts.Bookies),
-			"affinity":     antiAffinity(),
+			"affinity":     antiAffinity(antiAffinityRequired),
 			"volumes": map[string]any{
 				"journal": journal,
 				"ledgers": ledgers,
@@ -276,7 +325,7 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 		},
 		"broker": map[string]any{
 			"replicaCount": int(counts.Brokers),
-			"affinity":     antiAffinity(),
+			"affinity":     antiAffinity(antiAffinityRequired),
 			"configData":   brokerConfig,
 		},
 	}
@@ -300,21 +349,25 @@ func Values(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability) (map[s
 	setIf(zk, "resources", zkResources)
 	setIf(bk, "resources", bookieResources)
 	setIf(br, "resources", brokerResources)
-	// Placement pins the data path (bookies and brokers) to the pool.
-	// ZooKeeper, autorecovery and the init Jobs are light and stay off
-	// the pool (no nodeSelector), so they take no CPU from the components
-	// under test where other nodes exist; they tolerate the pool's taints
-	// all the same, so a cluster whose every node is tainted (one pool, or
-	// one node) can still run them.
+	// Placement pins the data path (bookies and brokers) to the pool;
+	// ZooKeeper, autorecovery and the init Jobs (pulsar_metadata holds
+	// the Jobs': bookie-init, pulsar-init) go where AuxiliaryPlacementOf
+	// says. The chart takes nodeSelector and tolerations through its
+	// values; the affinity is the post-render's (AuxiliaryAffinityPostRenderer).
 	for _, c := range []map[string]any{bk, br} {
 		if len(m.Placement.NodeSelector) > 0 {
 			c["nodeSelector"] = stringMap(m.Placement.NodeSelector)
 		}
+		if t, ok := tolerations.([]any); ok && len(t) > 0 {
+			c["tolerations"] = tolerations
+		}
 	}
-	if t, ok := tolerations.([]any); ok && len(t) > 0 {
-		// pulsar_metadata holds the init Jobs' (bookie-init, pulsar-init).
-		for _, c := range []string{"zookeeper", "bookkeeper", "autorecovery", "broker", "pulsar_metadata"} {
-			section(vals, c)["tolerations"] = tolerations
+	for _, c := range []string{"zookeeper", "autorecovery", "pulsar_metadata"} {
+		if len(aux.NodeSelector) > 0 {
+			section(vals, c)["nodeSelector"] = stringMap(aux.NodeSelector)
+		}
+		if t, ok := auxTolerations.([]any); ok && len(t) > 0 {
+			section(vals, c)["tolerations"] = auxTolerations
 		}
 	}
 

@@ -130,7 +130,7 @@ zookeeper:
   podMonitor: {enabled: false}
 bookkeeper:
   replicaCount: 3
-  affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+  affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
   volumes:
     journal: {}
     ledgers: {}
@@ -142,7 +142,7 @@ bookkeeper:
   podMonitor: {enabled: false}
 broker:
   replicaCount: 3
-  affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+  affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
   configData:
     managedLedgerDefaultEnsembleSize: "3"
     managedLedgerDefaultWriteQuorum: "3"
@@ -211,7 +211,7 @@ func TestValuesSections(t *testing.T) {
 			want: map[string]string{
 				"bookkeeper": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 nodeSelector: {node-pool: pulsar}
 tolerations:
 - {key: dedicated, operator: Equal, value: pulsar, effect: NoSchedule}
@@ -231,7 +231,7 @@ podMonitor: {enabled: false}
 `,
 				"broker": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 nodeSelector: {node-pool: pulsar}
 tolerations:
 - {key: dedicated, operator: Equal, value: pulsar, effect: NoSchedule}
@@ -278,11 +278,48 @@ tolerations:
 			},
 		},
 		{
+			name: "auxiliaryPlacement: ZooKeeper, autorecovery and the init Jobs on nodes of their own",
+			run: newRun(nvme, func(r *v1alpha1.BenchmarkRun) {
+				r.Spec.Cluster.Managed.AuxiliaryPlacement = &v1alpha1.Placement{
+					NodeSelector: map[string]string{"node-pool": "system"},
+					Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "system", Effect: corev1.TaintEffectNoSchedule}},
+				}
+			}),
+			want: map[string]string{
+				// Its tolerations only: the pool's are not added.
+				"autorecovery": `
+nodeSelector: {node-pool: system}
+tolerations:
+- {key: dedicated, operator: Equal, value: system, effect: NoSchedule}
+podMonitor: {enabled: false}
+`,
+				"pulsar_metadata": `
+nodeSelector: {node-pool: system}
+tolerations:
+- {key: dedicated, operator: Equal, value: system, effect: NoSchedule}
+`,
+				"zookeeper": `
+replicaCount: 3
+affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+nodeSelector: {node-pool: system}
+tolerations:
+- {key: dedicated, operator: Equal, value: system, effect: NoSchedule}
+resources:
+  limits: {memory: 2Gi}
+volumes:
+  data: {storageClassName: standard, size: 8Gi}
+configData:
+  PULSAR_MEM: -Xms1228m -Xmx1228m
+podMonitor: {enabled: false}
+`,
+			},
+		},
+		{
 			name: "level 1: journal fsync before the ack, no flush interval",
 			run:  newRun(level(v1alpha1.Level1)),
 			want: map[string]string{"bookkeeper": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 volumes: {journal: {}, ledgers: {}}
 configData:
   journalWriteData: "true"
@@ -301,7 +338,7 @@ podMonitor: {enabled: false}
 			}),
 			want: map[string]string{"bookkeeper": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 volumes: {journal: {}, ledgers: {}}
 configData:
   journalWriteData: "true"
@@ -322,7 +359,7 @@ podMonitor: {enabled: false}
 			want: map[string]string{
 				"bookkeeper": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 volumes: {journal: {}, ledgers: {}}
 configData:
   journalWriteData: "false"
@@ -331,7 +368,7 @@ podMonitor: {enabled: false}
 `,
 				"broker": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 configData:
   managedLedgerDefaultEnsembleSize: "3"
   managedLedgerDefaultWriteQuorum: "3"
@@ -365,7 +402,7 @@ podMonitor: {enabled: false}
 			want: map[string]string{
 				"bookkeeper": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 volumes: {journal: {}, ledgers: {}}
 resources:
   limits: {memory: 16Gi}
@@ -380,7 +417,7 @@ podMonitor: {enabled: false}
 `,
 				"broker": `
 replicaCount: 3
-affinity: {anti_affinity: true, type: preferredDuringSchedulingIgnoredDuringExecution}
+affinity: {anti_affinity: true, type: requiredDuringSchedulingIgnoredDuringExecution}
 configData:
   managedLedgerDefaultEnsembleSize: "3"
   managedLedgerDefaultWriteQuorum: "3"

@@ -2,7 +2,6 @@ package strimzi
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/streambench/streambench-operator/internal/provision/podsched"
 )
 
 // Condition types Strimzi sets on a Kafka: Ready (True) after a
@@ -179,18 +180,10 @@ func int64Field(obj map[string]any, fields ...string) (int64, bool) {
 // by BrokerPodLabels) the scheduler cannot place, and why, in a sentence
 // for the run's status; "" when none.
 func UnschedulableBrokers(pods []corev1.Pod) string {
-	var out []string
-	for _, p := range pods {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				out = append(out, fmt.Sprintf("%s: %s", p.Name, c.Message))
-			}
-		}
-	}
-	if len(out) == 0 {
+	stuck := podsched.Unschedulable(pods)
+	if len(stuck) == 0 {
 		return ""
 	}
-	sort.Strings(out)
 	return fmt.Sprintf("broker pods cannot be scheduled (%s); every broker needs a node of its own (a required anti-affinity keeps two off one node, so that replicas are on different machines): add nodes that match spec.cluster.managed.placement, or lower spec.cluster.managed.brokers",
-		strings.Join(out, "; "))
+		podsched.List(stuck))
 }
