@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/machines"
 	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
@@ -80,6 +81,9 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		if note != "" {
 			tb.Note = strings.TrimPrefix(tb.Note+"; "+note, "; ")
 		}
+		if tb.Machines, err = r.machinesOf(ctx, machines.NodesOf(&tb, nodeNames(nodes)...)); err != nil {
+			return false, ctrl.Result{}, err
+		}
 		if _, err := r.patchStatus(ctx, run, setMessage(testbedMessage(&tb)), func(run *v1alpha1.BenchmarkRun) bool {
 			if run.Status.Testbed == nil {
 				run.Status.Testbed = &tb
@@ -133,6 +137,9 @@ func testbedMessage(tb *v1alpha1.Testbed) string {
 	msg := fmt.Sprintf("testbed probed on %d nodes", len(tb.Nodes))
 	if len(tb.Nodes) == 0 {
 		msg = "testbed not measured"
+	}
+	if machines.Shared(tb.Machines) {
+		msg += " (" + machines.Count(tb.Machines) + ")"
 	}
 	if tb.SlowestFsyncP99Ms != nil {
 		msg += fmt.Sprintf(", slowest write+fdatasync p99 %.3f ms", *tb.SlowestFsyncP99Ms)

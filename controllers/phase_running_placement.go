@@ -7,12 +7,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/machines"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
 // recordWorkerPlacement writes where the workers and the coordinator ran
-// into status.testbed.workers (workers.PlacementOf) once all of them are
-// scheduled, once: their spread is preferred, not insisted on, so whether
+// into status.testbed.workers (workers.PlacementOf), and which of the run's
+// nodes, theirs included, share a machine into status.testbed.machines,
+// once all of them are scheduled, once: their spread is preferred, not insisted on, so whether
 // they shared nodes is part of what the run stood on. Workers that share a
 // node are announced with a warning unless the placement asked for it.
 func (r *BenchmarkRunReconciler) recordWorkerPlacement(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
@@ -27,9 +29,26 @@ func (r *BenchmarkRunReconciler) recordWorkerPlacement(ctx context.Context, run 
 	if !ok {
 		return nil
 	}
+	// The machines again, now with the workers' and the coordinator's
+	// nodes (phase_provisioning_machines.go); the brokers' are read again
+	// from their pods, which the record before the load kept only when
+	// probed.
+	brokers, _, err := r.brokerNodes(ctx, run)
+	if err != nil {
+		return err
+	}
+	withWorkers := *run.Status.Testbed
+	withWorkers.Workers = placed
+	onMachines, err := r.machinesOf(ctx, machines.NodesOf(&withWorkers, nodeNames(brokers)...))
+	if err != nil {
+		return err
+	}
 	written, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
 		if tb := run.Status.Testbed; tb != nil && tb.Workers == nil {
 			tb.Workers = placed
+			if onMachines != nil {
+				tb.Machines = onMachines
+			}
 			return true
 		}
 		return false

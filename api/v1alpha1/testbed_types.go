@@ -91,7 +91,69 @@ type Testbed struct {
 	// side may bound the results; CoLocated says so.
 	// +optional
 	Workers *WorkerPlacement `json:"workers,omitempty"`
+	// Machines says which of the run's nodes are one machine: nodes on
+	// one machine (several kubelets on one host, or kind's node
+	// containers) share its CPUs, memory, disk and page cache, and each
+	// reports the whole of them, so their per-node figures are that
+	// machine's, measured once per node. Recorded before the load over
+	// the brokers', bookies' and probed nodes (the coordinator carries
+	// this record into summary.json), and again in status once the
+	// workers are placed, with the workers' and the coordinator's nodes.
+	// +optional
+	Machines *TestbedMachines `json:"machines,omitempty"`
 }
+
+// TestbedMachines is which of a run's nodes share a machine, from the
+// ids their kubelets report (status.nodeInfo): nodes with the same boot
+// id run on one kernel, so one machine (kind's node containers too, whose
+// machine ids differ); nodes with the same machine id (/etc/machine-id)
+// are one machine unless both report boot ids and these differ (machines
+// cloned from one image keep its machine id).
+type TestbedMachines struct {
+	// Nodes is how many distinct nodes were looked at.
+	Nodes int32 `json:"nodes"`
+	// Machines is how many machines carry them (a node that reports
+	// neither id counts as one of its own); 0 when not known: the operator
+	// may not list Nodes, and Note says so.
+	// +optional
+	Machines int32 `json:"machines,omitempty"`
+	// Hosts are the machines that carry more than one of the nodes; a
+	// node in none of them is a machine of its own.
+	// +optional
+	// +listType=atomic
+	Hosts []TestbedHost `json:"hosts,omitempty"`
+	// Note says it in words, e.g. "3 nodes on 1 machine (a, b, c share
+	// boot id 1a2b3c4d): their CPU, memory and disk figures are one
+	// machine's, measured 3 times, not 3 machines'".
+	// +optional
+	Note string `json:"note,omitempty"`
+}
+
+// TestbedHost is one machine that carries several of a run's nodes.
+type TestbedHost struct {
+	// Nodes on this machine, by name.
+	// +listType=atomic
+	Nodes []string `json:"nodes"`
+	// By is the id that showed it: BootID when nodes share a running
+	// kernel, MachineID when only /etc/machine-id joined them (a node
+	// reported no boot id).
+	By HostID `json:"by"`
+	// ID is that id's first 8 characters: enough to tell machines apart,
+	// and a machine id is not to be published whole (machine-id(5)).
+	ID string `json:"id"`
+}
+
+// HostID names the node id that showed nodes to share a machine.
+// +kubebuilder:validation:Enum=BootID;MachineID
+type HostID string
+
+const (
+	// HostBootID is status.nodeInfo.bootID, the kernel's
+	// /proc/sys/kernel/random/boot_id.
+	HostBootID HostID = "BootID"
+	// HostMachineID is status.nodeInfo.machineID, /etc/machine-id.
+	HostMachineID HostID = "MachineID"
+)
 
 // WorkerPlacement is where a run's worker and coordinator pods ran.
 type WorkerPlacement struct {

@@ -116,6 +116,64 @@ func TestCompareStrictExitCode(t *testing.T) {
 	}
 }
 
+// withMachines sets the testbed.machines of the summary.json in dir, as
+// the operator records it (internal/machines).
+func withMachines(t *testing.T, dir string, m *v1alpha1.TestbedMachines) {
+	t.Helper()
+	path := filepath.Join(dir, results.KeySummary)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	sum["testbed"].(map[string]any)["machines"] = m
+	if raw, err = json.Marshal(sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCompareSharedMachine: a run whose nodes are one machine is said to
+// be, from its summary.json, and flagged against a run on separate
+// machines (--strict fails on it); two runs on one machine each are like
+// with like.
+func TestCompareSharedMachine(t *testing.T) {
+	src := filepath.Join(recordedResults, "kafka-ack-1")
+	lenient := "--max-send-delay-ms=5000"
+	one := &v1alpha1.TestbedMachines{Nodes: 3, Machines: 1,
+		Hosts: []v1alpha1.TestbedHost{{Nodes: []string{"streambench-local", "streambench-local-2", "streambench-local-3"}, By: v1alpha1.HostBootID, ID: "1a2b3c4d"}},
+		Note:  "3 nodes on 1 machine (streambench-local, streambench-local-2, streambench-local-3 share boot id 1a2b3c4d): their CPU, memory and disk figures are one machine's, measured 3 times, not 3 machines'"}
+	apart := &v1alpha1.TestbedMachines{Nodes: 3, Machines: 3, Note: "3 nodes on 3 machines: no two share a boot or machine id"}
+	ci, ci2, cloud := withTestbed(t, src, 2.0), withTestbed(t, src, 2.0), withTestbed(t, src, 2.0)
+	withMachines(t, ci, one)
+	withMachines(t, ci2, one)
+	withMachines(t, cloud, apart)
+
+	code, out := streambenchExit(t, "compare", ci, ci2, "--strict", "--html", "", lenient)
+	if code != 0 || strings.Contains(out, "[machines]") {
+		t.Fatalf("two runs on one machine each with --strict: exit %d, want 0 and no flag:\n%s", code, out)
+	}
+	for _, want := range []string{"3 nodes on 1 machine (streambench-local, streambench-local-2, streambench-local-3 share boot id 1a2b3c4d): its per-node figures", "machines"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out = streambenchExit(t, "compare", ci, cloud, "--strict", "--html", "", lenient)
+	if code == 0 {
+		t.Fatalf("one machine against three with --strict: exit 0, want non-zero:\n%s", out)
+	}
+	for _, want := range []string{"[machines]", "3 nodes on 1 machine vs 3 nodes on 3 machines", "3 nodes on 3 machines"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestVersion: `streambench version` prints one line with the version and
 // the commit (ldflags or the build info; "unknown" when neither recorded
 // one, as in this test binary), and --json the same as an object.

@@ -13,6 +13,9 @@ type brokerResView struct {
 	Rows           [][]string
 	Host           []kv
 	Notes          []string
+
+	// Shared says the run's nodes share machines (sharedBrokerNodes).
+	Shared string
 }
 
 // brokerResColumns head the section's table and compare's.

@@ -67,8 +67,9 @@ type Table struct {
 	// Flags mark every pair of runs whose comparison is unfair (see
 	// Flags); compare --strict fails on any.
 	Flags []Flag
-	// Testbed is each run's slowest disk and topology, in Rows' order
-	// (empty when no run has a testbed).
+	// Testbed is each run's slowest disk, topology and machines ("3
+	// nodes on 1 machine"), in Rows' order (empty when no run has a
+	// testbed).
 	Testbed [][]string
 	// BrokerResources are each run's broker totals over its measured
 	// phase, in Rows' order (empty when no run has them): the resources
@@ -184,7 +185,7 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 		if n.Summary.Testbed != nil {
 			for _, m := range runs {
 				fsync50, fsync99, write, topo := testbedCells(m.Summary)
-				t.Testbed = append(t.Testbed, []string{m.Name, fsync50, fsync99, write, topo})
+				t.Testbed = append(t.Testbed, []string{m.Name, fsync50, fsync99, write, topo, machinesCell(m.Summary.Testbed)})
 			}
 			break
 		}
@@ -317,6 +318,7 @@ func warnings(runs []Named) []string {
 			out = append(out, fmt.Sprintf("%s: testbed not measured (%s): its disks are not compared", n.Name, nonEmpty(tb.Note, "no probe result")))
 		}
 	}
+	out = append(out, machinesWarnings(runs)...)
 	// A Java version known for some runs only: the others' are not
 	// compared (no flag), which the reader should know.
 	if slices.ContainsFunc(runs, func(n Named) bool { return javaOf(n.Summary) != nil }) {
@@ -388,7 +390,7 @@ func (t Table) WriteText(w io.Writer) error {
 	writeGrid(&b, "Throughput", tp)
 	if len(t.Testbed) > 0 {
 		b.WriteString("\n")
-		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p50 ms", "fsync p99 ms", "write MB/s", "topology"}}, t.Testbed...))
+		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p50 ms", "fsync p99 ms", "write MB/s", "topology", "machines"}}, t.Testbed...))
 	}
 	for _, d := range t.Differences {
 		fmt.Fprintf(&b, "\nB = %s against A = %s:\n", d.B, d.A)

@@ -43,6 +43,10 @@ const (
 	// FlagSecurity: the clients' TLS or authentication differ (or one
 	// run's is not recorded).
 	FlagSecurity FlagKind = "security"
+	// FlagMachines: one run's nodes share machines and the other's do not
+	// (or share them differently): per-node figures and the brokers'
+	// competition for CPUs, disk and page cache differ.
+	FlagMachines FlagKind = "machines"
 )
 
 // Flag marks a pair of runs (or one run, for the load generator) whose
@@ -199,6 +203,7 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 		return out
 	}
 	out = append(out, topologyFlags(a, b, add)...)
+	machinesFlag(a, b, add)
 	if ta.Scope != tb.Scope {
 		add(FlagTestbed, "the probes measured different things (%s vs %s)", ta.Scope, tb.Scope)
 	}

@@ -143,6 +143,12 @@ type reportPage struct {
 	// Repeats is a repeated run's figures over its repeats; nil for a run
 	// not repeated.
 	Repeats *repeatsView
+
+	// Machines is the testbed's line on which nodes share a machine;
+	// NodeMachine the id each node on a shared machine shares with the
+	// others, shown beside it.
+	Machines    *machinesView
+	NodeMachine map[string]string
 }
 
 // repeatsView is a repeated run's section: each tested figure's median in
@@ -264,8 +270,19 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 	if r.Lost > 0 {
 		pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s acknowledged messages were lost (never delivered to every subscription).", count(r.Lost)))
 	}
+	pg.Machines, pg.NodeMachine = machinesOf(s.Testbed)
+	if pg.BrokerRes != nil {
+		pg.BrokerRes.Shared = sharedBrokerNodes(s)
+		if n := sharedHostNode(s); n != "" {
+			pg.BrokerRes.Notes = append(slices.Clip(pg.BrokerRes.Notes), n)
+		}
+	}
 	if h := hostOf(s); h != nil && h.CPUBound {
-		pg.Warnings = append(pg.Warnings, "Host CPU-bound: "+h.CPUVerdict+".")
+		w := "Host CPU-bound: " + h.CPUVerdict
+		if n := sharedHostNode(s); n != "" {
+			w += "; " + n
+		}
+		pg.Warnings = append(pg.Warnings, w+".")
 	}
 	if r.NotConsumed > 0 {
 		pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s acknowledged messages were not consumed when the final drain ended: the consumers were still reading (slow, not lost), so the consume rate and end-to-end latency cover only what they read.", count(r.NotConsumed)))
