@@ -367,7 +367,7 @@ test-e2e-all: ginkgo prometheus ## test-e2e and test-e2e-managed in one parallel
 
 .PHONY: kind-up
 kind-up: $(KIND) ko ## Start the kind cluster KIND_CLUSTER (needs Docker) on KIND_NODE_IMAGE and load the operator image KIND_IMG into it with ko.
-	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --image $(KIND_NODE_IMAGE) --wait 3m
+	$(KIND) get clusters | grep -qx $(KIND_CLUSTER) || $(KIND) create cluster --name $(KIND_CLUSTER) --image $(KIND_NODE_IMAGE) --config hack/kind/cluster.yaml --wait 3m
 	@mkdir -p $(dir $(KIND_KUBECONFIG)) && $(KIND) get kubeconfig --name $(KIND_CLUSTER) > $(KIND_KUBECONFIG)
 	KO_DOCKER_REPO=$(firstword $(subst :, ,$(KIND_IMG))) KIND_CLUSTER_NAME=$(KIND_CLUSTER) VERSION=$(VERSION) COMMIT=$(COMMIT) \
 		$(KO) build ./cmd/streambench --bare --tags=$(lastword $(subst :, ,$(KIND_IMG)))

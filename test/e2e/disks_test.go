@@ -24,7 +24,7 @@ import (
 )
 
 // README's disks, for a cluster without a default StorageClass (the local
-// cluster, whose one node is this host): the StorageClass local-nvme and a
+// cluster, whose nodes are all this host): the StorageClass local-nvme and a
 // static local volume per disk made from config/nodepool as README makes
 // them, and freed after a run with README's command
 // (freeLocalDisksCommand). The managed specs claim them through
@@ -60,13 +60,16 @@ func ownDiskClass() string {
 // localDisks returns the StorageClass a spec's claims use: "" (the
 // cluster's default) when the cluster has a default StorageClass (kind's
 // local-path provisioner), else class (README's local-nvme, or a class of
-// the caller's own, ownDiskClass) with count local volumes of
-// size, made as README says: `kubectl apply -f` of the StorageClass, then
-// per disk README's sed of config/nodepool/local-nvme-pv.yaml, with the
-// disk's name, a fresh directory of a temporary directory of this host as
-// its path, and size. They are removed, with the directories, when the
-// calling container (or spec) ends.
-func localDisks(ctx context.Context, class string, count int, size string) string {
+// the caller's own, ownDiskClass) with perNode local volumes of size on
+// each of nodes, made as README says: `kubectl apply -f` of the
+// StorageClass, then per disk README's sed of
+// config/nodepool/local-nvme-pv.yaml for its node, with the disk's name, a
+// fresh directory of a temporary directory of this host as its path, and
+// size. Every node of such a cluster is this host (the local cluster), so
+// each node's disks are directories here, as an NVMe node's are its own.
+// They are removed, with the directories, when the calling container (or
+// spec) ends.
+func localDisks(ctx context.Context, class string, perNode int, size string, nodes ...string) string {
 	var classes storagev1.StorageClassList
 	Expect(k8s.List(ctx, &classes)).To(Succeed())
 	for _, c := range classes.Items {
@@ -75,12 +78,10 @@ func localDisks(ctx context.Context, class string, count int, size string) strin
 			return ""
 		}
 	}
-	var nodes corev1.NodeList
-	Expect(k8s.List(ctx, &nodes)).To(Succeed())
-	Expect(nodes.Items).To(HaveLen(1), "a cluster without a default StorageClass must be the one-node local cluster, whose node is this host")
-	node := nodes.Items[0].Name
+	Expect(nodes).NotTo(BeEmpty(), "localDisks needs the nodes to put disks on")
+	Expect(nodesAreThisHost(ctx)).To(BeTrue(), "a cluster without a default StorageClass must be the local cluster, whose nodes are this host")
 
-	By(fmt.Sprintf("making %d local disks of %s and class %s on node %s as README does (config/nodepool)", count, size, class, node))
+	By(fmt.Sprintf("making %d local disks of %s and class %s on each of %s as README does (config/nodepool)", perNode, size, class, strings.Join(nodes, ", ")))
 	classExisted := k8s.Get(ctx, client.ObjectKey{Name: class}, &storagev1.StorageClass{}) == nil
 	classFile := filepath.Join(repoRoot, "config", "nodepool", "storageclass-local-nvme.yaml")
 	if class == localDiskClass {
@@ -124,15 +125,25 @@ func localDisks(ctx context.Context, class string, count int, size string) strin
 		}
 	}
 	Expect(readmeSed).To(HavePrefix("sed "), "README's command that makes the volumes")
+	for _, node := range nodes {
+		made = append(made, nodeDisks(ctx, readmeSed, node, class, perNode, size, filepath.Join(base, node))...)
+	}
+	return class
+}
+
+// nodeDisks makes perNode of localDisks' volumes on node, their
+// directories under dir, from README's sed command.
+func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, size, dir string) []localDisk {
 	sed := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", fill(readmeSed, node))
 	sed.Dir = repoRoot
 	out, err := sed.Output()
 	Expect(err).NotTo(HaveOccurred(), "%s", readmeSed)
 	template := string(out)
-
-	for range count {
+	Expect(os.Mkdir(dir, 0o755)).To(Succeed())
+	var made []localDisk
+	for range perNode {
 		name := fmt.Sprintf("local-nvme-%s-%s-nvme%d", node, testNS, localDiskSeq)
-		dir := filepath.Join(base, fmt.Sprintf("nvme%d", localDiskSeq))
+		dir := filepath.Join(dir, fmt.Sprintf("nvme%d", localDiskSeq))
 		localDiskSeq++
 		// Brokers run as users of their own (Kafka 1001): the directory is
 		// the disk's root, open to them.
@@ -159,13 +170,13 @@ func localDisks(ctx context.Context, class string, count int, size string) strin
 		Expect(got.Spec.StorageClassName).To(Equal(class))
 		Expect(got.Spec.Capacity.Storage().Cmp(resource.MustParse(size))).To(Equal(0))
 	}
-	return class
+	return made
 }
 
 // freeLocalDisks is what README says to do after a run: once no claim
 // holds a disk localDisks made, it runs freeLocalDisksCommand as written
 // (KUBECTL and KUBECONFIG the suite's; for a class of the caller's own,
-// with that class), on this host, the node; then no volume of the class
+// with that class), on this host, which is every node; then no volume of the class
 // may be left Released or Failed, and the disks are empty. Call it between
 // runs. Without local disks (a default StorageClass, whose provisioner
 // deletes released volumes) it does nothing.
@@ -223,7 +234,7 @@ func freeLocalDisksCommandFor(class string) string {
 
 var _ = Describe("README's local disks", Label("disks"), func() {
 	It("serve a second and a third claim once freed as README says", func(ctx SpecContext) {
-		class := localDisks(ctx, localDiskClass, 1, "1Gi")
+		class := localDisks(ctx, localDiskClass, 1, "1Gi", schedulableNodes(ctx)[0].Name)
 		if class == "" {
 			notChecked("README's local disks served to a second and a third claim once freed", "the cluster has a default StorageClass")
 			Skip("the cluster has a default StorageClass: README's local disks are for clusters without one, whose node is this host")

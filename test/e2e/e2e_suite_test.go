@@ -211,7 +211,7 @@ var _ = SynchronizedAfterSuite(func() {
 	}
 }, func() {
 	// Process 1, once every process has cleaned up after itself.
-	unlabelStreamingNode(context.Background())
+	unlabelStreamingNodes(context.Background())
 	if operatorInstalled && os.Getenv("E2E_KEEP_OPERATOR") == "" {
 		By("removing the operator (helm uninstall; the CRD stays, as Helm leaves it)")
 		uninstallOperator()

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -30,12 +31,16 @@ import (
 // pulled where a registry is reachable) deploys the brokers of a run, which
 // goes from create to Succeeded under the operator installed from
 // charts/streambench with its own RBAC, and the run's deletion leaves no
-// Kafka, node pool or claim. One node: one broker, a replication factor of
-// 1 acknowledged by it, at level 2 (no fsync before the ack) and level 1
-// (flush.messages=1); and at level 2 with spec.cluster.managed.security
-// (label managed-security): a TLS listener with SCRAM-SHA-512 or mutual
-// TLS, through a KafkaUser and Strimzi's User Operator, the same workload
-// as the plaintext level-2 run, so their figures compare.
+// Kafka, node pool, claim or pod on any node. The sample as written
+// (run-ack2-async.yaml: three brokers, one per node, replication factor 3,
+// min.insync.replicas 2, scaled only in resources and disks) at level 2
+// (no fsync before the ack) and level 1 (flush.messages=1), on three nodes
+// (nodes_test.go), its topic's replicas read from the brokers during the
+// run; and one broker, a replication factor of 1 acknowledged by it, at
+// level 2 with spec.cluster.managed.security (label managed-security): a
+// TLS listener with SCRAM-SHA-512 or mutual TLS, through a KafkaUser and
+// Strimzi's User Operator (what security adds is the listener, not the
+// replication: one broker keeps those specs short).
 //
 // E2E_STRIMZI_OPERATOR is the folder of that Strimzi's install files
 // (install/ of hack/images/strimzi.sh's output); `make test-e2e` sets it.
@@ -44,6 +49,8 @@ import (
 // parallel processes, so the others fill the time beside it.
 var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed", "managed-kafka", "needs-E2E_STRIMZI_OPERATOR"), Ordered, ContinueOnFailure, SpecPriority(2), func() {
 	var storageClass string
+	// nodes are the samples' node pool: every node that takes pods.
+	var nodes []corev1.Node
 	// operatorImage is the image the install files deploy the operator
 	// from: the entity operator's User Operator runs it too.
 	var operatorImage string
@@ -60,15 +67,15 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		operatorImage = strimziOperatorImage(dir)
 		DeferCleanup(func() { uninstallStrimzi(dir, testNS) })
 		kubectl(nil, "-n", testNS, "rollout", "status", "deployment/strimzi-cluster-operator", "--timeout=5m")
-		// README's disks, where the cluster has no default StorageClass: a
-		// run claims the broker's two JBOD volumes, and the testbed probe
-		// one where it claims a volume of the brokers' class; the runs
-		// reuse them, wiped and freed after each as README says.
-		storageClass = localDisks(ctx, ownDiskClass(), 3, "2Gi")
-		node := labelStreamingNode(ctx)
-		if nodeIsThisHost(ctx) {
+		// README's disks, where the cluster has no default StorageClass:
+		// a broker claims two JBOD volumes on its node (the testbed probe
+		// takes none of a static class's); the runs reuse them, wiped and
+		// freed after each as README says.
+		nodes = labelStreamingNodes(ctx)
+		storageClass = localDisks(ctx, ownDiskClass(), 2, "2Gi", nodeNames(nodes)...)
+		if nodesAreThisHost(ctx) {
 			By("starting a Prometheus on this host that scrapes the Strimzi pods' metrics, as kube-prometheus-stack would")
-			prom = startHostPrometheus(ctx, testNS, "strimzi.io/kind=Kafka", node)
+			prom = startHostPrometheus(ctx, testNS, "strimzi.io/kind=Kafka", nodes)
 		}
 		if prom == nil {
 			notChecked("the managed Kafka runs' broker figures (CPU and GC from the Strimzi pods' metrics, through Prometheus)",
@@ -76,71 +83,92 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		}
 	})
 
+	// config/samples/run-ack2-async.yaml as written (threeNodeKafkaRun):
+	// three brokers, one per node, replication factor 3 and
+	// min.insync.replicas 2, at the sample's level 2 (no fsync before the
+	// ack) and at level 1 (flush.messages=1), on the three-node cluster.
 	for _, level := range []v1alpha1.Level{v1alpha1.Level2, v1alpha1.Level1} {
-		It(fmt.Sprintf("runs a one-broker Kafka at level %d to Succeeded and leaves no Kafka, node pool or claim", level), func(ctx SpecContext) {
-			run := managedKafkaRun(fmt.Sprintf("e2e-strimzi-l%d", level), level, storageClass)
+		It(fmt.Sprintf("runs the three-broker sample at level %d to Succeeded, one broker per node, its topic's 3 replicas in sync, and leaves nothing on any node", level), func(ctx SpecContext) {
+			expectThreeNodes(nodes)
+			start := time.Now()
+			run := threeNodeKafkaRun(fmt.Sprintf("e2e-strimzi-3n-l%d", level), level, storageClass)
 			if prom != nil {
 				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
 			}
 			applyRun(run)
 			teardownOnFailure(run)
+			cluster := strimzi.ClusterName(run)
+			brokerLabels := client.MatchingLabels{"strimzi.io/cluster": cluster, "strimzi.io/kind": "Kafka"}
 
-			By("the broker pod runs in the run's envelope: the memory limit is the request, the heap is streambench's")
-			waitForPhase(ctx, run, v1alpha1.PhaseRunning, 10*time.Minute)
+			By("three brokers, each on a node of its own (their pods' spec.nodeName), in the run's envelope")
+			waitForPhase(ctx, run, v1alpha1.PhaseRunning, 15*time.Minute)
+			logf("%s Running after %s", run.Name, time.Since(start).Round(time.Second))
 			var pods corev1.PodList
-			Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{"strimzi.io/cluster": strimzi.ClusterName(run), "strimzi.io/kind": "Kafka"})).To(Succeed())
-			Expect(pods.Items).To(HaveLen(1))
-			c := pods.Items[0].Spec.Containers[0]
-			Expect(c.Resources.Limits.Memory().String()).To(Equal("1Gi"))
-			var heapOpts string
-			for _, e := range c.Env {
-				if e.Name == "KAFKA_HEAP_OPTS" {
-					heapOpts = e.Value
-				}
+			Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), brokerLabels)).To(Succeed())
+			brokerNodes := expectOnePerNode(pods.Items, 3, "broker")
+			logf("brokers on %s:\n%s", strings.Join(brokerNodes, ", "),
+				kubectl(nil, "-n", testNS, "get", "pods", "-o", "wide", "-l", "strimzi.io/cluster="+cluster))
+			for _, p := range pods.Items {
+				c := p.Spec.Containers[0]
+				Expect(c.Resources.Limits.Memory().String()).To(Equal("1Gi"), p.Name)
+				Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "KAFKA_HEAP_OPTS", Value: "-Xms512m -Xmx512m"}),
+					"%s: the heap Strimzi passes to kafka_run.sh, from the node pool's jvmOptions", p.Name)
 			}
-			Expect(heapOpts).To(Equal("-Xms512m -Xmx512m"), "the heap Strimzi passes to kafka_run.sh, from the node pool's jvmOptions")
+
+			By("the brokers say the run's topic has 3 replicas, all 3 in sync, and min.insync.replicas 2, while the load runs")
+			topics := expectKafkaTopicsInSync(ctx, run, pods.Items[0].Name, 3, "2")
+			logf("%s", topics)
 
 			got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
+			logf("%s Succeeded after %s", run.Name, time.Since(start).Round(time.Second))
 			expectResults(ctx, got, v1alpha1.SystemKafka)
-			Expect(got.Status.Testbed.Topology.Components).To(Equal([]v1alpha1.ComponentEnvelope{
-				{Component: "broker", Replicas: 1, CPURequest: "200m", MemoryRequest: "1Gi", MemoryLimit: "1Gi", Heap: "512Mi"}}))
 			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
 			p := got.Status.Results.PublishLatencyMs
-			logf("%s (plaintext): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
+			logf("%s (three brokers, RF 3, level %d): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, level, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
+			Expect(got.Status.Testbed.Topology.Components).To(Equal([]v1alpha1.ComponentEnvelope{
+				{Component: "broker", Replicas: 3, CPURequest: "200m", MemoryRequest: "1Gi", MemoryLimit: "1Gi", Heap: "512Mi"}}))
+			Expect(got.Status.Testbed.Topology.Brokers).To(Equal(int32(3)))
+			expectOneMachine(got, brokerNodes)
 
-			By("the durability achieved is the level asked for, on the broker Strimzi ran")
+			By("the durability achieved is the level asked for, replicated three ways, on the broker Strimzi ran")
 			d := got.Status.Durability
 			Expect(d.AchievedLevel).To(Equal(level), d.Explanation)
-			Expect(d.BrokerVersion).NotTo(BeEmpty())
 			Expect(d.Verification).To(Equal(v1alpha1.Verified), "Kafka %s: %s", d.BrokerVersion, d.Explanation)
 			Expect(d.BrokerVersion).To(Equal("4.3.1"), "the sample's Kafka, which Strimzi 1.2.0 deploys")
+			Expect(d.Kafka).NotTo(BeNil())
+			Expect(d.Kafka.ReplicationFactor).To(Equal(int32(3)))
+			Expect(d.Kafka.Topic).To(HaveKeyWithValue("min.insync.replicas", "2"))
 
 			By("the brokers ran on Java 21, the image's, read by the testbed's probe")
 			expectBrokerJava(ctx, got, "quay.io/strimzi/kafka:1.2.0-kafka-4.3.1")
 
 			if prom != nil {
-				By("the broker resources come from the Strimzi pod's own metrics, through Prometheus")
+				By("the broker resources come from the three Strimzi pods' own metrics, through Prometheus")
 				br := got.Status.Results.BrokerResources
 				Expect(br).NotTo(BeNil(), func() string { // the notes are read only on failure
 					return fmt.Sprintf("status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
 				})
 				Expect(br.Source).To(Equal("prometheus"))
-				Expect(br.Brokers).To(Equal(1))
+				Expect(br.Brokers).To(Equal(3))
 				Expect(br.CPUCores).NotTo(BeNil())
 				Expect(*br.CPUCores).To(BeNumerically(">", 0))
 				Expect(br.GCPauseMs).NotTo(BeNil())
 				logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
 			}
 
-			By("kubectl delete leaves no Kafka, node pool or claim")
+			By("kubectl delete leaves no Kafka, node pool, claim or broker pod, in the API or on any node's kubelet")
 			kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
-			cluster := strimzi.ClusterName(got)
 			Eventually(func() string {
 				return kubectl(nil, "-n", testNS, "get", "--ignore-not-found", "-o", "name", "kafkas.kafka.strimzi.io", cluster) +
-					kubectl(nil, "-n", testNS, "get", "-o", "name", "kafkanodepools.kafka.strimzi.io,pvc", "-l", "strimzi.io/cluster="+cluster)
+					kubectl(nil, "-n", testNS, "get", "-o", "name", "kafkanodepools.kafka.strimzi.io,pvc,pod", "-l", "strimzi.io/cluster="+cluster)
 			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+			Eventually(func() []string {
+				return podsOnNodes(nodes, testNS, labels.SelectorFromSet(labels.Set{"strimzi.io/cluster": cluster}))
+			}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "the kubelets still run the run's pods")
+			By("README's disk recipe frees the disks the brokers used, on all three nodes")
 			freeLocalDisks(ctx)
-		}, SpecTimeout(25*time.Minute))
+			logf("%s: create to clean after %s", run.Name, time.Since(start).Round(time.Second))
+		}, SpecTimeout(30*time.Minute))
 	}
 
 	// spec.cluster.managed.security: Strimzi's TLS listener with its
@@ -300,6 +328,39 @@ func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *
 		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
 		Local:       &v1alpha1.LocalDurability{Mode: local},
 	}
+	return run
+}
+
+// threeNodeKafkaRun is config/samples/run-ack2-async.yaml as written,
+// scaled only in resources and disk sizes: its three brokers under its
+// placement (node pool streaming, its toleration), one per node (the node
+// pool's required anti-affinity), its Kafka version, its two JBOD disks
+// per broker (2Gi of the spec's class), at level (the sample's is 2:
+// replication factor 3, min.insync.replicas 2, acks=all; level 1 adds
+// flush.messages=1), with a memory request of 1Gi and a CPU request of
+// 200m per broker (the sample: 8 cores and 48Gi, for a 4-core, 16Gi
+// machine of its own: managedKafkaRun says why not none), and sampleRun's
+// short workload over 3 partitions, a minute long, so that the spec reads
+// the topic from the brokers while the load runs.
+func threeNodeKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
+	run := sampleRun("run-ack2-async.yaml", prefix)
+	m := run.Spec.Cluster.Managed
+	Expect(m.Brokers).To(Equal(int32(3)), "the sample's brokers")
+	Expect(run.Spec.Durability).NotTo(BeNil())
+	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "the sample's level")
+	run.Spec.Durability.Level = ptr.To(level)
+	m.Resources.Broker = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceCPU: resource.MustParse("200m")}}
+	var class *string
+	if storageClass != "" {
+		class = ptr.To(storageClass)
+	}
+	size := ptr.To(resource.MustParse("2Gi"))
+	m.Storage.Data.Size, m.Storage.Data.StorageClassName = size, class
+	Expect(m.Storage.AdditionalData).To(HaveLen(1), "the sample's second JBOD disk")
+	m.Storage.AdditionalData[0].Size, m.Storage.AdditionalData[0].StorageClassName = size, class
+	run.Spec.Workload = smallWorkload(prefix, 1)
+	run.Spec.Workload.PartitionsPerTopic = 3
 	return run
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,8 +41,12 @@ import (
 // imported by `make test-e2e-managed`); the run goes from `kubectl apply`
 // to Succeeded at level 1 (journal sync), scraped through the chart's own
 // PodMonitors as a default kube-prometheus-stack would scrape them, and
-// its deletion leaves no release, claim or Failed volume. One node: one
-// bookie and one broker, an ensemble of 1 acknowledged by it. With
+// its deletion leaves no release, claim, pod or Failed volume on any node.
+// The sample as written (three bookies, one per node, ensemble 3, write
+// quorum 3, ack quorum 2; one broker and one ZooKeeper: threeNodePulsarRun)
+// at levels 2 and 1 on three nodes, its ledgers' ensembles read from the
+// metadata store during the run; one bookie and one broker, an ensemble of
+// 1 acknowledged by it, for the rest. With
 // spec.cluster.managed.security (label managed-security) the same run asks
 // for the chart's TLS and JWT authentication: the operator makes the CA,
 // the brokers' certificate, the signing key and the tokens (no
@@ -54,7 +59,11 @@ import (
 const promRelease = "kube-prometheus-stack"
 
 var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("managed", "managed-pulsar"), Ordered, ContinueOnFailure, SpecPriority(1), func() {
-	var storageClass string
+	// storageClass is the bookies' disks' (journal and ledgers, two per
+	// node), metadataClass ZooKeeper's own (one per node).
+	var storageClass, metadataClass string
+	// nodes are the samples' node pool: every node that takes pods.
+	var nodes []corev1.Node
 	var prom *hostPrometheus
 
 	BeforeAll(func(ctx SpecContext) {
@@ -62,95 +71,152 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		By("installing the Prometheus Operator's PodMonitor CRD, as kube-prometheus-stack does, so runs get the chart's PodMonitors")
 		kubectl(nil, "apply", "--server-side", "-f", filepath.Join(upstreamDir(), "prometheus-operator-v0.93.0", "monitoring.coreos.com_podmonitors.yaml"))
 		kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/podmonitors.monitoring.coreos.com")
-		// ZooKeeper's data, the bookie's journal and ledgers; the testbed
+		// The bookies' journal and ledgers, ZooKeeper's data; the testbed
 		// probe takes none of a static class's disks.
-		storageClass = localDisks(ctx, ownDiskClass(), 3, "2Gi")
-		node := labelStreamingNode(ctx)
-		if nodeIsThisHost(ctx) {
+		nodes = labelStreamingNodes(ctx)
+		storageClass = localDisks(ctx, ownDiskClass(), 2, "2Gi", nodeNames(nodes)...)
+		// ZooKeeper's own, off the bookies' disks: on any node, as a
+		// metadata store's class need not be node-local.
+		metadataClass = localDisks(ctx, ownDiskClass(), 1, "2Gi", nodeNames(nodes)...)
+		if nodesAreThisHost(ctx) {
 			By("starting a Prometheus on this host that scrapes what the run's PodMonitors select, as prometheus-operator would")
-			prom = startHostPrometheusWith(ctx, node, func(ctx context.Context) []targetGroup { return podMonitorTargets(ctx, testNS) })
+			prom = startHostPrometheusWith(ctx, nodes, func(ctx context.Context) []targetGroup { return podMonitorTargets(ctx, testNS) })
 		} else {
 			notChecked("the managed Pulsar run's broker figures (CPU, GC and the bookie's journal latency from the pods the chart's PodMonitors select, through Prometheus)",
 				"the pods of this cluster are not reachable from this host, where the suite's Prometheus runs: not the local cluster")
 		}
 	})
 
-	It("runs a one-bookie Pulsar at level 1 to Succeeded and leaves no release, claim or Failed volume", func(ctx SpecContext) {
-		run := managedPulsarRun("e2e-pulsar-l1", storageClass)
-		if prom != nil {
-			run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
-		}
-		applyRun(run)
-		teardownOnFailure(run)
-		rel := pulsar.ReleaseName(run)
+	// config/samples/run-ack2-async-pulsar.yaml as written
+	// (threeNodePulsarRun): three bookies, one per node, ensemble 3,
+	// write quorum 3, ack quorum 2, at the sample's level 2 (the journal
+	// not synced before the ack) and at level 1 (journal synced), on the
+	// three-node cluster; ZooKeeper on a class of its own.
+	for _, level := range []v1alpha1.Level{v1alpha1.Level2, v1alpha1.Level1} {
+		It(fmt.Sprintf("runs the three-bookie sample at level %d to Succeeded, one bookie per node, its ledgers on all 3, and leaves no release, claim, pod or Failed volume on any node", level), func(ctx SpecContext) {
+			expectThreeNodes(nodes)
+			start := time.Now()
+			run := threeNodePulsarRun(fmt.Sprintf("e2e-pulsar-3n-l%d", level), level, storageClass, metadataClass)
+			if prom != nil {
+				run.Spec.Monitoring = &v1alpha1.MonitoringSpec{PrometheusURL: prom.url}
+			}
+			applyRun(run)
+			teardownOnFailure(run)
+			rel := pulsar.ReleaseName(run)
 
-		By("the bookie and the broker run in the run's envelope: the memory limit is the request")
-		waitForPhase(ctx, run, v1alpha1.PhaseRunning, 15*time.Minute)
-		for _, c := range []string{pulsar.ComponentBookie, pulsar.ComponentBroker} {
-			var pods corev1.PodList
-			Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{"release": rel, "component": c})).To(Succeed())
-			Expect(pods.Items).To(HaveLen(1), "%s pods", c)
-			Expect(pods.Items[0].Spec.Containers[0].Resources.Limits.Memory().String()).To(Equal("1Gi"), c)
-		}
+			By("three bookies, each on a node of its own (their pods' spec.nodeName), the broker beside one, in the run's envelope")
+			running := waitForPhase(ctx, run, v1alpha1.PhaseRunning, 15*time.Minute)
+			logf("%s Running after %s", run.Name, time.Since(start).Round(time.Second))
+			podsOf := func(component string) []corev1.Pod {
+				var pods corev1.PodList
+				Expect(k8s.List(ctx, &pods, client.InNamespace(testNS), client.MatchingLabels{"release": rel, "component": component})).To(Succeed())
+				return pods.Items
+			}
+			bookies := podsOf(pulsar.ComponentBookie)
+			bookieNodes := expectOnePerNode(bookies, 3, "bookie")
+			expectOnePerNode(podsOf(pulsar.ComponentBroker), 1, "broker")
+			for _, p := range append(slices.Clone(bookies), podsOf(pulsar.ComponentBroker)...) {
+				Expect(p.Spec.Containers[0].Resources.Limits.Memory().String()).To(Equal("1Gi"), p.Name)
+			}
+			logf("bookies on %s:\n%s", strings.Join(bookieNodes, ", "), kubectl(nil, "-n", testNS, "get", "pods", "-o", "wide", "-l", "release="+rel))
 
-		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
-		expectResults(ctx, got, v1alpha1.SystemPulsar)
-		logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
-		p := got.Status.Results.PublishLatencyMs
-		logf("%s (plaintext): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
-		logf("envelope: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.testbed.topology.components}"))
+			By("ZooKeeper's data is on its own class, off the bookies' disks")
+			var claims corev1.PersistentVolumeClaimList
+			Expect(k8s.List(ctx, &claims, client.InNamespace(testNS), client.MatchingLabels{"release": rel, "component": pulsar.ComponentZooKeeper})).To(Succeed())
+			Expect(claims.Items).NotTo(BeEmpty(), "ZooKeeper's claims")
+			for _, c := range claims.Items {
+				Expect(ptr.Deref(c.Spec.StorageClassName, "")).NotTo(Equal(storageClass), "ZooKeeper's claim %s", c.Name)
+				if metadataClass != "" {
+					Expect(ptr.Deref(c.Spec.StorageClassName, "")).To(Equal(metadataClass), "ZooKeeper's claim %s", c.Name)
+				}
+			}
 
-		By("the durability achieved is level 1, verified by the experiment for the Pulsar the chart ran")
-		d := got.Status.Durability
-		Expect(d.AchievedLevel).To(Equal(v1alpha1.Level1), d.Explanation)
-		Expect(d.BrokerVersion).To(Equal("4.0.7"))
-		Expect(d.Verification).To(Equal(v1alpha1.Verified), "Pulsar %s: %s", d.BrokerVersion, d.Explanation)
-		logf("durability: %s", d.Explanation)
+			By("the metadata store says every ledger of the run has the sample's quorums, its entries on all three bookies, while the load runs")
+			q := running.Status.Durability.Pulsar
+			Expect(q).NotTo(BeNil(), "status.durability.pulsar")
+			// Both levels replicate to a majority before the ack; level 1
+			// also syncs the journal.
+			Expect([]int32{q.EnsembleSize, q.WriteQuorum, q.AckQuorum}).To(Equal([]int32{3, 3, 2}), "the sample's quorums at level %d", level)
+			sync := strconv.FormatBool(level == v1alpha1.Level1)
+			Expect(q.Bookie).To(HaveKeyWithValue("journalSyncData", sync), "level %d", level)
+			By("each bookie's own configuration, as the chart's start script wrote it, says journalSyncData=" + sync)
+			for _, b := range bookies {
+				Expect(kubectl(nil, "-n", testNS, "exec", b.Name, "--", "grep", "-E", "^journalSyncData=", "conf/bookkeeper.conf")).
+					To(Equal("journalSyncData="+sync), "bookie %s", b.Name)
+			}
+			recovery := podsOf(pulsar.ComponentRecovery)
+			Expect(recovery).NotTo(BeEmpty(), "the autorecovery pod")
+			written, ledgers := expectLedgersOnBookies(ctx, run, recovery[0].Name, *q)
+			Expect(written).To(HaveLen(3), "the bookies the ledgers are on:\n%s", ledgers)
+			logf("ledgers on bookies %s (ensemble %d, write %d, ack %d)", strings.Join(written, ", "), q.EnsembleSize, q.WriteQuorum, q.AckQuorum)
 
-		By("the brokers ran on Java 21, the image's, read by the testbed's probe")
-		expectBrokerJava(ctx, got, "apachepulsar/pulsar-all:4.0.7")
-		Expect(got.Status.Testbed.Topology.Version).To(Equal("4.0.7"))
-		Expect(got.Status.Testbed.Note).To(ContainSubstring("Pulsar 4.0.7, not 4.0.12 (the default of chart pulsar 4.7.0)"),
-			"the testbed says the spec's Pulsar is not the chart's default")
+			got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, 15*time.Minute)
+			logf("%s Succeeded after %s", run.Name, time.Since(start).Round(time.Second))
+			expectResults(ctx, got, v1alpha1.SystemPulsar)
+			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
+			p := got.Status.Results.PublishLatencyMs
+			logf("%s (three bookies, E3 W3 A%d, level %d): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, q.AckQuorum, level, p.P50, p.P99, got.Status.Results.PublishMBPerSec)
+			logf("envelope: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.testbed.topology.components}"))
+			Expect(got.Status.Testbed.Topology.Bookies).To(Equal(int32(3)))
+			expectOneMachine(got, bookieNodes)
 
-		if prom != nil {
-			By("the broker resources come from the pods the chart's PodMonitors select, through Prometheus")
-			br := got.Status.Results.BrokerResources
-			Expect(br).NotTo(BeNil(), func() string { // the notes are read only on failure
-				return fmt.Sprintf("status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
-			})
-			logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
-			Expect(br.Source).To(Equal("prometheus"))
-			Expect(br.CPUCores).NotTo(BeNil())
-			Expect(*br.CPUCores).To(BeNumerically(">", 0))
-			Expect(br.GCPauseMs).NotTo(BeNil())
-			Expect(br.JournalLatencyMs).NotTo(BeNil(), "the bookie's journal latency (bookie_journal_JOURNAL_ADD_ENTRY)")
-		}
+			By("the durability achieved is the level asked for, verified by the experiment for the Pulsar the chart ran")
+			d := got.Status.Durability
+			Expect(d.AchievedLevel).To(Equal(level), d.Explanation)
+			Expect(d.BrokerVersion).To(Equal("4.0.7"))
+			Expect(d.Verification).To(Equal(v1alpha1.Verified), "Pulsar %s: %s", d.BrokerVersion, d.Explanation)
+			logf("durability: %s", d.Explanation)
 
-		By("streambench report renders the run's durability and broker resources")
-		html := renderReport(ctx, got)
-		durabilitySection := htmlSection(html, "<section><h2>Durability in effect</h2>")
-		Expect(durabilitySection).To(ContainSubstring("journalSyncData"))
-		Expect(html).To(ContainSubstring("Pulsar 4.0.7, not 4.0.12"), "the report says the Pulsar is not the chart's default")
-		logf("report, durability in effect: %s", durabilitySection)
-		if prom != nil {
-			resources := htmlSection(html, `<section id="broker-resources">`)
-			Expect(resources).To(ContainSubstring("journal"))
-			logf("report, broker resources: %s", resources)
-		}
+			By("the brokers ran on Java 21, the image's, read by the testbed's probe")
+			expectBrokerJava(ctx, got, "apachepulsar/pulsar-all:4.0.7")
+			Expect(got.Status.Testbed.Topology.Version).To(Equal("4.0.7"))
+			Expect(got.Status.Testbed.Note).To(ContainSubstring("Pulsar 4.0.7, not 4.0.12 (the default of chart pulsar 4.7.0)"),
+				"the testbed says the spec's Pulsar is not the chart's default")
 
-		By("kubectl delete leaves no release, no claim and, once freed as README says, no Failed volume")
-		kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
-		Eventually(func() string {
-			return kubectl(nil, "-n", testNS, "get", "secret,pvc,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm") +
-				kubectl(nil, "-n", testNS, "get", "pvc,statefulset,job", "-o", "name", "-l", pulsar.ClaimSelector(rel).String())
-		}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
-		freeLocalDisks(ctx)
-	}, SpecTimeout(35*time.Minute))
+			if prom != nil {
+				By("the broker resources come from the pods the chart's PodMonitors select, through Prometheus")
+				br := got.Status.Results.BrokerResources
+				Expect(br).NotTo(BeNil(), func() string { // the notes are read only on failure
+					return fmt.Sprintf("status.results.brokerResources; monitoring: %+v; %s", got.Status.Monitoring, resultNotes(ctx, got))
+				})
+				logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
+				Expect(br.Source).To(Equal("prometheus"))
+				Expect(br.CPUCores).NotTo(BeNil())
+				Expect(*br.CPUCores).To(BeNumerically(">", 0))
+				Expect(br.GCPauseMs).NotTo(BeNil())
+				Expect(br.JournalLatencyMs).NotTo(BeNil(), "the bookie's journal latency (bookie_journal_JOURNAL_ADD_ENTRY)")
+			}
+
+			By("streambench report renders the run's durability and broker resources")
+			html := renderReport(ctx, got)
+			durabilitySection := htmlSection(html, "<section><h2>Durability in effect</h2>")
+			Expect(durabilitySection).To(ContainSubstring("journalSyncData"))
+			Expect(html).To(ContainSubstring("Pulsar 4.0.7, not 4.0.12"), "the report says the Pulsar is not the chart's default")
+			logf("report, durability in effect: %s", durabilitySection)
+			Expect(html).To(ContainSubstring(`<div class="warn" id="machines">`), "the report says the nodes are one machine")
+			if prom != nil {
+				resources := htmlSection(html, `<section id="broker-resources">`)
+				Expect(resources).To(ContainSubstring("journal"))
+				logf("report, broker resources: %s", resources)
+			}
+
+			By("kubectl delete leaves no release, no claim, no pod in the API or on any node's kubelet and, once freed as README says, no Failed volume on any node")
+			kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
+			Eventually(func() string {
+				return kubectl(nil, "-n", testNS, "get", "secret,pvc,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm") +
+					kubectl(nil, "-n", testNS, "get", "pvc,statefulset,job,pod", "-o", "name", "-l", pulsar.ClaimSelector(rel).String())
+			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
+			Eventually(func() []string {
+				return podsOnNodes(nodes, testNS, labels.SelectorFromSet(labels.Set{"release": rel}))
+			}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "the kubelets still run the run's pods")
+			freeLocalDisks(ctx)
+			logf("%s: create to clean after %s", run.Name, time.Since(start).Round(time.Second))
+		}, SpecTimeout(35*time.Minute))
+	}
 
 	It("runs a one-bookie Pulsar with TLS and token authentication to Succeeded, its clients using both, and leaves no release, Secret, claim or Failed volume", Label("managed-security"), func(ctx SpecContext) {
 		start := time.Now()
-		run := managedPulsarRun("e2e-pulsar-tls", storageClass)
+		run := managedPulsarRun("e2e-pulsar-tls", storageClass, metadataClass)
 		run.Spec.Cluster.Managed.Security = &v1alpha1.ManagedSecurity{TLS: true, Authentication: v1alpha1.ManagedAuthToken}
 		applyRun(run)
 		teardownOnFailure(run)
@@ -166,7 +232,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: name}, &s)).To(Succeed(), "Secret %s", name)
 			Expect(s.OwnerReferences).To(ContainElement(HaveField("UID", running.UID)), "Secret %s", name)
 		}
-		if nodeIsThisHost(ctx) {
+		if nodesAreThisHost(ctx) {
 			By("the broker's TLS web port proves the certificate for its advertised name and refuses a client without a token")
 			expectBrokerRefusesAnonymous(ctx, rel)
 		} else {
@@ -207,7 +273,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 	}, SpecTimeout(35*time.Minute))
 
 	It("fails a run whose chart install fails, with the install's own error", func(ctx SpecContext) {
-		run := managedPulsarRun("e2e-pulsar-bad", storageClass)
+		run := managedPulsarRun("e2e-pulsar-bad", storageClass, metadataClass)
 		// Not a label value: the API server refuses the chart's
 		// StatefulSets, and helm install returns its words.
 		run.Spec.Cluster.Managed.Placement.NodeSelector = map[string]string{"node-pool": "streaming pool"}
@@ -227,7 +293,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 // address, for the clusters through the TLS web port: verified against
 // the run's CA under the name the broker advertises (its pod under the
 // headless Service), refused without a token (401), answered with the
-// benchmark's token. This host reaches pod addresses (nodeIsThisHost).
+// benchmark's token. This host reaches pod addresses (nodesAreThisHost).
 func expectBrokerRefusesAnonymous(ctx context.Context, rel string) {
 	var pod corev1.Pod
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testNS, Name: rel + "-broker-0"}, &pod)).To(Succeed())
@@ -255,28 +321,15 @@ func expectBrokerRefusesAnonymous(ctx context.Context, rel string) {
 }
 
 // managedPulsarRun is config/samples/run-ack2-async-pulsar.yaml, the
-// managed Pulsar sample, scaled to the one node of the test cluster: one
-// ZooKeeper, one bookie and one broker (the node labelled for the sample's
-// pool, its tolerations kept), Pulsar 4.0.7 (the image the local cluster
-// has; the sample names the chart's 4.0.12), memory requests of 1Gi for
-// the bookie and the broker, journal, ledgers and ZooKeeper's data on 2Gi
-// volumes of the spec's class, durability level 1 with an ensemble of 1
-// (a level's own is 3), a short workload and two workers without the
-// sample's 4-core requests and client pool.
-func managedPulsarRun(prefix, storageClass string) *v1alpha1.BenchmarkRun {
+// managed Pulsar sample, scaled to one node of the test cluster: one
+// ZooKeeper, one bookie and one broker (under the sample's pool and
+// tolerations), pulsarScaled's version, envelope and disks, durability
+// level 1 with an ensemble of 1 (a level's own is 3).
+func managedPulsarRun(prefix, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
 	run := sampleRun("run-ack2-async-pulsar.yaml", prefix)
 	m := run.Spec.Cluster.Managed
-	m.Brokers, m.Bookies, m.MetadataStoreReplicas, m.Version = 1, 1, 1, "4.0.7"
-	gi := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
-	m.Resources.Broker, m.Resources.Bookie = gi, gi
-	var class *string
-	if storageClass != "" {
-		class = ptr.To(storageClass)
-	}
-	size := ptr.To(resource.MustParse("2Gi"))
-	for _, v := range []*v1alpha1.VolumeSpec{&m.Storage.Journal, &m.Storage.Ledgers, &m.Storage.MetadataStore} {
-		v.Size, v.StorageClassName = size, class
-	}
+	m.Brokers, m.Bookies, m.MetadataStoreReplicas = 1, 1, 1
+	pulsarScaled(m, storageClass, metadataClass)
 	run.Spec.Durability = &v1alpha1.DurabilitySpec{
 		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
 		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync},
@@ -284,47 +337,50 @@ func managedPulsarRun(prefix, storageClass string) *v1alpha1.BenchmarkRun {
 	return run
 }
 
-// labelStreamingNode labels the one node for the samples' node pool
-// (node-pool=streaming) and returns its name. The label stays until the
-// suite ends (unlabelStreamingNode, process 1): the managed specs of
-// parallel processes share the node, and one container's end must not
-// take the label from under another's next run.
-func labelStreamingNode(ctx context.Context) string {
-	By("labelling the node for the sample's node pool (node-pool=streaming)")
-	var all corev1.NodeList
-	Expect(k8s.List(ctx, &all)).To(Succeed())
-	Expect(all.Items).To(HaveLen(1), "the spec scales the sample to one node")
-	node := all.Items[0].Name
-	kubectl(nil, "label", "node", node, "node-pool=streaming", "--overwrite")
-	return node
+// threeNodePulsarRun is config/samples/run-ack2-async-pulsar.yaml as
+// written, scaled only in resources and disk sizes, and in the parts off
+// the replication under test: its three bookies under its placement, one
+// per node (required anti-affinity), with its ensemble, write and ack
+// quorum (3, 3, 2) at level (the sample's 2; level 1 also syncs the
+// journal), but one broker and one ZooKeeper instead of three each (two
+// cores run three bookies beside them; a ledger's replication is the
+// bookies'), pulsarScaled's version, envelope and disks, and sampleRun's
+// short workload over 3 partitions, a minute long, so that the spec reads
+// the ledgers while the load runs.
+func threeNodePulsarRun(prefix string, level v1alpha1.Level, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
+	run := sampleRun("run-ack2-async-pulsar.yaml", prefix)
+	m := run.Spec.Cluster.Managed
+	Expect(m.Bookies).To(Equal(int32(3)), "the sample's bookies")
+	Expect(run.Spec.Durability).NotTo(BeNil())
+	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "the sample's level")
+	run.Spec.Durability.Level = ptr.To(level)
+	m.Brokers, m.MetadataStoreReplicas = 1, 1
+	pulsarScaled(m, storageClass, metadataClass)
+	run.Spec.Workload = smallWorkload(prefix, 1)
+	run.Spec.Workload.PartitionsPerTopic = 3
+	return run
 }
 
-// unlabelStreamingNode removes what labelStreamingNode set, from a
-// one-node cluster, once no spec runs any more.
-func unlabelStreamingNode(ctx context.Context) {
-	var all corev1.NodeList
-	if err := k8s.List(ctx, &all); err != nil || len(all.Items) != 1 {
-		return
-	}
-	if all.Items[0].Labels["node-pool"] == "streaming" {
-		_, _ = kubectlE(nil, "label", "node", all.Items[0].Name, "node-pool-")
-	}
-}
-
-// nodeIsThisHost: the cluster's one node is this host (the local cluster),
-// so pods' addresses are reachable from here.
-func nodeIsThisHost(ctx context.Context) bool {
-	var nodes corev1.NodeList
-	Expect(k8s.List(ctx, &nodes)).To(Succeed())
-	if len(nodes.Items) != 1 {
-		return false
-	}
-	for _, a := range nodes.Items[0].Status.Addresses {
-		if a.Type == corev1.NodeInternalIP && a.Address == brokerHost {
-			return true
+// pulsarScaled scales the sample's managed cluster to the test cluster:
+// Pulsar 4.0.7 (the image the local cluster has; the sample names the
+// chart's 4.0.12), memory requests of 1Gi for the bookies and the broker
+// (the sample: 32Gi and 16Gi), journal and ledgers on 2Gi volumes of
+// storageClass (README's local disks, or the cluster's default where it
+// has one: ""), ZooKeeper's data on a 2Gi volume of metadataClass, its own.
+func pulsarScaled(m *v1alpha1.ManagedCluster, storageClass, metadataClass string) {
+	m.Version = "4.0.7"
+	gi := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	m.Resources.Broker, m.Resources.Bookie = gi, gi
+	size := ptr.To(resource.MustParse("2Gi"))
+	for _, v := range []struct {
+		spec  *v1alpha1.VolumeSpec
+		class string
+	}{{&m.Storage.Journal, storageClass}, {&m.Storage.Ledgers, storageClass}, {&m.Storage.MetadataStore, metadataClass}} {
+		v.spec.Size, v.spec.StorageClassName = size, nil
+		if v.class != "" {
+			v.spec.StorageClassName = ptr.To(v.class)
 		}
 	}
-	return false
 }
 
 // podMonitorTargets does for the PodMonitors of ns what prometheus-operator

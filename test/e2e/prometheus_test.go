@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,7 +29,8 @@ import (
 // (brokerHost), scraping what kube-prometheus-stack would for a Strimzi
 // Kafka: the Kafka pods' JMX exporter (port 9404), with the namespace and
 // pod labels a PodMonitor target carries, and the kubelet's cAdvisor with
-// its node label. It is built without Kubernetes service discovery, so the
+// its node label, of every node (the local cluster's nodes are all this
+// host's kubelets, each on its own bridge address). It is built without Kubernetes service discovery, so the
 // spec finds the pods through the API itself and hands them over as a file
 // (file_sd), every 2 s, as prometheus-operator would rewrite its targets.
 // Pods' IPs are routable from the host only on the local cluster (its
@@ -37,8 +39,8 @@ type hostPrometheus struct {
 	url string
 }
 
-func startHostPrometheus(ctx context.Context, ns, podSelector, node string) *hostPrometheus {
-	return startHostPrometheusWith(ctx, node, func(ctx context.Context) []targetGroup {
+func startHostPrometheus(ctx context.Context, ns, podSelector string, nodes []corev1.Node) *hostPrometheus {
+	return startHostPrometheusWith(ctx, nodes, func(ctx context.Context) []targetGroup {
 		return podTargets(ctx, ns, podSelector, 9404)
 	})
 }
@@ -51,7 +53,7 @@ type targetGroup struct {
 
 // startHostPrometheusWith is startHostPrometheus with the pod targets
 // given by a function, asked every 2 s.
-func startHostPrometheusWith(ctx context.Context, node string, targetsOf func(context.Context) []targetGroup) *hostPrometheus {
+func startHostPrometheusWith(ctx context.Context, nodes []corev1.Node, targetsOf func(context.Context) []targetGroup) *hostPrometheus {
 	bin := os.Getenv("PROMETHEUS_BIN")
 	if bin == "" {
 		out, err := exec.Command("bash", filepath.Join(repoRoot, "hack", "prometheus-binary.sh")).Output()
@@ -80,9 +82,10 @@ scrape_configs:
   metrics_path: /metrics/cadvisor
   tls_config: {insecure_skip_verify: true}
   static_configs:
-  - targets: ["%s:10250"]
-    labels: {node: %q}
-`, targets, brokerHost, node)
+`, targets)
+	for _, n := range nodes {
+		cfg += fmt.Sprintf("  - targets: [%q]\n    labels: {node: %q}\n", net.JoinHostPort(nodeInternalIP(n), "10250"), n.Name)
+	}
 	Expect(os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644)).To(Succeed())
 	port, err := localbrokers.FreePort()
 	Expect(err).NotTo(HaveOccurred())

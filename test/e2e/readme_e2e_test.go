@@ -19,7 +19,6 @@ import (
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,7 +40,8 @@ import (
 //     and the managed sample must get its Kafka object — not brokers.
 //   - helm install: done by the suite's BeforeSuite with the Helm SDK (with
 //     E2E_IMG as the image); here the release is checked.
-//   - <nvme-node> and <client-node>: the test cluster's one node. Its taint
+//   - <nvme-node> and <client-node>: the test cluster's first node that
+//     takes pods (schedulableNodes). Its taint
 //     is removed once checked, or nothing else would schedule on it.
 //   - run-existing-kafka.yaml: bootstrapServers is the suite's brokers and
 //     the workload is made short and light, as in the other specs.
@@ -89,10 +89,8 @@ var _ = Describe("README: On a cluster", Label("needs-E2E_STRIMZI_INSTALL"), Ser
 		out, err := build.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "go build: %s", out)
 
-		var nodes corev1.NodeList
-		Expect(k8s.List(ctx, &nodes)).To(Succeed())
-		Expect(nodes.Items).NotTo(BeEmpty())
-		node = nodes.Items[0].Name
+		// A node that takes pods (kind's control plane does not).
+		node = schedulableNodes(ctx)[0].Name
 
 		By("starting 3 Kafka brokers on the host for the existing-cluster sample")
 		kafka, err = localbrokers.StartKafka(ctx, localbrokers.KafkaOptions{Host: brokerHost, Log: logf})
