@@ -6,30 +6,44 @@
 # directory of another cluster id, BookKeeper a journal with another bookie
 # cookie, and both say so only in their pods' logs.
 #
-# Usage: hack/free-local-disks.sh [CLASS] [--wipe-local | --wiped]
+# Usage: hack/free-local-disks.sh [CLASS] [--wipe-local [--node NODE]... | --wiped]
 #   CLASS         the StorageClass (default local-nvme)
 #   (no flag)     print the node and path of each Released or Failed volume,
 #                 to wipe there; frees nothing, exits 1 if there are any
 #   --wiped       you wiped those paths (their contents): free the volumes
-#   --wipe-local  on the node that holds the disks (a one-node cluster on this
-#                 host): delete what each path holds, never the directory,
-#                 then free the volumes
+#   --wipe-local  on a node that holds disks: for each volume of that node,
+#                 delete what its path holds, never the directory, then free
+#                 it. Volumes of other nodes are named and left alone: the
+#                 same path (/mnt/nvme0) is another disk on another node.
+#   --node NODE   the node this runs on, as Kubernetes names it (default:
+#                 this host's name); repeat it where several nodes are this
+#                 host (the local cluster's kubelets, each disk a directory
+#                 of its own)
 # A volume left with reclaim policy Delete is set to Retain. Environment:
 # KUBECTL (default kubectl), and KUBECONFIG as kubectl reads it.
 set -euo pipefail
 
 kubectl=${KUBECTL:-kubectl}
-class=local-nvme mode=list
-for arg; do
-  case $arg in
+class=local-nvme mode=list nodes=()
+while [ $# -gt 0 ]; do
+  case $1 in
     --wipe-local | --wiped)
       [ "$mode" = list ] || { echo "give one of --wipe-local and --wiped" >&2; exit 2; }
-      mode=${arg#--} ;;
+      mode=${1#--} ;;
+    --node)
+      [ $# -ge 2 ] && [ -n "$2" ] || { echo "--node needs a node name" >&2; exit 2; }
+      nodes+=("$2"); shift ;;
     -h | --help) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
-    -*) echo "unknown flag $arg; see $0 --help" >&2; exit 2 ;;
-    *) class=$arg ;;
+    -*) echo "unknown flag $1; see $0 --help" >&2; exit 2 ;;
+    *) class=$1 ;;
   esac
+  shift
 done
+if [ ${#nodes[@]} -gt 0 ] && [ "$mode" != wipe-local ]; then
+  echo "--node goes with --wipe-local" >&2; exit 2
+fi
+[ ${#nodes[@]} -gt 0 ] || nodes=("$(hostname)")
+here() { local n; for n in "${nodes[@]}"; do [ "$n" = "$1" ] && return 0; done; return 1; }
 
 # One line per volume, path last: '|' does not collapse empty fields as a
 # tab would, and a '|' in the path stays in it.
@@ -41,6 +55,10 @@ while IFS='|' read -r name pvclass phase policy node path; do
   case $mode in
     list) echo "$name ($phase): wipe the contents of $path on node ${node:-?}"; continue ;;
     wipe-local)
+      if ! here "$node"; then
+        echo "$name: on node ${node:-?}, not ${nodes[*]}: left alone (run this on that node with --node ${node:-?}, or wipe $path there and use --wiped)"
+        continue
+      fi
       case $path in
         /*) ;;
         *) echo "$name: refusing to wipe '$path': not an absolute path" >&2; exit 1 ;;

@@ -40,8 +40,8 @@ import (
 const localDiskClass = "local-nvme"
 
 // localDisk is a volume localDisks made: its PersistentVolume, its
-// StorageClass and the directory on this host that is its disk.
-type localDisk struct{ pv, class, dir string }
+// StorageClass, its node and the directory on this host that is its disk.
+type localDisk struct{ pv, class, node, dir string }
 
 var (
 	// localDisksMade are the disks of the localDisks calls whose cleanup
@@ -160,8 +160,8 @@ func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, 
 			pv = strings.Replace(pv, r.old, r.new, 1)
 		}
 		kubectl([]byte(pv), "apply", "-f", "-")
-		made = append(made, localDisk{pv: name, class: class, dir: dir})
-		localDisksMade = append(localDisksMade, localDisk{pv: name, class: class, dir: dir})
+		made = append(made, localDisk{pv: name, class: class, node: node, dir: dir})
+		localDisksMade = append(localDisksMade, localDisk{pv: name, class: class, node: node, dir: dir})
 
 		var got corev1.PersistentVolume
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &got)).To(Succeed())
@@ -176,9 +176,9 @@ func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, 
 // freeLocalDisks is what README says to do after a run: once no claim
 // holds a disk localDisks made, it runs freeLocalDisksCommand as written
 // (KUBECTL and KUBECONFIG the suite's; for a class of the caller's own,
-// with that class), on this host, which is every node; then no volume of the class
-// may be left Released or Failed, and the disks are empty. Call it between
-// runs. Without local disks (a default StorageClass, whose provisioner
+// with that class) once per node that has disks, here, as every node is
+// this host; then no volume of the class may be left Released or Failed,
+// and the disks are empty. Call it between runs. Without local disks (a default StorageClass, whose provisioner
 // deletes released volumes) it does nothing.
 func freeLocalDisks(ctx context.Context) {
 	if len(localDisksMade) == 0 {
@@ -192,14 +192,21 @@ func freeLocalDisks(ctx context.Context) {
 		}
 	}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
+	// README's command per class and per node, on that node: every node
+	// of the local cluster is this host.
 	var classes []string
+	type classNode struct{ class, node string }
+	var runs []classNode
 	for _, d := range localDisksMade {
 		if !slices.Contains(classes, d.class) {
 			classes = append(classes, d.class)
 		}
+		if !slices.Contains(runs, classNode{d.class, d.node}) {
+			runs = append(runs, classNode{d.class, d.node})
+		}
 	}
-	for _, class := range classes {
-		command := freeLocalDisksCommandFor(class)
+	for _, r := range runs {
+		command := fill(freeLocalDisksCommandFor(r.class), r.node)
 		By("freeing the local disks as README says: " + command)
 		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", command)
 		cmd.Dir = repoRoot

@@ -19,8 +19,9 @@ import (
 )
 
 // freeLocalDisksCommand is README's command to free the local disks after
-// a run, on the node that holds them; freeLocalDisks runs it as written.
-const freeLocalDisksCommand = "hack/free-local-disks.sh local-nvme --wipe-local"
+// a run, on each node that holds them; freeLocalDisks runs it as written,
+// once per node (fill).
+const freeLocalDisksCommand = "hack/free-local-disks.sh local-nvme --wipe-local --node <nvme-node>"
 
 func TestNodePoolVolumesAreRetain(t *testing.T) {
 	var sc storagev1.StorageClass
@@ -141,7 +142,7 @@ func TestFreeLocalDisksScript(t *testing.T) {
 
 	t.Run("--wipe-local empties the directory, keeps it, frees the volume and makes a Delete one Retain", func(t *testing.T) {
 		d := disk(t)
-		code, out, calls := freeScript(t, "pv-a|local-nvme|Released|Delete|node-1|"+d+"\n", "local-nvme", "--wipe-local")
+		code, out, calls := freeScript(t, "pv-a|local-nvme|Released|Delete|node-1|"+d+"\n", "local-nvme", "--wipe-local", "--node", "node-1")
 		want := `patch pv pv-a --type json -p [{"op":"remove","path":"/spec/claimRef"},{"op":"replace","path":"/spec/persistentVolumeReclaimPolicy","value":"Retain"}]` + "\n"
 		if code != 0 || calls != want || entries(t, d) != 0 {
 			t.Fatalf("exit %d, calls %q, %d entries left; output:\n%s", code, calls, entries(t, d), out)
@@ -153,7 +154,7 @@ func TestFreeLocalDisksScript(t *testing.T) {
 		pvs := "pv-b|local-nvme|Bound|Retain|node-1|" + d + "\n" +
 			"pv-c|local-nvme|Available|Retain|node-1|" + d + "\n" +
 			"pv-d|other|Released|Retain|node-1|" + d + "\n"
-		code, out, calls := freeScript(t, pvs, "--wipe-local")
+		code, out, calls := freeScript(t, pvs, "--wipe-local", "--node", "node-1")
 		if code != 0 || calls != "" || entries(t, d) != 2 {
 			t.Fatalf("exit %d, calls %q, %d entries left; output:\n%s", code, calls, entries(t, d), out)
 		}
@@ -161,12 +162,44 @@ func TestFreeLocalDisksScript(t *testing.T) {
 
 	for _, path := range []string{"", "/", "/..", "relative/nvme0", "/does/not/exist"} {
 		t.Run("--wipe-local refuses path "+path, func(t *testing.T) {
-			code, out, calls := freeScript(t, "pv-a|local-nvme|Released|Retain|node-1|"+path+"\n", "--wipe-local")
+			code, out, calls := freeScript(t, "pv-a|local-nvme|Released|Retain|node-1|"+path+"\n", "--wipe-local", "--node", "node-1")
 			if code == 0 || calls != "" {
 				t.Fatalf("exit %d, calls %q; output:\n%s", code, calls, out)
 			}
 		})
 	}
+
+	// Three NVMe nodes each have a disk at /mnt/nvme0: a wipe on one must
+	// not take another node's volume for its own.
+	t.Run("--wipe-local wipes and frees only the volumes of the nodes named", func(t *testing.T) {
+		d1, d2 := disk(t), disk(t)
+		pvs := "pv-a|local-nvme|Released|Retain|node-1|" + d1 + "\n" + "pv-b|local-nvme|Released|Retain|node-2|" + d2 + "\n"
+		code, out, calls := freeScript(t, pvs, "--wipe-local", "--node", "node-1")
+		if code != 0 || calls != patch || entries(t, d1) != 0 || entries(t, d2) != 2 {
+			t.Fatalf("exit %d, calls %q, %d and %d entries left; output:\n%s", code, calls, entries(t, d1), entries(t, d2), out)
+		}
+		if !strings.Contains(out, "pv-b: on node node-2, not node-1: left alone") {
+			t.Errorf("output does not say pv-b was left alone:\n%s", out)
+		}
+		code, out, calls = freeScript(t, pvs, "--wipe-local", "--node", "node-1", "--node", "node-2")
+		if code != 0 || strings.Count(calls, "patch pv") != 2 || entries(t, d2) != 0 {
+			t.Fatalf("both nodes named: exit %d, calls %q, %d entries left on node-2's; output:\n%s", code, calls, entries(t, d2), out)
+		}
+	})
+
+	t.Run("without --node, --wipe-local takes this host's name for the node", func(t *testing.T) {
+		d := disk(t)
+		code, out, calls := freeScript(t, "pv-a|local-nvme|Released|Retain|not-this-host|"+d+"\n", "--wipe-local")
+		if code != 0 || calls != "" || entries(t, d) != 2 {
+			t.Fatalf("exit %d, calls %q, %d entries left; output:\n%s", code, calls, entries(t, d), out)
+		}
+	})
+
+	t.Run("--node goes with --wipe-local", func(t *testing.T) {
+		if code, out, calls := freeScript(t, "", "--wiped", "--node", "node-1"); code != 2 || calls != "" {
+			t.Fatalf("exit %d, calls %q; output:\n%s", code, calls, out)
+		}
+	})
 
 	t.Run("one of --wipe-local and --wiped", func(t *testing.T) {
 		if code, out, calls := freeScript(t, "", "--wiped", "--wipe-local"); code != 2 || calls != "" {

@@ -301,6 +301,23 @@ func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *
 	run := sampleRun("run-ack2-async.yaml", prefix)
 	m := run.Spec.Cluster.Managed
 	m.Brokers = 1
+	kafkaScaled(m, storageClass)
+	local := v1alpha1.LocalAsync
+	if level == v1alpha1.Level1 {
+		local = v1alpha1.LocalSync
+	}
+	run.Spec.Durability = &v1alpha1.DurabilitySpec{
+		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
+		Local:       &v1alpha1.LocalDurability{Mode: local},
+	}
+	return run
+}
+
+// kafkaScaled scales the sample's brokers to the test cluster: a memory
+// request of 1Gi and a CPU request of 200m each, and the two JBOD disks of
+// 2Gi of storageClass (README's local disks, or the cluster's default
+// where it has one: "").
+func kafkaScaled(m *v1alpha1.ManagedCluster, storageClass string) {
 	// A memory request (the envelope makes it the limit too and sizes the
 	// heap from it: half of 1Gi) and a CPU request of 200m, what the
 	// Pulsar chart requests for its broker and bookie. Without one the
@@ -320,15 +337,6 @@ func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *
 	m.Storage.Data.Size, m.Storage.Data.StorageClassName = size, class
 	Expect(m.Storage.AdditionalData).To(HaveLen(1), "the sample's second JBOD disk")
 	m.Storage.AdditionalData[0].Size, m.Storage.AdditionalData[0].StorageClassName = size, class
-	local := v1alpha1.LocalAsync
-	if level == v1alpha1.Level1 {
-		local = v1alpha1.LocalSync
-	}
-	run.Spec.Durability = &v1alpha1.DurabilitySpec{
-		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
-		Local:       &v1alpha1.LocalDurability{Mode: local},
-	}
-	return run
 }
 
 // threeNodeKafkaRun is config/samples/run-ack2-async.yaml as written,
@@ -339,7 +347,7 @@ func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *
 // replication factor 3, min.insync.replicas 2, acks=all; level 1 adds
 // flush.messages=1), with a memory request of 1Gi and a CPU request of
 // 200m per broker (the sample: 8 cores and 48Gi, for a 4-core, 16Gi
-// machine of its own: managedKafkaRun says why not none), and sampleRun's
+// machine of its own: kafkaScaled says why not none), and sampleRun's
 // short workload over 3 partitions, a minute long, so that the spec reads
 // the topic from the brokers while the load runs.
 func threeNodeKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
@@ -349,16 +357,7 @@ func threeNodeKafkaRun(prefix string, level v1alpha1.Level, storageClass string)
 	Expect(run.Spec.Durability).NotTo(BeNil())
 	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "the sample's level")
 	run.Spec.Durability.Level = ptr.To(level)
-	m.Resources.Broker = corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceCPU: resource.MustParse("200m")}}
-	var class *string
-	if storageClass != "" {
-		class = ptr.To(storageClass)
-	}
-	size := ptr.To(resource.MustParse("2Gi"))
-	m.Storage.Data.Size, m.Storage.Data.StorageClassName = size, class
-	Expect(m.Storage.AdditionalData).To(HaveLen(1), "the sample's second JBOD disk")
-	m.Storage.AdditionalData[0].Size, m.Storage.AdditionalData[0].StorageClassName = size, class
+	kafkaScaled(m, storageClass)
 	run.Spec.Workload = smallWorkload(prefix, 1)
 	run.Spec.Workload.PartitionsPerTopic = 3
 	return run

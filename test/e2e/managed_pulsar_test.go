@@ -141,7 +141,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			Expect(q.Bookie).To(HaveKeyWithValue("journalSyncData", sync), "level %d", level)
 			By("each bookie's own configuration, as the chart's start script wrote it, says journalSyncData=" + sync)
 			for _, b := range bookies {
-				Expect(kubectl(nil, "-n", testNS, "exec", b.Name, "--", "grep", "-E", "^journalSyncData=", "conf/bookkeeper.conf")).
+				Expect(strings.TrimSpace(kubectl(nil, "-n", testNS, "exec", b.Name, "--", "grep", "-E", "^journalSyncData=", "conf/bookkeeper.conf"))).
 					To(Equal("journalSyncData="+sync), "bookie %s", b.Name)
 			}
 			recovery := podsOf(pulsar.ComponentRecovery)
