@@ -143,16 +143,16 @@ func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, 
 	var made []localDisk
 	for range perNode {
 		name := fmt.Sprintf("local-nvme-%s-%s-nvme%d", node, testNS, localDiskSeq)
-		dir := filepath.Join(dir, fmt.Sprintf("nvme%d", localDiskSeq))
+		disk := filepath.Join(dir, fmt.Sprintf("nvme%d", localDiskSeq))
 		localDiskSeq++
 		// Brokers run as users of their own (Kafka 1001): the directory is
 		// the disk's root, open to them.
-		Expect(os.Mkdir(dir, 0o777)).To(Succeed())
-		Expect(os.Chmod(dir, 0o777)).To(Succeed())
+		Expect(os.Mkdir(disk, 0o777)).To(Succeed())
+		Expect(os.Chmod(disk, 0o777)).To(Succeed())
 		pv := template
 		for _, r := range []struct{ old, new string }{
 			{"name: local-nvme-" + node + "-nvme0\n", "name: " + name + "\n"},
-			{"path: /mnt/nvme0\n", "path: " + dir + "\n"},
+			{"path: /mnt/nvme0\n", "path: " + disk + "\n"},
 			{"storage: 1Ti\n", "storage: " + size + "\n"},
 			{"storageClassName: " + localDiskClass + "\n", "storageClassName: " + class + "\n"},
 		} {
@@ -160,8 +160,8 @@ func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, 
 			pv = strings.Replace(pv, r.old, r.new, 1)
 		}
 		kubectl([]byte(pv), "apply", "-f", "-")
-		made = append(made, localDisk{pv: name, class: class, node: node, dir: dir})
-		localDisksMade = append(localDisksMade, localDisk{pv: name, class: class, node: node, dir: dir})
+		made = append(made, localDisk{pv: name, class: class, node: node, dir: disk})
+		localDisksMade = append(localDisksMade, localDisk{pv: name, class: class, node: node, dir: disk})
 
 		var got corev1.PersistentVolume
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &got)).To(Succeed())
@@ -178,8 +178,9 @@ func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, 
 // (KUBECTL and KUBECONFIG the suite's; for a class of the caller's own,
 // with that class) once per node that has disks, here, as every node is
 // this host; then no volume of the class may be left Released or Failed,
-// and the disks are empty. Call it between runs. Without local disks (a default StorageClass, whose provisioner
-// deletes released volumes) it does nothing.
+// and the disks are empty. Call it between runs. Without local disks (a
+// default StorageClass, whose provisioner deletes released volumes) it
+// does nothing.
 func freeLocalDisks(ctx context.Context) {
 	if len(localDisksMade) == 0 {
 		return
