@@ -347,17 +347,25 @@ func kafkaScaled(m *v1alpha1.ManagedCluster, storageClass string) {
 // replication factor 3, min.insync.replicas 2, acks=all; level 1 adds
 // flush.messages=1), with a memory request of 1Gi and a CPU request of
 // 200m per broker (the sample: 8 cores and 48Gi, for a 4-core, 16Gi
-// machine of its own: kafkaScaled says why not none), and sampleRun's
-// short workload over 3 partitions, a minute long, so that the spec reads
-// the topic from the brokers while the load runs.
+// machine of its own: kafkaScaled says why not none), and sampleAtLevel's
+// workload.
 func threeNodeKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
-	run := sampleRun("run-ack2-async.yaml", prefix)
+	run := sampleAtLevel("run-ack2-async.yaml", prefix, level)
 	m := run.Spec.Cluster.Managed
 	Expect(m.Brokers).To(Equal(int32(3)), "the sample's brokers")
-	Expect(run.Spec.Durability).NotTo(BeNil())
-	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "the sample's level")
-	run.Spec.Durability.Level = ptr.To(level)
 	kafkaScaled(m, storageClass)
+	return run
+}
+
+// sampleAtLevel is sampleRun of a three-node sample (written at level 2)
+// at level, with the three-node specs' workload: sampleRun's, over 3
+// partitions and a minute long, so that a spec reads the topic or the
+// ledgers from the brokers while the load runs.
+func sampleAtLevel(file, prefix string, level v1alpha1.Level) *v1alpha1.BenchmarkRun {
+	run := sampleRun(file, prefix)
+	Expect(run.Spec.Durability).NotTo(BeNil())
+	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "%s's level", file)
+	run.Spec.Durability.Level = ptr.To(level)
 	run.Spec.Workload = smallWorkload(prefix, 1)
 	run.Spec.Workload.PartitionsPerTopic = 3
 	return run

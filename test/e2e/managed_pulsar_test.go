@@ -344,20 +344,14 @@ func managedPulsarRun(prefix, storageClass, metadataClass string) *v1alpha1.Benc
 // quorum (3, 3, 2) at level (the sample's 2; level 1 also syncs the
 // journal), but one broker and one ZooKeeper instead of three each (two
 // cores run three bookies beside them; a ledger's replication is the
-// bookies'), pulsarScaled's version, envelope and disks, and sampleRun's
-// short workload over 3 partitions, a minute long, so that the spec reads
-// the ledgers while the load runs.
+// bookies'), pulsarScaled's version, envelope and disks, and
+// sampleAtLevel's workload.
 func threeNodePulsarRun(prefix string, level v1alpha1.Level, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
-	run := sampleRun("run-ack2-async-pulsar.yaml", prefix)
+	run := sampleAtLevel("run-ack2-async-pulsar.yaml", prefix, level)
 	m := run.Spec.Cluster.Managed
 	Expect(m.Bookies).To(Equal(int32(3)), "the sample's bookies")
-	Expect(run.Spec.Durability).NotTo(BeNil())
-	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "the sample's level")
-	run.Spec.Durability.Level = ptr.To(level)
 	m.Brokers, m.MetadataStoreReplicas = 1, 1
 	pulsarScaled(m, storageClass, metadataClass)
-	run.Spec.Workload = smallWorkload(prefix, 1)
-	run.Spec.Workload.PartitionsPerTopic = 3
 	return run
 }
 
