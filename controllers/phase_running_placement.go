@@ -12,11 +12,12 @@ import (
 )
 
 // recordWorkerPlacement writes where the workers and the coordinator ran
-// into status.testbed.workers (workers.PlacementOf), and which of the run's
-// nodes, theirs included, share a machine into status.testbed.machines,
-// once all of them are scheduled, once: their spread is preferred, not insisted on, so whether
-// they shared nodes is part of what the run stood on. Workers that share a
-// node are announced with a warning unless the placement asked for it.
+// into status.testbed.workers (workers.PlacementOf), and which of the
+// run's nodes, theirs included, share a machine into
+// status.testbed.machines, once all of them are scheduled, once: their
+// spread is preferred, not insisted on, so whether they shared nodes is
+// part of what the run stood on. Workers that share a node are announced
+// with a warning unless the placement asked for it.
 func (r *BenchmarkRunReconciler) recordWorkerPlacement(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
 	if run.Status.Testbed == nil || run.Status.Testbed.Workers != nil {
 		return nil

@@ -271,16 +271,17 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		pg.Warnings = append(pg.Warnings, fmt.Sprintf("%s acknowledged messages were lost (never delivered to every subscription).", count(r.Lost)))
 	}
 	pg.Machines, pg.NodeMachine = machinesOf(s.Testbed)
+	sharedHost := sharedHostNode(s)
 	if pg.BrokerRes != nil {
 		pg.BrokerRes.Shared = sharedBrokerNodes(s)
-		if n := sharedHostNode(s); n != "" {
-			pg.BrokerRes.Notes = append(slices.Clip(pg.BrokerRes.Notes), n)
+		if sharedHost != "" {
+			pg.BrokerRes.Notes = append(slices.Clip(pg.BrokerRes.Notes), sharedHost)
 		}
 	}
 	if h := hostOf(s); h != nil && h.CPUBound {
 		w := "Host CPU-bound: " + h.CPUVerdict
-		if n := sharedHostNode(s); n != "" {
-			w += "; " + n
+		if sharedHost != "" {
+			w += "; " + sharedHost
 		}
 		pg.Warnings = append(pg.Warnings, w+".")
 	}
