@@ -37,6 +37,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.existing) || !has(self.cluster.existing.authentication) || !has(self.cluster.existing.authentication.oauth2) || has(self.cluster.existing.authentication.oauth2.issuerURL)",message="spec.cluster.existing.authentication.oauth2.issuerURL is required for pulsar (Pulsar's issuerUrl: the Pulsar clients find the token endpoint in its /.well-known/openid-configuration)"
 // +kubebuilder:validation:XValidation:rule="self.system != 'pulsar' || !has(self.cluster.existing) || !has(self.cluster.existing.tls) || ((!has(self.cluster.existing.serviceURL) || self.cluster.existing.serviceURL.startsWith('pulsar+ssl://')) && (!has(self.cluster.existing.adminURL) || self.cluster.existing.adminURL.startsWith('https://')))",message="spec.cluster.existing.tls for pulsar needs serviceURL pulsar+ssl://host:6651 and adminURL https://host:8443"
 // +kubebuilder:validation:XValidation:rule="!has(self.cluster.managed) || !has(self.cluster.managed.security) || !has(self.cluster.managed.security.authentication) || (self.system == 'kafka') == (self.cluster.managed.security.authentication in ['scram-sha-512', 'tls'])",message="spec.cluster.managed.security.authentication: kafka takes scram-sha-512 or tls (a Strimzi KafkaUser); pulsar takes token"
+// +kubebuilder:validation:XValidation:rule="!has(self.faults) || size(self.faults) == 0 || has(self.cluster.managed) || (has(self.cluster.existing) && has(self.cluster.existing.faults) && self.cluster.existing.faults.allowDisruption)",message="spec.faults would stop, kill or delete pods of spec.cluster.existing, brokers this run did not deploy and others may use; to do it anyway set spec.cluster.existing.faults.allowDisruption: true (and its podSelector, unless strimziCluster names the cluster), or remove spec.faults"
 type BenchmarkRunSpec struct {
 	// System is the messaging system under test.
 	System System `json:"system"`
@@ -111,6 +112,19 @@ type BenchmarkRunSpec struct {
 	// +kubebuilder:validation:Maximum=20
 	// +optional
 	Repeats int32 `json:"repeats,omitempty"`
+
+	// Faults are done to the brokers during the measured phase, each at
+	// its time: a process paused or killed, a pod deleted
+	// (faults_types.go). status.faults says when each came and cleared and
+	// what it did to the load; a repeated run gets the schedule in every
+	// repeat. Checked against the rest of the spec when the run starts
+	// (internal/faults): each must fall inside the measured phase and hit
+	// a role and ordinal the brokers have. On spec.cluster.existing they
+	// need spec.cluster.existing.faults.allowDisruption.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Faults []Fault `json:"faults,omitempty"`
 }
 
 // RepeatCount is how many times the run's workload runs: spec.repeats, at
@@ -295,6 +309,10 @@ type ExistingCluster struct {
 	// (security_types.go).
 	// +optional
 	Authentication *ClientAuthentication `json:"authentication,omitempty"`
+	// Faults is the consent to spec.faults on these brokers, and where
+	// their pods are (faults_types.go).
+	// +optional
+	Faults *ExistingClusterFaults `json:"faults,omitempty"`
 }
 
 // StrimziClusterRef names a Strimzi Kafka resource.
@@ -500,6 +518,11 @@ type BenchmarkRunStatus struct {
 	// asks for the brokers' figures.
 	// +optional
 	Monitoring *MonitoringStatus `json:"monitoring,omitempty"`
+	// Faults are spec.faults as they happened: when each came and
+	// cleared, what it hit, and what it did to the load (faults_types.go).
+	// +listType=atomic
+	// +optional
+	Faults []FaultStatus `json:"faults,omitempty"`
 	// Display holds the headline figures rounded for reading, for the
 	// printer columns of kubectl get: a printer column cannot format a
 	// number, and 4.0957464299870745 MB/s reads like noise. The full

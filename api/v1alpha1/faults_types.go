@@ -1,0 +1,250 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FaultAction is what a fault does to its target.
+// +kubebuilder:validation:Enum=Pause;Kill;DeletePod
+type FaultAction string
+
+const (
+	// FaultPause stops the target's process (SIGSTOP) for the fault's
+	// duration, then lets it go on (SIGCONT): a broker that hangs (a long
+	// GC pause, a stalled disk) while its connections and leases stay open,
+	// which is what the replica-stall experiment did by hand
+	// (internal/durability/experiment/stall.go).
+	FaultPause FaultAction = "Pause"
+	// FaultKill kills the target's process (SIGKILL): no shutdown hook, no
+	// flush. In a cluster the kubelet restarts the container in the same
+	// pod, on the same volume.
+	FaultKill FaultAction = "Kill"
+	// FaultDeletePod deletes the target's pod (a graceful delete, as a node
+	// drain does); its StatefulSet or Strimzi makes it again. In a cluster
+	// only.
+	FaultDeletePod FaultAction = "DeletePod"
+)
+
+// FaultActions are the values action accepts (the CRD enum).
+var FaultActions = []FaultAction{FaultPause, FaultKill, FaultDeletePod}
+
+// FaultRole is the part a target plays in the system under test.
+type FaultRole string
+
+const (
+	// RoleBroker is a Kafka broker or a Pulsar broker. Kafka's managed
+	// brokers are KRaft controllers too (combined roles,
+	// internal/provision/strimzi/nodepool.go).
+	RoleBroker FaultRole = "broker"
+	// RoleController is a Kafka KRaft controller (kafka only). In a
+	// managed run every broker is also a controller, so controller-1 is
+	// the same node, pod and process as broker-1; it is accepted so a
+	// schedule says what it means to hit, and status names the pod hit.
+	RoleController FaultRole = "controller"
+	// RoleBookie is a BookKeeper bookie (pulsar only).
+	RoleBookie FaultRole = "bookie"
+	// RoleZooKeeper is a ZooKeeper node, Pulsar's metadata store (pulsar
+	// only).
+	RoleZooKeeper FaultRole = "zookeeper"
+	// RoleLeader is the broker that leads the run's first topic's
+	// partition 0 (Pulsar: the broker that owns it) at the moment of the
+	// fault, looked up then: the one broker whose loss the clients must
+	// fail over from, whichever it turns out to be. It has no ordinal.
+	RoleLeader FaultRole = "leader"
+)
+
+// MaxFaultOrdinal is the highest ordinal a target can name (four digits,
+// the CRD's pattern): far above any benchmark cluster.
+const MaxFaultOrdinal = 9999
+
+// FaultTarget names what a fault hits by role and ordinal: broker-0,
+// bookie-2, zookeeper-1, controller-0, or leader. Ordinals count from 0,
+// as the pods do: broker-1 of a managed Kafka is Strimzi's node 1 (pod
+// <cluster>-<pool>-1), of a managed Pulsar the StatefulSet's pod
+// <release>-broker-1; in local mode broker-1 is the second Kafka node
+// (node id 2). A target resolves only to a pod or process of the run's own
+// brokers (or, opted in, of spec.cluster.existing's), never to anything
+// else.
+// +kubebuilder:validation:MaxLength=16
+// +kubebuilder:validation:Pattern=`^((broker|controller|bookie|zookeeper)-(0|[1-9][0-9]{0,3})|leader)$`
+type FaultTarget string
+
+// Parse splits a target into its role and ordinal (-1 for leader). The
+// error says what a target looks like: the CRD's pattern refuses the same,
+// so it is seen only for a spec built in Go.
+func (t FaultTarget) Parse() (FaultRole, int, error) {
+	if FaultRole(t) == RoleLeader {
+		return RoleLeader, -1, nil
+	}
+	bad := fmt.Errorf("%q is not a fault target: write <role>-<ordinal> with role broker, controller, bookie or zookeeper and the ordinal from 0 (e.g. broker-1), or leader", string(t))
+	i := strings.LastIndexByte(string(t), '-')
+	if i <= 0 {
+		return "", 0, bad
+	}
+	role, num := FaultRole(t[:i]), string(t[i+1:])
+	switch role {
+	case RoleBroker, RoleController, RoleBookie, RoleZooKeeper:
+	default:
+		return "", 0, bad
+	}
+	n, err := strconv.Atoi(num)
+	// One spelling per ordinal (no "01", no "+1") and four digits at most,
+	// as the CRD's pattern.
+	if err != nil || n < 0 || n > MaxFaultOrdinal || strconv.Itoa(n) != num {
+		return "", 0, bad
+	}
+	return role, n, nil
+}
+
+// Fault is one fault of spec.faults: an action on a target, at a time of
+// the measured phase, for a while when the action has one.
+// +kubebuilder:validation:XValidation:rule="self.action != 'Pause' || has(self.duration)",message="a Pause needs duration: how long the target stays stopped (SIGSTOP, then SIGCONT), e.g. duration: 30s"
+// +kubebuilder:validation:XValidation:rule="self.action == 'Pause' || !has(self.duration)",message="duration applies to Pause only: a Kill or DeletePod has no end of its own (the process or pod comes back when Kubernetes restarts it); remove duration"
+type Fault struct {
+	// Action is Pause (SIGSTOP for duration, then SIGCONT), Kill (SIGKILL)
+	// or DeletePod (in a cluster only).
+	Action FaultAction `json:"action"`
+	// Target is broker-<n>, controller-<n> (kafka), bookie-<n> or
+	// zookeeper-<n> (pulsar), ordinals from 0, or leader: the broker
+	// leading the first topic's partition 0 when the fault comes.
+	Target FaultTarget `json:"target"`
+	// At is when the fault comes, after the start of the measured phase
+	// (the warm-up, a rate search and a backlog's build and drain come
+	// before it and are not counted), e.g. 2m. It must fall inside the
+	// measured phase (spec.workload.testDurationMinutes).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 90s, 2m or 1m30s after the start of the measured phase (units ns, us, ms, s, m, h)"
+	At metav1.Duration `json:"at"`
+	// Duration is how long a Pause lasts; required for Pause, refused for
+	// the others. The pause must end inside the measured phase.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 10s, 30s or 1m (units ns, us, ms, s, m, h)"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+}
+
+// ExistingClusterFaults is the explicit consent to spec.faults on brokers
+// the run did not deploy. Without it a run with faults on
+// spec.cluster.existing is refused: those brokers may serve others, and
+// a benchmark must not stop, kill or delete them by a typo.
+type ExistingClusterFaults struct {
+	// AllowDisruption must be true: the cluster's owner agrees that the
+	// run stops, kills or deletes the pods spec.faults name.
+	AllowDisruption bool `json:"allowDisruption"`
+	// Namespace of the brokers' pods; empty means strimziCluster's
+	// namespace, else the run's.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// PodSelector selects the cluster's pods, every role; a pod's role is
+	// read from the labels Strimzi (strimzi.io/broker-role,
+	// strimzi.io/controller-role) or the Apache Pulsar chart (component)
+	// put on it, its ordinal from its name's last number. Required unless
+	// strimziCluster names the cluster (then strimzi.io/cluster=<name>):
+	// with bootstrapServers or a Pulsar URL nothing says which pods serve
+	// them.
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+}
+
+// FaultStatus is what became of one fault of spec.faults (of one repeat,
+// for a repeated run: the schedule is applied in each repeat's measured
+// phase).
+type FaultStatus struct {
+	// Index is the fault's place in spec.faults, from 0.
+	Index int32 `json:"index"`
+	// Repeat is the repeat the fault was applied in, from 1; absent for a
+	// run that is not repeated.
+	// +optional
+	Repeat int32 `json:"repeat,omitempty"`
+	// Action and Target as spec.faults[index] says.
+	Action FaultAction `json:"action"`
+	Target FaultTarget `json:"target"`
+	// Resolved is what the target turned out to be at the fault's time:
+	// a pod (namespace/name, container) or a local process (pid and name),
+	// and for leader the partition it led.
+	// +optional
+	Resolved string `json:"resolved,omitempty"`
+	// Injected is true once the action was carried out.
+	Injected bool `json:"injected"`
+	// InjectedAt is when the action was carried out.
+	// +optional
+	InjectedAt *metav1.Time `json:"injectedAt,omitempty"`
+	// ClearedAt is when the fault ended: SIGCONT for a Pause; for a Kill
+	// the container running again and ready, for a DeletePod its new pod
+	// ready. Absent while the fault lasts, and when it never ended inside
+	// the run.
+	// +optional
+	ClearedAt *metav1.Time `json:"clearedAt,omitempty"`
+	// Message says why a fault was not injected (a target not found, the
+	// run ended first) or what went wrong clearing it.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Impact is what the fault did to the load, from the measured phase's
+	// intervals (internal/faultimpact; docs/results.md, "Faults").
+	// +optional
+	Impact *FaultImpact `json:"impact,omitempty"`
+}
+
+// FaultImpact is what one fault did to the load, read from the measured
+// phase's intervals. Times are at the intervals' resolution.
+type FaultImpact struct {
+	// IntervalSeconds is the length of the intervals the figures are read
+	// from (10 unless the series was thinned): times below are good to
+	// about one interval.
+	IntervalSeconds float64 `json:"intervalSeconds"`
+	// InjectedSeconds and ClearedSeconds place the fault in the measured
+	// phase (seconds after its start); ClearedSeconds is absent when the
+	// fault did not end inside it.
+	InjectedSeconds float64 `json:"injectedSeconds"`
+	// +optional
+	ClearedSeconds *float64 `json:"clearedSeconds,omitempty"`
+	// TargetRateMsgPerSec is the rate the producers were asked for: the
+	// workload's producerRate, or the rate the search found.
+	TargetRateMsgPerSec float64 `json:"targetRateMsgPerSec"`
+	// LowestPublishRateMsgPerSec is the lowest interval's publish rate from
+	// the fault until recovery (the end of the phase when never), and
+	// LowestRateFraction the same over the target rate: 1 is no dip, 0 a
+	// whole interval without an acknowledgement.
+	LowestPublishRateMsgPerSec float64 `json:"lowestPublishRateMsgPerSec"`
+	LowestRateFraction         float64 `json:"lowestRateFraction"`
+	// Recovered is true when the load came back inside the measured
+	// phase: RecoveryIntervals intervals in a row with the publish rate at
+	// least 95 % of the target and the p99 at most twice its pre-fault
+	// median.
+	Recovered bool `json:"recovered"`
+	// RecoverySeconds is from the fault to the start of the first of those
+	// intervals (0 when the load never left them); absent when not
+	// recovered.
+	// +optional
+	RecoverySeconds *float64 `json:"recoverySeconds,omitempty"`
+	// RecoveryIntervals is how many good intervals in a row count as
+	// recovered.
+	RecoveryIntervals int32 `json:"recoveryIntervals"`
+	// PublishErrors is the sends that failed from the fault until recovery.
+	PublishErrors int64 `json:"publishErrors"`
+	// LatencySeries is the p99 the figures below and the recovery use:
+	// corrected (ack - intended send: it counts the sends the producers
+	// could not make while the brokers stalled) where every interval has
+	// it, else publish (ack - send).
+	LatencySeries string `json:"latencySeries"`
+	// PreFaultP99Ms is the median p99 of the intervals before the fault
+	// (after any earlier fault's recovery); absent when there was none,
+	// and the recovery is then judged on the rate alone.
+	// +optional
+	PreFaultP99Ms *float64 `json:"preFaultP99Ms,omitempty"`
+	// WorstP99Ms is the highest interval p99 from the fault until recovery
+	// (or until it cleared, if later).
+	WorstP99Ms float64 `json:"worstP99Ms"`
+	// Notes say what limits the figures (no interval before the fault,
+	// an earlier fault not recovered, a thinned series).
+	// +listType=atomic
+	// +optional
+	Notes []string `json:"notes,omitempty"`
+}
