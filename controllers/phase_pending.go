@@ -8,10 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/workload"
@@ -24,6 +26,11 @@ import (
 // moves the run to Pending. A pinned Kafka version Strimzi does not deploy
 // fails the run here, before anything is deployed.
 func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	// What the CRD cannot check of spec.faults (the measured phase, the
+	// topology), before anything is looked up or deployed.
+	if errs := faults.Validate(&run.Spec, field.NewPath("spec")); len(errs) > 0 {
+		return r.fail(ctx, run, v1alpha1.ReasonInvalid, joinErrors(errs))
+	}
 	version, err := r.brokerVersion(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -63,6 +70,16 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, version.reason, string(run.Status.Phase), "%s", version.message)
 	}
 	return ctrl.Result{}, nil
+}
+
+// joinErrors is every problem of a field list in one message, one after
+// the other, each naming its field.
+func joinErrors(errs field.ErrorList) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // runTimeoutCheck says in the RunTimeout condition whether

@@ -14,6 +14,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/admission"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -178,6 +179,16 @@ func localChecks(run *v1alpha1.BenchmarkRun) error {
 	}
 	if _, err := durability.Translate(run.Spec.System, run.Spec.DurabilityOrDefault()); err != nil {
 		errs = append(errs, err)
+	}
+	// spec.faults as the controller checks it when a run starts, then
+	// what only a cluster can do (no pods here, one Pulsar JVM).
+	spec := field.NewPath("spec")
+	fe := faults.Validate(&run.Spec, spec)
+	if len(fe) == 0 {
+		fe = faults.LocalChecks(&run.Spec, spec)
+	}
+	for _, e := range fe {
+		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,42 @@
+package faults
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+// LocalChecks are the faults local mode cannot do as a cluster would,
+// each naming its field and the fix: there are no pods; the Pulsar
+// standalone is one JVM (its broker, bookies and ZooKeeper would stop
+// together, whatever the target says); the local Kafka has one KRaft
+// controller, on its first node (internal/localbrokers: node 1 is
+// broker,controller, the others broker only); and an existing cluster's
+// processes are not known. Call after Validate.
+func LocalChecks(spec *v1alpha1.BenchmarkRunSpec, fldPath *field.Path) field.ErrorList {
+	if len(spec.Faults) == 0 {
+		return nil
+	}
+	fp := fldPath.Child("faults")
+	if spec.Cluster.Managed == nil {
+		return field.ErrorList{field.Forbidden(fp,
+			"local mode cannot find the processes of spec.cluster.existing; run the faults on brokers local mode starts (spec.cluster.managed), or in a cluster")}
+	}
+	if spec.System == v1alpha1.SystemPulsar {
+		return field.ErrorList{field.Forbidden(fp,
+			"local mode runs Pulsar standalone: the broker, the bookies and ZooKeeper are one JVM, so any fault would stop them all; run the faults in a cluster (kubectl apply), or remove spec.faults")}
+	}
+	var errs field.ErrorList
+	for i, f := range spec.Faults {
+		p := fp.Index(i)
+		if f.Action == v1alpha1.FaultDeletePod {
+			errs = append(errs, field.Invalid(p.Child("action"), string(f.Action),
+				"local mode runs the brokers as processes, not pods; use Pause or Kill, or run it in a cluster"))
+		}
+		if role, n, err := f.Target.Parse(); err == nil && role == v1alpha1.RoleController && n > 0 {
+			errs = append(errs, field.Invalid(p.Child("target"), string(f.Target),
+				"local mode's Kafka has one KRaft controller, controller-0 (the first node; the others are brokers only); target controller-0, or run it in a cluster, where every broker is a controller"))
+		}
+	}
+	return errs
+}
