@@ -193,11 +193,11 @@ type FaultStatus struct {
 }
 
 // FaultImpact is what one fault did to the load, read from the measured
-// phase's intervals. Times are at the intervals' resolution.
+// phase's intervals (internal/faultimpact; docs/results.md, "Faults").
+// Times are seconds and good to about one interval.
 type FaultImpact struct {
 	// IntervalSeconds is the length of the intervals the figures are read
-	// from (10 unless the series was thinned): times below are good to
-	// about one interval.
+	// from (10 unless the series was thinned).
 	IntervalSeconds float64 `json:"intervalSeconds"`
 	// InjectedSeconds and ClearedSeconds place the fault in the measured
 	// phase (seconds after its start); ClearedSeconds is absent when the
@@ -208,42 +208,56 @@ type FaultImpact struct {
 	// TargetRateMsgPerSec is the rate the producers were asked for: the
 	// workload's producerRate, or the rate the search found.
 	TargetRateMsgPerSec float64 `json:"targetRateMsgPerSec"`
-	// LowestPublishRateMsgPerSec is the lowest interval's publish rate from
-	// the fault until recovery (the end of the phase when never), and
-	// LowestRateFraction the same over the target rate: 1 is no dip, 0 a
-	// whole interval without an acknowledgement.
+	// LowestPublishRateMsgPerSec is the lowest interval's publish rate
+	// (acknowledged messages) from the fault until the load was back for
+	// good, or until it cleared if later; LowestRateFraction is the same
+	// over the target rate: 1 is no dip, 0 an interval without an
+	// acknowledgement.
 	LowestPublishRateMsgPerSec float64 `json:"lowestPublishRateMsgPerSec"`
 	LowestRateFraction         float64 `json:"lowestRateFraction"`
-	// Recovered is true when the load came back inside the measured
-	// phase: RecoveryIntervals intervals in a row with the publish rate at
-	// least 95 % of the target and the p99 at most twice its pre-fault
-	// median.
-	Recovered bool `json:"recovered"`
-	// RecoverySeconds is from the fault to the start of the first of those
-	// intervals (0 when the load never left them); absent when not
-	// recovered.
+	// RecoveryIntervals is how many intervals in a row must meet the bar
+	// (publish rate at least 95 % of the target, p99 at most twice its
+	// pre-fault median) for the load to count as back.
+	RecoveryIntervals int32 `json:"recoveryIntervals"`
+	// RecoverySeconds is from the fault to the start of the first
+	// RecoveryIntervals intervals that met the bar (0 when the load never
+	// fell below it); absent when it never came back.
 	// +optional
 	RecoverySeconds *float64 `json:"recoverySeconds,omitempty"`
-	// RecoveryIntervals is how many good intervals in a row count as
-	// recovered.
-	RecoveryIntervals int32 `json:"recoveryIntervals"`
-	// PublishErrors is the sends that failed from the fault until recovery.
+	// Relapses counts the times the load fell below the bar again after
+	// RecoverySeconds, before the next fault or the end of the phase (a
+	// broker that comes back and takes its partitions back, a client that
+	// reconnects late).
+	// +optional
+	Relapses int32 `json:"relapses,omitempty"`
+	// Recovered is true when the load came back and stayed: after its last
+	// relapse it met the bar RecoveryIntervals intervals in a row and never
+	// fell below it again before the next fault or the end of the phase.
+	Recovered bool `json:"recovered"`
+	// StableRecoverySeconds is from the fault to the start of those
+	// intervals: RecoverySeconds when there was no relapse; absent when
+	// not Recovered.
+	// +optional
+	StableRecoverySeconds *float64 `json:"stableRecoverySeconds,omitempty"`
+	// PublishErrors is the sends that failed over the same intervals as
+	// the lowest rate.
 	PublishErrors int64 `json:"publishErrors"`
-	// LatencySeries is the p99 the figures below and the recovery use:
+	// LatencySeries is the p99 the recovery and the figures below use:
 	// corrected (ack - intended send: it counts the sends the producers
-	// could not make while the brokers stalled) where every interval has
-	// it, else publish (ack - send).
+	// could not make while the brokers stalled) where the intervals have
+	// it, else publish (ack - send, which misses them).
 	LatencySeries string `json:"latencySeries"`
 	// PreFaultP99Ms is the median p99 of the intervals before the fault
 	// (after any earlier fault's recovery); absent when there was none,
 	// and the recovery is then judged on the rate alone.
 	// +optional
 	PreFaultP99Ms *float64 `json:"preFaultP99Ms,omitempty"`
-	// WorstP99Ms is the highest interval p99 from the fault until recovery
-	// (or until it cleared, if later).
-	WorstP99Ms float64 `json:"worstP99Ms"`
-	// Notes say what limits the figures (no interval before the fault,
-	// an earlier fault not recovered, a thinned series).
+	// WorstP99Ms is the highest interval p99 over the same intervals as
+	// the lowest rate; absent when none of them had an acknowledgement.
+	// +optional
+	WorstP99Ms *float64 `json:"worstP99Ms,omitempty"`
+	// Notes say what limits the figures (no interval before the fault, an
+	// earlier fault not recovered, the next fault too soon).
 	// +listType=atomic
 	// +optional
 	Notes []string `json:"notes,omitempty"`

@@ -792,8 +792,18 @@ func (in *FaultImpact) DeepCopyInto(out *FaultImpact) {
 		*out = new(float64)
 		**out = **in
 	}
+	if in.StableRecoverySeconds != nil {
+		in, out := &in.StableRecoverySeconds, &out.StableRecoverySeconds
+		*out = new(float64)
+		**out = **in
+	}
 	if in.PreFaultP99Ms != nil {
 		in, out := &in.PreFaultP99Ms, &out.PreFaultP99Ms
+		*out = new(float64)
+		**out = **in
+	}
+	if in.WorstP99Ms != nil {
+		in, out := &in.WorstP99Ms, &out.WorstP99Ms
 		*out = new(float64)
 		**out = **in
 	}
