@@ -247,7 +247,11 @@ func (c *coordinator) runLoad(ctx context.Context) (err error) {
 	if err := c.setPhase(ctx, stats.PhaseMeasure); err != nil {
 		return err
 	}
-	c.progress.measuring(time.Now(), workload.TestDuration(wl))
+	measureStart := time.Now()
+	c.progress.measuring(measureStart, workload.TestDuration(wl))
+	if c.o.OnMeasure != nil {
+		c.o.OnMeasure(measureStart)
+	}
 	if err := c.measure(ctx); err != nil {
 		return err
 	}

@@ -101,6 +101,11 @@ type Options struct {
 	// coordinator collects, in order (the coordinator's /metrics,
 	// internal/metrics). It must not block.
 	OnSnapshot func(stats.Snapshot)
+	// OnMeasure, if set, is called once when the measured phase starts
+	// (after the warm-up, a rate search and a backlog's build and drain),
+	// with its start: local mode times spec.faults from it. It must not
+	// block.
+	OnMeasure func(start time.Time)
 }
 
 // PageCacheDropper drops the broker nodes' page cache while the run waits:

@@ -99,6 +99,9 @@ type Outcome struct {
 	BrokerPids []int
 	// Accounting is the exact delivery record.
 	Accounting coordinator.Accounting
+	// Faults are what became of spec.faults, every repeat's (as in each
+	// repeat's summary.json).
+	Faults []v1alpha1.FaultStatus
 }
 
 // ErrInterrupted is returned when a signal stopped the run.
@@ -208,6 +211,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	for i := 1; i <= o.repeats(); i++ {
 		rep := repeat{of: o.repeats(), dir: out.Dir, runID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix())}
 		if rep.of > 1 {
+			rep.index = i
 			rep.rel = fmt.Sprintf("repeat-%d", i)
 			rep.dir = filepath.Join(out.Dir, rep.rel)
 			rep.runID = fmt.Sprintf("%s-r%d-%d", run.Name, i, time.Now().Unix())
@@ -258,8 +262,9 @@ func gate(w io.Writer, run *v1alpha1.BenchmarkRun, out *Outcome) error {
 
 // repeat is one repeat of a run (the run itself when it is not repeated).
 type repeat struct {
-	// of is how many repeats the run has.
-	of int
+	// of is how many repeats the run has; index this one's, from 1, or 0
+	// for a run that is not repeated (status.faults' repeat).
+	of, index int
 	// dir is where its results go; rel the same relative to the run's
 	// results directory ("" for a run not repeated).
 	dir, rel string
@@ -284,6 +289,11 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 	runCtx, cancelRun := context.WithTimeout(ctx, runTimeout(run))
 	defer cancelRun()
 	say := sayTo(o.Stderr)
+	// spec.faults, timed from the measured phase's start as the
+	// coordinator reports it (OnMeasure), so a warm-up, a rate search or a
+	// backlog of any length comes first, as in a cluster.
+	inj := startFaults(runCtx, run.Spec.Faults, rep.index, kafkaProcs(bs.kafka), signalPid, say)
+	defer inj.finish()
 	say("running %q with %d workers: topics, producers and consumers first, then the load (log: %s)",
 		run.Spec.Workload.Name, len(urls), logPath)
 	res, runErr, killed := coordinate(runCtx, sig.killed, coordinator.Options{
@@ -302,7 +312,10 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 		Logf:           logger.Printf,
 		Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
 		PageCache:      pageCache,
+		OnMeasure:      inj.measureStarted,
 	})
+	faultStatus := inj.finish()
+	out.Faults = append(out.Faults, faultStatus...)
 	if killed {
 		// The brokers are gone; the coordinator's clean-up would only
 		// wait for them. The workers and the coordinator live in this
@@ -328,7 +341,7 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 		notes = append(notes, "the brokers' Java version was not read ("+bs.javaError+"): compare cannot tell whether another run's brokers ran on the same major")
 	}
 	notes = append(notes, resultNotes(o, runErr)...)
-	sum, err := writeResults(o, out, rep.dir, res, eff, tb, br, bs.setup, notes, runErr == nil)
+	sum, err := writeResults(o, out, rep.dir, res, eff, tb, br, bs.setup, faultStatus, notes, runErr == nil)
 	return sum, errors.Join(runErr, err), false
 }
 
@@ -562,9 +575,10 @@ func resultNotes(o Options, runErr error) []string {
 
 // writeResults writes what a cluster run's results ConfigMap holds into
 // out.Dir, and the HTML report beside it, and prints the summary.
-func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, notes []string, finished bool) (*results.Summary, error) {
+func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, fs []v1alpha1.FaultStatus, notes []string, finished bool) (*results.Summary, error) {
 	in := res.ResultsInput(out.Run.Name, "", &eff)
 	in.Brokers = setup
+	in.Faults = fs
 	if tb != nil {
 		// Each repeat's own page cache drops, on a copy of the testbed
 		// the repeats share.

@@ -205,6 +205,9 @@ func Aggregate(repeats []*Summary, dirs []string) (*Summary, error) {
 		for _, n := range s.Notes {
 			agg.Notes = append(agg.Notes, fmt.Sprintf("repeat %d: %s", i+1, n))
 		}
+		// Each repeat's faults (each entry names its repeat), as
+		// status.faults has them.
+		agg.Faults = append(agg.Faults, s.Faults...)
 	}
 	// A latency every repeat has gets a median; one some repeat lacks
 	// (a produce-only repeat has no end-to-end) is left out.

@@ -69,6 +69,9 @@ type Input struct {
 	// Collection is how promptly the coordinator merged the workers'
 	// intervals; nil when not recorded.
 	Collection *Collection
+	// Faults are what became of spec.faults in this run (local mode's
+	// injector; status.faults' entries); nil for a run without faults.
+	Faults []v1alpha1.FaultStatus
 }
 
 // BrokerSetup is how the brokers of a run ran: where, the Java runtime,
@@ -412,6 +415,9 @@ type Summary struct {
 	// Collection is how promptly the coordinator merged the workers'
 	// intervals (Input.Collection).
 	Collection *Collection `json:"collection,omitempty"`
+	// Faults are what became of spec.faults (Input.Faults), in the shape
+	// of status.faults.
+	Faults []v1alpha1.FaultStatus `json:"faults,omitempty"`
 
 	// Repeats are the repeats of a repeated run (Aggregate), in the order
 	// run; Results is then the median over them, and Intervals each
@@ -554,7 +560,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		ClockOffsets: in.ClockOffsets, RateSearch: in.RateSearch,
 		Notes:   append([]string(nil), in.Notes...),
 		Testbed: in.Testbed, BrokerResources: in.BrokerResources, Brokers: in.Brokers,
-		Security: in.Security, Collection: in.Collection,
+		Security: in.Security, Collection: in.Collection, Faults: in.Faults,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {

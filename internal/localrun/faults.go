@@ -1,0 +1,244 @@
+package localrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faults"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
+)
+
+// localNode is the local Kafka node a fault's target hits, by node id.
+// localbrokers numbers the nodes from 1 (node.id, process kafka-<id>,
+// directory node-<id>) and the first is the one KRaft controller; targets
+// count from 0 as a cluster's pods do. So broker-<n> is node n+1 (process
+// kafka-<n+1>: broker-0 is kafka-1, the controller too), and controller-0
+// is node 1. Pure.
+func localNode(t v1alpha1.FaultTarget, nodes int) (int, error) {
+	role, n, err := t.Parse()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case role == v1alpha1.RoleLeader:
+		return 0, errors.New("local mode does not look up partition leaders; name the broker (broker-<n>)")
+	case role == v1alpha1.RoleController && n == 0:
+		return 1, nil
+	case role != v1alpha1.RoleBroker:
+		return 0, fmt.Errorf("local mode's Kafka has no %s-%d: its processes are broker-0 to broker-%d, and controller-0 (the same process as broker-0)", role, n, nodes-1)
+	case n >= nodes:
+		return 0, fmt.Errorf("local mode started %d Kafka nodes, broker-0 to broker-%d; there is no broker-%d", nodes, nodes-1, n)
+	}
+	return n + 1, nil
+}
+
+// faultProc is a process a fault hits.
+type faultProc struct {
+	name  string
+	pid   int
+	alive func() bool
+}
+
+// kafkaProcs finds the process of a target among the local Kafka's nodes.
+func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, error) {
+	return func(t v1alpha1.FaultTarget) (faultProc, error) {
+		if k == nil {
+			return faultProc{}, errors.New("local mode injects faults only into the Kafka nodes it started")
+		}
+		id, err := localNode(t, len(k.Nodes))
+		if err != nil {
+			return faultProc{}, err
+		}
+		p := k.Nodes[id-1].Process
+		if p == nil {
+			return faultProc{}, fmt.Errorf("kafka node %d has no process", id)
+		}
+		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() }}, nil
+	}
+}
+
+// faultInjector carries out spec.faults in one repeat of a local run: it
+// waits for the measured phase to start (the coordinator's OnMeasure),
+// then takes the schedule's steps (faults.Schedule, pure) as they come due
+// and records each fault as status.faults would. A fault that cannot be
+// injected is recorded with its reason; it never fails the run.
+type faultInjector struct {
+	steps  []faults.Step
+	find   func(v1alpha1.FaultTarget) (faultProc, error)
+	signal func(pid int, sig syscall.Signal) error
+	say    func(string, ...any)
+
+	started chan time.Time
+	once    sync.Once
+	cancel  context.CancelFunc
+	done    chan struct{}
+	end     sync.Once
+
+	mu       sync.Mutex
+	measured bool
+	status   []v1alpha1.FaultStatus
+	// paused are the faults whose process is stopped and not yet let go.
+	paused map[int]faultProc
+	// out is finish's result.
+	out []v1alpha1.FaultStatus
+}
+
+// startFaults starts the injector of one repeat (repeat is 0 for a run
+// that is not repeated); nil when the run has no faults.
+func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find func(v1alpha1.FaultTarget) (faultProc, error),
+	signal func(int, syscall.Signal) error, say func(string, ...any)) *faultInjector {
+	if len(fs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f := &faultInjector{steps: faults.Schedule(fs), find: find, signal: signal, say: say,
+		started: make(chan time.Time, 1), cancel: cancel, done: make(chan struct{}), paused: map[int]faultProc{}}
+	for i, x := range fs {
+		f.status = append(f.status, v1alpha1.FaultStatus{Index: int32(i), Repeat: int32(repeat), Action: x.Action, Target: x.Target})
+	}
+	go f.run(ctx)
+	return f
+}
+
+// signalPid signals the JVM alone: a broker JVM has no children, and its
+// pid leads its process group.
+func signalPid(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
+
+// measureStarted is the coordinator's OnMeasure: the schedule counts from
+// start. It does not block.
+func (f *faultInjector) measureStarted(start time.Time) {
+	if f == nil {
+		return
+	}
+	f.once.Do(func() { f.started <- start })
+}
+
+func (f *faultInjector) run(ctx context.Context) {
+	defer close(f.done)
+	var start time.Time
+	select {
+	case start = <-f.started:
+	case <-ctx.Done():
+		return
+	}
+	f.mu.Lock()
+	f.measured = true
+	f.mu.Unlock()
+	next := 0
+	for next < len(f.steps) {
+		end := faults.Due(f.steps, next, time.Since(start))
+		for ; next < end; next++ {
+			f.apply(f.steps[next])
+		}
+		if next == len(f.steps) {
+			return
+		}
+		t := time.NewTimer(time.Until(start.Add(f.steps[next].Offset)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// apply takes one step and records it.
+func (f *faultInjector) apply(s faults.Step) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := &f.status[s.Index]
+	if s.Kind == faults.Clear {
+		p, ok := f.paused[s.Index]
+		if !ok {
+			return // never injected: its message says why
+		}
+		delete(f.paused, s.Index)
+		if err := f.signal(p.pid, syscall.SIGCONT); err != nil {
+			st.Message = fmt.Sprintf("SIGCONT to %s (pid %d) failed: %v", p.name, p.pid, err)
+			f.say("fault %d: %s", s.Index, st.Message)
+			return
+		}
+		st.ClearedAt = ptrTo(metav1.Now())
+		f.say("fault %d: %s %s cleared: SIGCONT to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, p.name, p.pid)
+		return
+	}
+	p, err := f.find(s.Fault.Target)
+	if err != nil {
+		st.Message = "not injected: " + err.Error()
+		f.say("fault %d: %s", s.Index, st.Message)
+		return
+	}
+	st.Resolved = fmt.Sprintf("process %s (pid %d)", p.name, p.pid)
+	if !p.alive() {
+		st.Message = fmt.Sprintf("not injected: %s (pid %d) is not running (killed by an earlier fault: local mode does not restart brokers)", p.name, p.pid)
+		f.say("fault %d: %s", s.Index, st.Message)
+		return
+	}
+	sig := syscall.SIGKILL
+	if s.Fault.Action == v1alpha1.FaultPause {
+		sig = syscall.SIGSTOP
+	}
+	if err := f.signal(p.pid, sig); err != nil {
+		st.Message = fmt.Sprintf("not injected: %s to %s (pid %d): %v", sig, p.name, p.pid, err)
+		f.say("fault %d: %s", s.Index, st.Message)
+		return
+	}
+	st.Injected, st.InjectedAt = true, ptrTo(metav1.Now())
+	switch s.Fault.Action {
+	case v1alpha1.FaultPause:
+		f.paused[s.Index] = p
+	case v1alpha1.FaultKill:
+		// localbrokers starts a node once (StartKafka) and keeps no way
+		// to start it again, so unlike a pod's container it stays down.
+		st.Message = fmt.Sprintf("local mode does not restart a killed broker: %s stayed down for the rest of the run", p.name)
+	}
+	f.say("fault %d: %s %s: %s to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, sig, p.name, p.pid)
+}
+
+// finish stops the injector, lets go of a process still paused (the run
+// ended inside a pause: a failed or interrupted run; it is not cleared
+// inside the run, so clearedAt stays absent) and returns what became of
+// every fault. Idempotent; nil for a run without faults.
+func (f *faultInjector) finish() []v1alpha1.FaultStatus {
+	if f == nil {
+		return nil
+	}
+	f.end.Do(func() {
+		f.cancel()
+		<-f.done
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for i, p := range f.paused {
+			st := &f.status[i]
+			if err := f.signal(p.pid, syscall.SIGCONT); err != nil {
+				st.Message = fmt.Sprintf("the run ended inside the pause; SIGCONT to %s (pid %d) failed: %v", p.name, p.pid, err)
+			} else {
+				st.Message = fmt.Sprintf("the run ended inside the pause; %s (pid %d) was let go (SIGCONT) after it", p.name, p.pid)
+			}
+			delete(f.paused, i)
+		}
+		for i := range f.status {
+			st := &f.status[i]
+			if st.Injected || st.Message != "" {
+				continue
+			}
+			if f.measured {
+				st.Message = "not injected: the run ended before the fault's time"
+			} else {
+				st.Message = "not injected: the run did not reach its measured phase"
+			}
+		}
+		f.out = append([]v1alpha1.FaultStatus(nil), f.status...)
+	})
+	return f.out
+}
+
+func ptrTo[T any](v T) *T { return &v }

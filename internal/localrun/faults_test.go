@@ -1,0 +1,172 @@
+package localrun
+
+import (
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func TestLocalNode(t *testing.T) {
+	for _, tc := range []struct {
+		target v1alpha1.FaultTarget
+		want   int
+		err    string
+	}{
+		{"broker-0", 1, ""},
+		{"broker-2", 3, ""},
+		{"controller-0", 1, ""},
+		{"broker-3", 0, "there is no broker-3"},
+		{"controller-1", 0, "no controller-1"},
+		{"bookie-0", 0, "no bookie-0"},
+		{"leader", 0, "partition leaders"},
+		{"broker-x", 0, "not a fault target"},
+	} {
+		got, err := localNode(tc.target, 3)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: got %d, %v; want an error with %q", tc.target, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got node %d, %v; want %d", tc.target, got, err, tc.want)
+		}
+	}
+}
+
+// fakeNodes are three processes kafka-1..3 (pids 101..103) that a SIGKILL
+// ends; the signals sent are recorded in order.
+type fakeNodes struct {
+	mu    sync.Mutex
+	dead  map[int]bool
+	sent  []string
+	fails map[int]bool
+}
+
+func newFakeNodes() *fakeNodes { return &fakeNodes{dead: map[int]bool{}, fails: map[int]bool{}} }
+
+func (n *fakeNodes) find(t v1alpha1.FaultTarget) (faultProc, error) {
+	id, err := localNode(t, 3)
+	if err != nil {
+		return faultProc{}, err
+	}
+	pid := 100 + id
+	return faultProc{name: "kafka-" + string(rune('0'+id)), pid: pid, alive: func() bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return !n.dead[pid]
+	}}, nil
+}
+
+func (n *fakeNodes) signal(pid int, sig syscall.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fails[pid] {
+		return syscall.EPERM
+	}
+	n.sent = append(n.sent, sig.String()+" "+string(rune('0'+pid-100)))
+	if sig == syscall.SIGKILL {
+		n.dead[pid] = true
+	}
+	return nil
+}
+
+func (n *fakeNodes) signals() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.sent...)
+}
+
+func ms(d int) metav1.Duration { return metav1.Duration{Duration: time.Duration(d) * time.Millisecond} }
+
+func TestFaultInjector(t *testing.T) {
+	d := ms(60)
+	fs := []v1alpha1.Fault{
+		{Action: v1alpha1.FaultPause, Target: "broker-1", At: ms(40), Duration: &d}, // kafka-2, 40..100 ms
+		{Action: v1alpha1.FaultKill, Target: "broker-2", At: ms(20)},                // kafka-3
+		{Action: v1alpha1.FaultKill, Target: "broker-2", At: ms(60)},                // already dead
+		{Action: v1alpha1.FaultKill, Target: "broker-0", At: ms(80)},                // the signal fails
+		{Action: v1alpha1.FaultKill, Target: "broker-1", At: ms(10000)},             // after the run
+	}
+	n := newFakeNodes()
+	n.fails[101] = true
+	inj := startFaults(t.Context(), fs, 2, n.find, n.signal, t.Logf)
+	inj.measureStarted(time.Now())
+	time.Sleep(300 * time.Millisecond)
+	got := inj.finish()
+
+	if s, want := strings.Join(n.signals(), ", "), "killed 3, stopped (signal) 2, continued 2"; s != want {
+		t.Errorf("signals: %s, want %s", s, want)
+	}
+	if len(got) != len(fs) {
+		t.Fatalf("%d statuses, want %d", len(got), len(fs))
+	}
+	for i, st := range got {
+		if st.Index != int32(i) || st.Repeat != 2 || st.Action != fs[i].Action || st.Target != fs[i].Target {
+			t.Errorf("status %d: %+v does not name spec.faults[%d] of repeat 2", i, st, i)
+		}
+	}
+	check := func(i int, injected, cleared bool, resolved, msg string) {
+		t.Helper()
+		st := got[i]
+		if st.Injected != injected || (st.InjectedAt != nil) != injected || (st.ClearedAt != nil) != cleared {
+			t.Errorf("fault %d: injected %v at %v, cleared at %v; want injected %v, cleared %v", i, st.Injected, st.InjectedAt, st.ClearedAt, injected, cleared)
+		}
+		if st.Resolved != resolved {
+			t.Errorf("fault %d: resolved %q, want %q", i, st.Resolved, resolved)
+		}
+		if !strings.Contains(st.Message, msg) || (msg == "" && st.Message != "") {
+			t.Errorf("fault %d: message %q, want one with %q", i, st.Message, msg)
+		}
+	}
+	check(0, true, true, "process kafka-2 (pid 102)", "")
+	check(1, true, false, "process kafka-3 (pid 103)", "stayed down")
+	check(2, false, false, "process kafka-3 (pid 103)", "is not running")
+	check(3, false, false, "process kafka-1 (pid 101)", "operation not permitted")
+	check(4, false, false, "", "ended before the fault's time")
+	if p := got[0]; p.ClearedAt.Time.Before(p.InjectedAt.Time) {
+		t.Errorf("pause cleared at %s before it was injected at %s", p.ClearedAt, p.InjectedAt)
+	}
+}
+
+func TestFaultInjectorRunEndsInsidePause(t *testing.T) {
+	d := ms(60000)
+	n := newFakeNodes()
+	inj := startFaults(t.Context(), []v1alpha1.Fault{{Action: v1alpha1.FaultPause, Target: "broker-0", At: ms(0), Duration: &d}}, 0, n.find, n.signal, t.Logf)
+	inj.measureStarted(time.Now())
+	deadline := time.Now().Add(5 * time.Second)
+	for len(n.signals()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := inj.finish()
+	// The process is let go, or the brokers' stop would wait for it.
+	if s := strings.Join(n.signals(), ", "); s != "stopped (signal) 1, continued 1" {
+		t.Errorf("signals: %s", s)
+	}
+	if st := got[0]; !st.Injected || st.ClearedAt != nil || !strings.Contains(st.Message, "ended inside the pause") {
+		t.Errorf("status %+v: want injected, not cleared inside the run, and a message saying so", st)
+	}
+	if again := inj.finish(); len(again) != 1 || len(n.signals()) != 2 {
+		t.Errorf("finish is not idempotent: %+v, signals %v", again, n.signals())
+	}
+}
+
+func TestFaultInjectorNoMeasuredPhase(t *testing.T) {
+	n := newFakeNodes()
+	inj := startFaults(t.Context(), []v1alpha1.Fault{{Action: v1alpha1.FaultKill, Target: "broker-0", At: ms(0)}}, 0, n.find, n.signal, t.Logf)
+	got := inj.finish()
+	if len(n.signals()) != 0 || got[0].Injected || !strings.Contains(got[0].Message, "did not reach its measured phase") {
+		t.Errorf("got %+v, signals %v; want nothing injected and why", got, n.signals())
+	}
+	var none *faultInjector
+	none.measureStarted(time.Now())
+	if none.finish() != nil || startFaults(t.Context(), nil, 0, n.find, n.signal, t.Logf) != nil {
+		t.Error("a run without faults has an injector")
+	}
+}
