@@ -182,12 +182,12 @@ func (f *faultInjector) apply(s faults.Step) {
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
-	sig := syscall.SIGKILL
+	sig, sigName := syscall.SIGKILL, "SIGKILL"
 	if s.Fault.Action == v1alpha1.FaultPause {
-		sig = syscall.SIGSTOP
+		sig, sigName = syscall.SIGSTOP, "SIGSTOP"
 	}
 	if err := f.signal(p.pid, sig); err != nil {
-		st.Message = fmt.Sprintf("not injected: %s to %s (pid %d): %v", sig, p.name, p.pid, err)
+		st.Message = fmt.Sprintf("not injected: %s to %s (pid %d): %v", sigName, p.name, p.pid, err)
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
@@ -200,7 +200,7 @@ func (f *faultInjector) apply(s faults.Step) {
 		// to start it again, so unlike a pod's container it stays down.
 		st.Message = fmt.Sprintf("local mode does not restart a killed broker: %s stayed down for the rest of the run", p.name)
 	}
-	f.say("fault %d: %s %s: %s to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, sig, p.name, p.pid)
+	f.say("fault %d: %s %s: %s to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, sigName, p.name, p.pid)
 }
 
 // finish stops the injector, lets go of a process still paused (the run
