@@ -29,6 +29,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -51,6 +52,7 @@ type coordinatorFlags struct {
 	testbedJSON                      string
 	runID, runName, namespace        string
 	resultsConfigMap, ownerUID       string
+	faultClock                       bool
 	outputDir                        string
 	snapshotInterval, serviceTimeout time.Duration
 	shutdownWorkers                  bool
@@ -97,6 +99,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.namespace, "namespace", "", "namespace of the results ConfigMap (default: the pod's)")
 	fl.StringVar(&f.resultsConfigMap, "results-configmap", "", "write the results into this ConfigMap (in a cluster)")
 	fl.StringVar(&f.ownerUID, "owner-uid", "", "UID of the BenchmarkRun that owns the results ConfigMap")
+	fl.BoolVar(&f.faultClock, "fault-clock", false, "record each repeat's measured-phase start in the results ConfigMap, for the operator's spec.faults")
 	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
 	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
 	fl.BoolVar(&f.existingCluster, "existing-cluster", false, "the brokers are an existing cluster: read their durability settings and report the level really in effect")
@@ -175,6 +178,12 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 			return err
 		}
 	}
+	var clock *faults.ClockWriter
+	if f.faultClock {
+		if clock, err = configMapClock(f); err != nil {
+			return err
+		}
+	}
 	runID := f.runID
 	if runID == "" {
 		runID = fmt.Sprintf("%s-%d", f.runName, time.Now().Unix())
@@ -195,7 +204,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		defer cancel()
 	}
 	r := repeater{f: f, sys: sys, eff: eff, wl: wl, payload: payload, overrides: overrides, sec: sec,
-		workers: workers, dropper: dropper, onSnapshot: onSnapshot, testbed: testbed, writeCtx: writeCtx}
+		workers: workers, dropper: dropper, clock: clock, onSnapshot: onSnapshot, testbed: testbed, writeCtx: writeCtx}
 	n := max(f.repeats, 1)
 	var runErr error
 	for i := 1; i <= n; i++ {
@@ -249,15 +258,18 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 // measured (done), the one that failed included when it measured
 // anything.
 type repeater struct {
-	f          coordinatorFlags
-	sys        v1alpha1.System
-	eff        v1alpha1.EffectiveDurability
-	wl         v1alpha1.WorkloadSpec
-	payload    []byte
-	overrides  *v1alpha1.DriverSpec
-	sec        *driver.Security
-	workers    []string
-	dropper    coordinator.PageCacheDropper
+	f         coordinatorFlags
+	sys       v1alpha1.System
+	eff       v1alpha1.EffectiveDurability
+	wl        v1alpha1.WorkloadSpec
+	payload   []byte
+	overrides *v1alpha1.DriverSpec
+	sec       *driver.Security
+	workers   []string
+	dropper   coordinator.PageCacheDropper
+	// clock records each repeat's measured-phase start for the
+	// operator's fault schedule (nil outside a cluster).
+	clock      *faults.ClockWriter
 	onSnapshot func(stats.Snapshot)
 	testbed    *v1alpha1.Testbed
 	writeCtx   context.Context
@@ -294,6 +306,7 @@ func (r *repeater) runOne(ctx, runCtx context.Context, runID string, last bool) 
 		OnSnapshot:      r.onSnapshot,
 		Checkpoint:      cp.checkpoint,
 		Token:           os.Getenv(protocol.TokenEnv),
+		OnMeasure:       r.measureStarted,
 	})
 	if runErr == nil && context.Cause(runCtx) != nil {
 		runErr = context.Cause(runCtx)
@@ -332,6 +345,25 @@ func (r *repeater) runOne(ctx, runCtx context.Context, runID string, last bool) 
 	}
 	r.done = append(r.done, in)
 	return runErr
+}
+
+// measureStarted tells the operator, through the results ConfigMap,
+// when this repeat's measured phase started: spec.faults count from it.
+// In the background, so the measured phase is not held up by the API
+// server; a write that fails leaves the operator's faults uninjected,
+// and the operator says so in status.faults.
+func (r *repeater) measureStarted(start time.Time) {
+	if r.clock == nil {
+		return
+	}
+	repeat := len(r.done)
+	go func() {
+		ctx, cancel := context.WithTimeout(r.writeCtx, finalWriteTimeout)
+		defer cancel()
+		if err := r.clock.Record(ctx, repeat, start); err != nil {
+			log.Printf("coordinator: the measured phase's start was not recorded for the operator's faults: %v", err)
+		}
+	}()
 }
 
 // writeRepeatFiles writes a run's results into dir: a run's files, or for
@@ -450,6 +482,19 @@ func configMapDropper(f coordinatorFlags) (*pagecache.Requester, error) {
 		r.Owner = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun", Name: f.runName, UID: types.UID(f.ownerUID)}}
 	}
 	return r, nil
+}
+
+// configMapClock records the measured phases' starts in the run's
+// results ConfigMap, where the operator's fault schedule reads them.
+func configMapClock(f coordinatorFlags) (*faults.ClockWriter, error) {
+	if f.resultsConfigMap == "" {
+		return nil, fmt.Errorf("--fault-clock needs --results-configmap: the operator reads the measured phase's start from the run's results ConfigMap")
+	}
+	d, err := configMapDropper(f)
+	if err != nil {
+		return nil, err
+	}
+	return &faults.ClockWriter{Client: d.Client, Namespace: d.Namespace, Name: d.Name, Labels: d.Labels, Owner: d.Owner}, nil
 }
 
 // resultsNamespace is --namespace, or the pod's own.

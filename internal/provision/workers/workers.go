@@ -330,6 +330,12 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// written after the drop before the load.
 		args = append(args, "--drop-page-cache")
 	}
+	if len(run.Spec.Faults) > 0 {
+		// spec.faults count from the measured phase's start, which only
+		// the coordinator knows; it writes it where the operator reads it
+		// (internal/faults, clock.go).
+		args = append(args, "--fault-clock")
+	}
 	if tb := run.Status.Testbed; tb != nil {
 		// Probed before the workers start; the coordinator keeps it in
 		// summary.json, so the results carry the ground they stood on.

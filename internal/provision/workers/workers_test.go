@@ -400,6 +400,24 @@ func TestCoordinatorJobDropPageCacheFlag(t *testing.T) {
 	}
 }
 
+// The coordinator records the measured phase's start for the operator
+// only when the run has faults to schedule from it.
+func TestCoordinatorJobFaultClockFlag(t *testing.T) {
+	for _, n := range []int{0, 1} {
+		r := run(v1alpha1.SystemKafka)
+		for range n {
+			r.Spec.Faults = append(r.Spec.Faults, v1alpha1.Fault{Action: v1alpha1.FaultDeletePod, Target: "broker-0", At: metav1.Duration{Duration: 10 * time.Second}})
+		}
+		job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got := args(job)["fault-clock"]; got != (n > 0) {
+			t.Errorf("%d faults: --fault-clock given = %v", n, got)
+		}
+	}
+}
+
 func mustCoordinatorJob(t *testing.T, r *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) *batchv1.Job {
 	t.Helper()
 	job, err := CoordinatorJob(r, "img", brokers)

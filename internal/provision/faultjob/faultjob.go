@@ -1,0 +1,108 @@
+// Package faultjob builds the Job that signals a pod's processes from its
+// node: a Pause (SIGSTOP, then SIGCONT) or a Kill (SIGKILL) of
+// spec.faults in a cluster. Why a Job and not kubectl exec: see
+// internal/faults/signal.go.
+package faultjob
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+)
+
+// Role is the signal Jobs' streambench.io/role label.
+const Role = "fault"
+
+// Annotations on a signal Job: which fault of which repeat it carries
+// out, and the pod it aims at, so a restarted operator reads the outcome
+// into the right entry of status.faults.
+const (
+	AnnotationFault  = "streambench.io/fault"
+	AnnotationTarget = "streambench.io/fault-pod"
+)
+
+// Slack bounds a Job beyond its pause (seconds): the pod's start on a
+// node the load keeps busy, and the signals.
+const Slack = 120
+
+// Name is the Job of fault index in repeat (0 for a run not repeated).
+func Name(run *v1alpha1.BenchmarkRun, index, repeat int) string {
+	if repeat == 0 {
+		return fmt.Sprintf("%s-fault%d", run.Name, index)
+	}
+	return fmt.Sprintf("%s-fault%d-r%d", run.Name, index, repeat)
+}
+
+// Job signals the containers ids of pod on node: action Kill or Pause
+// (for pause). Pure.
+//
+// It is privileged with hostPID: only from the host's PID namespace do
+// SIGSTOP and SIGKILL reach a container's init. It is bound to the node
+// by spec.nodeName, not the scheduler: it asks for no resources, so a
+// node the brokers fill still admits it, and it tolerates every taint
+// (it is there for a moment, for one pod of the run's own).
+func Job(run *v1alpha1.BenchmarkRun, image string, index, repeat int, action v1alpha1.FaultAction, pause time.Duration, pod *corev1.Pod, ids []string) (*batchv1.Job, error) {
+	args := []string{"signal-container", "--container-ids=" + strings.Join(ids, ",")}
+	switch action {
+	case v1alpha1.FaultKill:
+		args = append(args, "--signal=KILL")
+	case v1alpha1.FaultPause:
+		if pause <= 0 {
+			return nil, fmt.Errorf("a Pause needs a duration above 0")
+		}
+		args = append(args, "--signal=STOP", "--pause="+pause.String())
+	default:
+		return nil, fmt.Errorf("action %s is not carried out by a signal Job", action)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("pod %s has no running container to signal", pod.Name)
+	}
+	if pod.Spec.NodeName == "" {
+		return nil, fmt.Errorf("pod %s is on no node yet", pod.Name)
+	}
+	l := map[string]string{workers.LabelRun: run.Name, workers.LabelRole: Role, workers.LabelManagedBy: "streambench"}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: Name(run, index, repeat), Namespace: run.Namespace, Labels: l,
+			Annotations: map[string]string{
+				AnnotationFault:  fmt.Sprintf("%d/%d", index, repeat),
+				AnnotationTarget: pod.Namespace + "/" + pod.Name,
+			},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To(int64(pause/time.Second) + Slack),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					NodeName:      pod.Spec.NodeName,
+					HostPID:       true,
+					Tolerations:   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					// SIGTERM (the deadline, a deletion) lets a paused
+					// target go; it needs a moment, not the default 30 s.
+					TerminationGracePeriodSeconds: ptr.To[int64](10),
+					Containers: []corev1.Container{{
+						Name:                     "signal",
+						Image:                    image,
+						ImagePullPolicy:          corev1.PullIfNotPresent,
+						Args:                     args,
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						SecurityContext: &corev1.SecurityContext{
+							Privileged: ptr.To(true),
+							RunAsUser:  ptr.To[int64](0),
+						},
+					}},
+				},
+			},
+		},
+	}, nil
+}
