@@ -71,7 +71,7 @@ type BenchmarkRunReconciler struct {
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 
 // Reconcile moves one run one step forward.
 func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -127,6 +127,10 @@ func (r *BenchmarkRunReconciler) Reconcile(ctx context.Context, req ctrl.Request
 // already had (and those the coordinator wrote so far, marked partial).
 func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.BenchmarkRun, reason, message string, txs ...statusTx) (ctrl.Result, error) {
 	txs = append(txs, r.partialResults(ctx, run), setCondition(v1alpha1.ConditionFailed, metav1.ConditionTrue, reason, message))
+	if run.Status.Phase == v1alpha1.PhaseRunning {
+		// The faults still to come will not: each says so.
+		txs = append(txs, closeFaults(run, int(run.Spec.Repeats), "not injected: the run failed before its time came ("+reason+")"))
+	}
 	return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseFailed, reason, message, txs...)
 }
 

@@ -54,6 +54,9 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	txs := recordResults(run, summary, name)
+	if len(run.Spec.Faults) > 0 {
+		txs = append(txs, faultImpacts(ctx, run, &cm, summary))
+	}
 	message := fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99)
 	var gate *thresholds.Outcome
 	if len(run.Spec.Thresholds) > 0 {

@@ -50,7 +50,8 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 
 	if c := jobCondition(coordinator, batchv1.JobComplete); c != nil {
 		return ctrl.Result{}, r.moveTo(ctx, run, v1alpha1.PhaseCollecting, "Collecting", "reading the results",
-			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload"))
+			setCondition(v1alpha1.ConditionWorkersCompleted, metav1.ConditionTrue, "Completed", "the coordinator finished the workload"),
+			closeFaults(run, int(run.Spec.Repeats), faultMissed))
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
@@ -92,6 +93,14 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 	wait, err := r.reconcilePageCacheRequest(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	// spec.faults that are due (phase_running_faults.go).
+	faultWait, err := r.reconcileFaults(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if faultWait > 0 && (wait == 0 || faultWait < wait) {
+		wait = faultWait
 	}
 
 	// The Jobs' activeDeadlineSeconds should act first; the controller's own

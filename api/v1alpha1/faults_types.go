@@ -171,17 +171,26 @@ type FaultStatus struct {
 	// and for leader the partition it led.
 	// +optional
 	Resolved string `json:"resolved,omitempty"`
+	// Pod is the target's pod (namespace/name) in a cluster; the operator
+	// watches it come back (clearedAt, for a Kill or a DeletePod).
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// Node is the node the target's pod ran on when the fault came.
+	// +optional
+	Node string `json:"node,omitempty"`
 	// Injected is true once the action was carried out.
 	Injected bool `json:"injected"`
-	// InjectedAt is when the action was carried out.
+	// InjectedAt is when the action was carried out, to the microsecond:
+	// the fault's figures are counted from it, at the intervals'
+	// resolution.
 	// +optional
-	InjectedAt *metav1.Time `json:"injectedAt,omitempty"`
+	InjectedAt *metav1.MicroTime `json:"injectedAt,omitempty"`
 	// ClearedAt is when the fault ended: SIGCONT for a Pause; for a Kill
 	// the container running again and ready, for a DeletePod its new pod
 	// ready. Absent while the fault lasts, and when it never ended inside
 	// the run.
 	// +optional
-	ClearedAt *metav1.Time `json:"clearedAt,omitempty"`
+	ClearedAt *metav1.MicroTime `json:"clearedAt,omitempty"`
 	// Message says why a fault was not injected (a target not found, the
 	// run ended first) or what went wrong clearing it.
 	// +optional

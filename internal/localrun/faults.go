@@ -166,7 +166,7 @@ func (f *faultInjector) apply(s faults.Step) {
 			f.say("fault %d: %s", s.Index, st.Message)
 			return
 		}
-		st.ClearedAt = ptrTo(metav1.Now())
+		st.ClearedAt = ptrTo(metav1.NowMicro())
 		f.say("fault %d: %s %s cleared: SIGCONT to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, p.name, p.pid)
 		return
 	}
@@ -191,7 +191,7 @@ func (f *faultInjector) apply(s faults.Step) {
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
-	st.Injected, st.InjectedAt = true, ptrTo(metav1.Now())
+	st.Injected, st.InjectedAt = true, ptrTo(metav1.NowMicro())
 	switch s.Fault.Action {
 	case v1alpha1.FaultPause:
 		f.paused[s.Index] = p

@@ -316,6 +316,19 @@ func Read(cm *corev1.ConfigMap) (*Summary, error) {
 	return &s, nil
 }
 
+// ReadRepeat parses repeat index's (from 1) own summary out of a repeated
+// run's results ConfigMap (RepeatKey), where the run's summary is the
+// aggregate.
+func ReadRepeat(cm *corev1.ConfigMap, index int) (*Summary, error) {
+	key := RepeatKey(index, KeySummary)
+	raw, ok := cm.Data[key]
+	if !ok {
+		return nil, fmt.Errorf("ConfigMap %s/%s has no key %q (left out to fit, or not written)", cm.Namespace, cm.Name, key)
+	}
+	one := &corev1.ConfigMap{ObjectMeta: cm.ObjectMeta, Data: map[string]string{KeySummary: raw}}
+	return Read(one)
+}
+
 // ReadOMB parses the OMB-compatible result out of a results ConfigMap.
 func ReadOMB(cm *corev1.ConfigMap) (*OMBResult, error) {
 	raw, ok := cm.Data[KeyOMB]

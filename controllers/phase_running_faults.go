@@ -1,0 +1,436 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faultimpact"
+	"github.com/streambench/streambench-operator/internal/faults"
+	"github.com/streambench/streambench-operator/internal/provision/faultjob"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/results"
+)
+
+// spec.faults in a cluster, in the Running phase. The clock is the
+// coordinator's: it writes each repeat's measured-phase start into the
+// results ConfigMap (internal/faults, clock.go), and a fault is due at
+// that start plus its `at`. A due fault is resolved to one of the run's
+// pods (faults.PodFor) and carried out: a DeletePod through the API, a
+// Kill or a Pause by a signal Job on the pod's node
+// (internal/provision/faultjob). Every outcome is an entry of
+// status.faults, injected or not and why: a fault that cannot be done
+// fails the fault, never the run. The state is status.faults and the
+// Jobs, named after the fault, so a restarted operator carries on.
+
+// faultPoll is how often a signal Job's end and a target's return are
+// looked for.
+const faultPoll = 2 * time.Second
+
+// reconcileFaults injects the faults that are due and records what
+// happened. wait > 0 is when to look again (the next fault, a signal Job
+// running, a target not back yet).
+func (r *BenchmarkRunReconciler) reconcileFaults(ctx context.Context, run *v1alpha1.BenchmarkRun) (wait time.Duration, err error) {
+	if len(run.Spec.Faults) == 0 {
+		return 0, nil
+	}
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm); err != nil {
+		return 0, client.IgnoreNotFound(err)
+	}
+	starts, err := faults.ReadMeasureStarts(cm.Data)
+	if err != nil {
+		// Not this version's coordinator: the faults are closed as not
+		// injected when the run ends, with this reason's sibling.
+		log.FromContext(ctx).Info("fault clock unreadable", "error", err.Error())
+		return 0, nil
+	}
+	soon := func(d time.Duration) {
+		if d > 0 && (wait == 0 || d < wait) {
+			wait = d
+		}
+	}
+	back, err := r.watchFaultTargets(ctx, run)
+	if err != nil {
+		return 0, err
+	}
+	if !back {
+		soon(faultPoll)
+	}
+	if len(starts) == 0 {
+		return wait, nil
+	}
+	repeat := len(starts) - 1
+	elapsed := time.Since(starts[repeat])
+	fresh := false
+	for i, f := range run.Spec.Faults {
+		if faultEntry(run, i, repeat) != nil {
+			continue
+		}
+		if d := f.At.Duration - elapsed; d > 0 {
+			soon(d)
+			continue
+		}
+		if !fresh {
+			// The cache may not hold the entry a reconcile just wrote
+			// (its own write wakes the next one): a fault done twice
+			// would delete the replacement pod, or signal twice. The
+			// API server's copy decides.
+			if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+				return 0, err
+			}
+			fresh = true
+			if faultEntry(run, i, repeat) != nil {
+				continue
+			}
+		}
+		st, pending, err := r.injectFault(ctx, run, i, repeat, f)
+		if err != nil {
+			return 0, err
+		}
+		if pending {
+			soon(time.Second)
+			continue
+		}
+		if err := r.recordFault(ctx, run, st); err != nil {
+			return 0, err
+		}
+		if st.Injected && st.ClearedAt == nil && st.Action != v1alpha1.FaultPause {
+			soon(faultPoll)
+		}
+	}
+	return wait, nil
+}
+
+func faultEntry(run *v1alpha1.BenchmarkRun, index, repeat int) *v1alpha1.FaultStatus {
+	for i := range run.Status.Faults {
+		if f := &run.Status.Faults[i]; int(f.Index) == index && int(f.Repeat) == repeat {
+			return f
+		}
+	}
+	return nil
+}
+
+// recordFault writes st into status.faults (once per fault and repeat)
+// and says what happened as an event.
+func (r *BenchmarkRunReconciler) recordFault(ctx context.Context, run *v1alpha1.BenchmarkRun, st v1alpha1.FaultStatus) error {
+	if _, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
+		if e := faultEntry(run, int(st.Index), int(st.Repeat)); e != nil {
+			*e = st
+			return true
+		}
+		run.Status.Faults = append(run.Status.Faults, st)
+		return true
+	}); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("fault %d (%s %s, repeat %d)", st.Index, st.Action, st.Target, st.Repeat)
+	eventType, reason, note := corev1.EventTypeNormal, "FaultInjected", fmt.Sprintf("%s injected: %s", what, st.Resolved)
+	if !st.Injected {
+		eventType, reason, note = corev1.EventTypeWarning, "FaultNotInjected", fmt.Sprintf("%s not injected: %s", what, st.Message)
+	}
+	log.FromContext(ctx).Info(note)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", note)
+	}
+	return nil
+}
+
+// injectFault carries out fault index of repeat, or goes on with its
+// signal Job. pending: the Job has not ended yet. An error is the API
+// server's (retried); what makes the fault impossible is in st.
+func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.BenchmarkRun, index, repeat int, f v1alpha1.Fault) (st v1alpha1.FaultStatus, pending bool, err error) {
+	st = v1alpha1.FaultStatus{Index: int32(index), Repeat: int32(repeat), Action: f.Action, Target: f.Target}
+	notInjected := func(format string, a ...any) (v1alpha1.FaultStatus, bool, error) {
+		st.Message = fmt.Sprintf(format, a...)
+		return st, false, nil
+	}
+	if f.Action != v1alpha1.FaultDeletePod {
+		// A Job from an earlier reconcile (or an operator before a restart).
+		var job batchv1.Job
+		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: faultjob.Name(run, index, repeat)}, &job)
+		if err == nil {
+			return r.signalOutcome(ctx, run, &job, st)
+		}
+		if !apierrors.IsNotFound(err) {
+			return st, false, err
+		}
+	}
+	if f.Target == v1alpha1.FaultTarget(v1alpha1.RoleLeader) {
+		return notInjected("target leader is resolved only in local mode so far (the operator reaches no broker's metadata); name the broker, e.g. broker-1")
+	}
+	pods, ns, err := r.faultPods(ctx, run)
+	if err != nil {
+		if apierrors.IsForbidden(err) {
+			return notInjected("the operator may not list pods in namespace %s to find %s: %v", ns, f.Target, err)
+		}
+		return st, false, err
+	}
+	pod, err := faults.PodFor(f.Target, pods)
+	if err != nil {
+		return notInjected("%v", err)
+	}
+	st.Pod, st.Node = pod.Namespace+"/"+pod.Name, pod.Spec.NodeName
+
+	if f.Action == v1alpha1.FaultDeletePod {
+		err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		switch {
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			return notInjected("pod %s went before it could be deleted", st.Pod)
+		case apierrors.IsForbidden(err):
+			return notInjected("the operator may not delete pod %s (%v); grant its ServiceAccount delete on pods, as the chart's ClusterRole does", st.Pod, err)
+		case err != nil:
+			return st, false, err
+		}
+		st.Injected, st.InjectedAt = true, ptrTo(metav1.NowMicro())
+		st.Resolved = fmt.Sprintf("pod %s on node %s deleted (its grace period: a SIGTERM first)", st.Pod, st.Node)
+		return st, false, nil
+	}
+
+	var nsObj corev1.Namespace
+	if err := r.Get(ctx, types.NamespacedName{Name: run.Namespace}, &nsObj); err != nil {
+		return st, false, err
+	}
+	if ok, msg := probe.PrivilegedAllowed(run.Namespace, nsObj.Labels); !ok {
+		return notInjected("a %s needs a privileged signal Job with hostPID on node %s: %s", f.Action, st.Node, msg)
+	}
+	var pause time.Duration
+	if f.Duration != nil {
+		pause = f.Duration.Duration
+	}
+	job, err := faultjob.Job(run, r.WorkerImage, index, repeat, f.Action, pause, pod, faults.ContainerIDs(pod))
+	if err != nil {
+		return notInjected("%v", err)
+	}
+	if err := createOwned(ctx, r.Client, run, job); err != nil {
+		if apierrors.IsForbidden(err) {
+			return notInjected("the operator may not create signal Job %s: %v", job.Name, err)
+		}
+		return st, false, err
+	}
+	return st, true, nil
+}
+
+// faultPods are the pods a target is looked for among: the run's own
+// (a managed run), or those spec.cluster.existing.faults selects.
+func (r *BenchmarkRunReconciler) faultPods(ctx context.Context, run *v1alpha1.BenchmarkRun) ([]corev1.Pod, string, error) {
+	ns := run.Namespace
+	var sel client.ListOption
+	switch {
+	case run.Spec.Cluster.Managed != nil && run.Spec.System == v1alpha1.SystemPulsar:
+		sel = client.MatchingLabels{"release": pulsar.ReleaseName(run)}
+	case run.Spec.Cluster.Managed != nil:
+		sel = client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run)}
+	case run.Spec.Cluster.Existing != nil && run.Spec.Cluster.Existing.Faults != nil:
+		e := run.Spec.Cluster.Existing
+		if e.Faults.Namespace != "" {
+			ns = e.Faults.Namespace
+		}
+		if e.Faults.PodSelector != nil {
+			s, err := metav1.LabelSelectorAsSelector(e.Faults.PodSelector)
+			if err != nil {
+				return nil, ns, fmt.Errorf("spec.cluster.existing.faults.podSelector: %w", err)
+			}
+			sel = client.MatchingLabelsSelector{Selector: s}
+		} else if e.StrimziCluster != nil {
+			sel = client.MatchingLabels{strimzi.LabelCluster: e.StrimziCluster.Name}
+			if e.Faults.Namespace == "" && e.StrimziCluster.Namespace != "" {
+				ns = e.StrimziCluster.Namespace
+			}
+		}
+	}
+	if sel == nil {
+		return nil, ns, nil
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(ns), sel); err != nil {
+		return nil, ns, err
+	}
+	return pods.Items, ns, nil
+}
+
+// signalOutcome reads what a signal Job did once it ended, from its
+// pod's termination message, and deletes it.
+func (r *BenchmarkRunReconciler) signalOutcome(ctx context.Context, run *v1alpha1.BenchmarkRun, job *batchv1.Job, st v1alpha1.FaultStatus) (v1alpha1.FaultStatus, bool, error) {
+	st.Pod, st.Node = job.Annotations[faultjob.AnnotationTarget], job.Spec.Template.Spec.NodeName
+	done, failed := jobCondition(job, batchv1.JobComplete), jobCondition(job, batchv1.JobFailed)
+	if done == nil && failed == nil {
+		return st, true, nil
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+		return st, false, err
+	}
+	var msg string
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.Message != "" {
+				msg = strings.TrimSpace(t.Message)
+			}
+		}
+	}
+	if done != nil {
+		var res faults.SignalResult
+		if err := json.Unmarshal([]byte(msg), &res); err != nil {
+			st.Message = fmt.Sprintf("signal Job %s finished, but what it did is unreadable (%v): %q", job.Name, err, msg)
+		} else {
+			st.Injected = true
+			st.InjectedAt = ptrTo(metav1.NewMicroTime(res.InjectedAt))
+			if res.ClearedAt != nil {
+				st.ClearedAt = ptrTo(metav1.NewMicroTime(*res.ClearedAt))
+			}
+			pids := make([]string, len(res.Pids))
+			for i, p := range res.Pids {
+				pids[i] = strconv.Itoa(p)
+			}
+			st.Resolved = fmt.Sprintf("pod %s on node %s: %s to host pids %s", st.Pod, st.Node, res.Signal, strings.Join(pids, ","))
+		}
+	} else {
+		st.Message = fmt.Sprintf("signal Job %s failed (%s: %s)", job.Name, failed.Reason, failed.Message)
+		if msg != "" {
+			st.Message += ": " + msg
+		}
+	}
+	// Its outcome is in status now (the caller records it); a Job left
+	// behind goes with the run.
+	if _, err := deleteAll(ctx, r.Client, run, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}}); err != nil {
+		return st, false, err
+	}
+	return st, false, nil
+}
+
+// watchFaultTargets records when a killed or deleted target is back:
+// ready again after the fault (a Kill's container restarted, a
+// DeletePod's new pod). back is false while one is not.
+func (r *BenchmarkRunReconciler) watchFaultTargets(ctx context.Context, run *v1alpha1.BenchmarkRun) (back bool, err error) {
+	back = true
+	for _, st := range run.Status.Faults {
+		if !st.Injected || st.ClearedAt != nil || st.InjectedAt == nil || st.Pod == "" || st.Action == v1alpha1.FaultPause {
+			continue
+		}
+		ns, name, _ := strings.Cut(st.Pod, "/")
+		var pod corev1.Pod
+		err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &pod)
+		if client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+		var at *metav1.Time
+		if err == nil {
+			at = readySince(&pod, st.InjectedAt.Time)
+		}
+		if at == nil {
+			back = false
+			continue
+		}
+		st.ClearedAt = ptrTo(metav1.NewMicroTime(at.Time))
+		if err := r.recordFault(ctx, run, st); err != nil {
+			return false, err
+		}
+	}
+	return back, nil
+}
+
+// readySince is when pod became ready at or after t, if it is ready
+// now. A pod still ready since before t is the target as it was before
+// the fault, not yet seen to go (the kubelet notices a killed container
+// a moment later). Conditions keep seconds, so the fault's own second
+// counts as after it: no pod becomes ready within a second of its fault.
+func readySince(pod *corev1.Pod, t time.Time) *metav1.Time {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.Time.Before(t.Truncate(time.Second)) {
+			return &c.LastTransitionTime
+		}
+	}
+	return nil
+}
+
+// faultMissed is the reason of a fault closed by closeFaults.
+const faultMissed = "not injected: its time had not come when the measured phase ended (or the coordinator recorded no measured-phase start; its log says why)"
+
+// closeFaults ends the record as the measured phases end: a fault whose
+// time never came while the run was running (the phase ended first, the
+// coordinator recorded no start, the operator was down) gets its entry,
+// not injected, so no fault is missing from status.faults.
+func closeFaults(run *v1alpha1.BenchmarkRun, repeats int, reason string) statusTx {
+	return func(run *v1alpha1.BenchmarkRun) bool {
+		for rep := range max(repeats, 1) {
+			for i, f := range run.Spec.Faults {
+				if faultEntry(run, i, rep) == nil {
+					run.Status.Faults = append(run.Status.Faults, v1alpha1.FaultStatus{
+						Index: int32(i), Repeat: int32(rep), Action: f.Action, Target: f.Target, Message: reason,
+					})
+				}
+			}
+		}
+		return true
+	}
+}
+
+// faultImpacts computes what each injected fault did to the load
+// (internal/faultimpact) from the measured phase's intervals: those of
+// the run, or of each repeat in the results ConfigMap. A repeat whose
+// intervals cannot be read keeps its faults without figures, and a note
+// says why.
+func faultImpacts(ctx context.Context, run *v1alpha1.BenchmarkRun, cm *corev1.ConfigMap, summary *results.Summary) statusTx {
+	starts, err := faults.ReadMeasureStarts(cm.Data)
+	if err != nil {
+		log.FromContext(ctx).Info("fault impacts not computed", "error", err.Error())
+	}
+	return func(run *v1alpha1.BenchmarkRun) bool {
+		for rep, start := range starts {
+			sum := summary
+			if len(summary.Repeats) > 0 {
+				one, err := results.ReadRepeat(cm, rep+1)
+				if err != nil {
+					noteFaults(run, rep, fmt.Sprintf("no figures: repeat %d's results are unreadable: %v", rep+1, err))
+					continue
+				}
+				sum = one
+			}
+			var mine []v1alpha1.FaultStatus
+			for _, f := range run.Status.Faults {
+				if int(f.Repeat) == rep {
+					mine = append(mine, f)
+				}
+			}
+			filled, err := faultimpact.Fill(sum, start, mine)
+			if err != nil {
+				noteFaults(run, rep, "no figures: "+err.Error())
+				continue
+			}
+			for _, f := range filled {
+				if e := faultEntry(run, int(f.Index), rep); e != nil {
+					e.Impact = f.Impact
+				}
+			}
+		}
+		return true
+	}
+}
+
+// noteFaults says why repeat's injected faults have no figures.
+func noteFaults(run *v1alpha1.BenchmarkRun, repeat int, note string) {
+	for i := range run.Status.Faults {
+		if f := &run.Status.Faults[i]; int(f.Repeat) == repeat && f.Injected && f.Impact == nil {
+			f.Impact = &v1alpha1.FaultImpact{Notes: []string{note}}
+		}
+	}
+}
