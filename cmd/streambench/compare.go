@@ -156,13 +156,17 @@ func loadClusterRun(ctx context.Context, cf clusterFlags, run string) (report.Na
 	if err != nil {
 		return report.Named{}, err
 	}
-	cm, err := fetchResults(ctx, c, ns, run)
+	cm, faults, err := fetchResults(ctx, c, ns, run)
 	if err != nil {
 		return report.Named{}, err
 	}
 	s, err := results.Read(cm)
 	if err != nil {
 		return report.Named{}, err
+	}
+	// A cluster run's faults are in its status (report.StatusFaultsFile).
+	if len(s.Faults) == 0 {
+		s.Faults = faults
 	}
 	n := report.Named{Name: run, Summary: s}
 	if _, ok := cm.Data[results.KeyOMB]; ok {

@@ -595,7 +595,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 	if logY {
 		y += ", log scale"
 	}
-	ch, err := timeChart("publish-p99", "99th percentile publish latency over the measured phase", y, timeUnit{"s", 1}, nil, p99, logY, wideW, halfH)
+	ch, err := timeChart("publish-p99", "99th percentile publish latency over the measured phase", y, timeUnit{"s", 1}, nil, nil, p99, logY, wideW, halfH)
 	if err != nil {
 		return nil, err
 	}
