@@ -76,6 +76,40 @@ type BenchmarkSuiteSpec struct {
 	// +kubebuilder:validation:Maximum=20
 	// +optional
 	Repeats int32 `json:"repeats,omitempty"`
+
+	// FaultSchedules are fault schedules to measure every cell under, a
+	// dimension of the matrix like the workloads: each cell runs once per
+	// schedule, with the schedule's faults as its spec.faults, and the
+	// tables set a cell's schedules side by side. A schedule with no
+	// faults is the healthy baseline, e.g. [{name: healthy}, {name:
+	// broker-kill, faults: [{action: Kill, target: broker-1, at: 1m}]}].
+	// Without it every cell runs without faults and the names carry no
+	// schedule. On spec.systems[].cluster.existing, faults need that
+	// cluster's faults.allowDisruption; on a cluster the suite deployed,
+	// the suite's consent is this field.
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	FaultSchedules []SuiteFaultSchedule `json:"faultSchedules,omitempty"`
+}
+
+// SuiteFaultSchedule is one fault schedule of a suite: a name for the
+// cell names and tables, and the faults (spec.faults of a BenchmarkRun).
+type SuiteFaultSchedule struct {
+	// Name says the schedule in cell names (<suite>-<system>-l<level>-
+	// <workload>-<name>) and in the tables: a DNS label of at most 12
+	// characters, e.g. healthy or kill-b1.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=12
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// Faults are the cell's spec.faults; none: the cell runs without
+	// faults (the baseline the others are read against).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Faults []Fault `json:"faults,omitempty"`
 }
 
 // SuiteSystem is one system of a suite: its cluster and the durability
@@ -243,6 +277,10 @@ type SuiteCell struct {
 	// anonymous, and for an existing cluster.
 	// +optional
 	Security string `json:"security,omitempty"`
+	// FaultSchedule is the spec.faultSchedules[].name the cell runs
+	// under; empty in a suite without fault schedules.
+	// +optional
+	FaultSchedule string `json:"faultSchedule,omitempty"`
 	// Cluster is the status.clusters[].name the cell runs against.
 	Cluster string `json:"cluster"`
 	// Repeat is which of spec.repeats this entry is (from 1), and RepeatOf

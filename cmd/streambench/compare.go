@@ -37,8 +37,14 @@ Every pair of runs whose comparison is unfair is flagged, in the table and
 the HTML: a different achieved durability, topology (broker or bookie count,
 version), testbed (slowest write+fdatasync p99 or write MB/s further apart
 than --testbed-tolerance), workload, or a load generator that fell behind
-(send delay p99 above --max-send-delay-ms). --strict exits non-zero on any
-flag.
+(send delay p99 above --max-send-delay-ms), or a different fault schedule
+(spec.faults: a fault one run had and the other not, another action,
+target or time, or a fault not injected in one). --strict exits non-zero
+on any flag.
+
+Runs with faults get a Faults table: for each fault, each run's time of
+injection, dip, time to recover, worst p99 and the run's lost messages
+(a run's total, not per fault).
 
 Runs repeated (streambench run --local --repeats N) are compared figure by
 figure, each run against the first: a verdict says whether B differs from A
@@ -156,13 +162,17 @@ func loadClusterRun(ctx context.Context, cf clusterFlags, run string) (report.Na
 	if err != nil {
 		return report.Named{}, err
 	}
-	cm, err := fetchResults(ctx, c, ns, run)
+	cm, faults, err := fetchResults(ctx, c, ns, run)
 	if err != nil {
 		return report.Named{}, err
 	}
 	s, err := results.Read(cm)
 	if err != nil {
 		return report.Named{}, err
+	}
+	// A cluster run's faults are in its status (report.StatusFaultsFile).
+	if len(s.Faults) == 0 {
+		s.Faults = faults
 	}
 	n := report.Named{Name: run, Summary: s}
 	if _, ok := cm.Data[results.KeyOMB]; ok {

@@ -243,3 +243,47 @@ func TestCompareFailOnDifference(t *testing.T) {
 		t.Errorf("single runs: exit %d, want non-zero saying it cannot tell:\n%s", code, out)
 	}
 }
+
+// TestCompareFaultSchedules: two runs whose fault schedules differ are
+// flagged [faults] (--strict fails on it), and the Faults table puts
+// their faults side by side; the same schedule is no flag.
+func TestCompareFaultSchedules(t *testing.T) {
+	src := filepath.Join(recordedResults, "kafka-ack-1")
+	lenient := "--max-send-delay-ms=5000"
+	withFaults := func(faults ...v1alpha1.FaultStatus) string {
+		dir := withTestbed(t, src, 2.0)
+		path := filepath.Join(dir, results.KeySummary)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum map[string]any
+		if err := json.Unmarshal(raw, &sum); err != nil {
+			t.Fatal(err)
+		}
+		sum["faults"] = faults
+		if raw, err = json.Marshal(sum); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	kill := v1alpha1.FaultStatus{Index: 0, Action: v1alpha1.FaultKill, Target: "broker-1", Message: "process kafka-2 not running"}
+	a, b, none := withFaults(kill), withFaults(kill), withFaults()
+
+	code, out := streambenchExit(t, "compare", a, b, "--strict", "--html", "", lenient)
+	if code != 0 || strings.Contains(out, "[faults]") {
+		t.Fatalf("the same fault, missed alike in both, --strict: exit %d, want 0 and no flag:\n%s", code, out)
+	}
+	code, out = streambenchExit(t, "compare", a, none, "--strict", "--html", "", lenient)
+	if code == 0 {
+		t.Fatalf("faults against none with --strict: exit 0, want non-zero:\n%s", out)
+	}
+	for _, want := range []string{"[faults]", "(#0 Kill broker-1 vs no faults)", "Faults (times in the measured phase; lost is each run's total, not per fault)", "not injected"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

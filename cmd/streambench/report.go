@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -97,11 +98,11 @@ unfair-comparison flags of 'compare' and the charts beside each table.`,
 				}
 				return err
 			}
-			cm, err := fetchResults(ctx, c, ns, arg)
+			cm, faults, err := fetchResults(ctx, c, ns, arg)
 			if err != nil {
 				return err
 			}
-			if err := writeConfigMapFiles(cm, dir); err != nil {
+			if err := writeConfigMapFiles(cm, dir, faults); err != nil {
 				return err
 			}
 			path, err := report.RenderDir(dir)
@@ -193,27 +194,29 @@ func (f clusterFlags) client() (client.Client, string, error) {
 
 // fetchResults reads the results ConfigMap of a run: the one its status
 // names, or <run>-results when the BenchmarkRun is gone (the ConfigMap may
-// outlive it only briefly, as it is owned by the run).
-func fetchResults(ctx context.Context, c client.Reader, ns, run string) (*corev1.ConfigMap, error) {
+// outlive it only briefly, as it is owned by the run). faults are the
+// run's status.faults: the controller injects a cluster run's faults and
+// records them there, not in the coordinator's summary.json.
+func fetchResults(ctx context.Context, c client.Reader, ns, run string) (cm *corev1.ConfigMap, faults []v1alpha1.FaultStatus, err error) {
 	name := results.ConfigMapName(run)
 	var br v1alpha1.BenchmarkRun
-	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: run}, &br)
+	err = c.Get(ctx, types.NamespacedName{Namespace: ns, Name: run}, &br)
 	switch {
 	case err == nil && br.Status.ResultsRef != "":
 		name = br.Status.ResultsRef
 	case err == nil:
-		return nil, fmt.Errorf("BenchmarkRun %s/%s has no results yet (phase %q%s); wait until it is Succeeded", ns, run, br.Status.Phase, message(br.Status.Message))
+		return nil, nil, fmt.Errorf("BenchmarkRun %s/%s has no results yet (phase %q%s); wait until it is Succeeded", ns, run, br.Status.Phase, message(br.Status.Message))
 	case !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("get BenchmarkRun %s/%s: %w", ns, run, err)
+		return nil, nil, fmt.Errorf("get BenchmarkRun %s/%s: %w", ns, run, err)
 	}
-	var cm corev1.ConfigMap
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &cm); err != nil {
+	cm = &corev1.ConfigMap{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("no BenchmarkRun %s and no results ConfigMap %s in namespace %s; check the name and -n", run, name, ns)
+			return nil, nil, fmt.Errorf("no BenchmarkRun %s and no results ConfigMap %s in namespace %s; check the name and -n", run, name, ns)
 		}
-		return nil, fmt.Errorf("get results ConfigMap %s/%s: %w", ns, name, err)
+		return nil, nil, fmt.Errorf("get results ConfigMap %s/%s: %w", ns, name, err)
 	}
-	return &cm, nil
+	return cm, br.Status.Faults, nil
 }
 
 func message(m string) string {
@@ -226,8 +229,11 @@ func message(m string) string {
 // writeConfigMapFiles writes a results ConfigMap as the files of a local
 // run: summary.json, omb-result.json and the histogram logs; a repeated
 // run's repeat-<i>.<key> as <key> in repeat-<i>/, each repeat with its
-// own HTML report, as local mode lays a repeated run out.
-func writeConfigMapFiles(cm *corev1.ConfigMap, dir string) error {
+// own HTML report, as local mode lays a repeated run out. The run's
+// status.faults, when it has any, go beside them as status-faults.json
+// (report.StatusFaultsFile), each repeat's in its directory, so the
+// reports show them however often they are rendered again.
+func writeConfigMapFiles(cm *corev1.ConfigMap, dir string, faults []v1alpha1.FaultStatus) error {
 	if _, err := results.Read(cm); err != nil {
 		return err
 	}
@@ -256,12 +262,37 @@ func writeConfigMapFiles(cm *corev1.ConfigMap, dir string) error {
 			return err
 		}
 	}
+	if err := writeStatusFaults(dir, faults); err != nil {
+		return err
+	}
 	for d := range repeats {
+		var mine []v1alpha1.FaultStatus
+		for _, f := range faults {
+			if fmt.Sprintf("repeat-%d", f.Repeat) == d {
+				mine = append(mine, f)
+			}
+		}
+		if err := writeStatusFaults(filepath.Join(dir, d), mine); err != nil {
+			return err
+		}
 		if _, err := report.RenderDir(filepath.Join(dir, d)); err != nil {
 			return fmt.Errorf("the report of %s: %w", d, err)
 		}
 	}
 	return nil
+}
+
+// writeStatusFaults writes faults as dir/status-faults.json; nothing
+// when there are none.
+func writeStatusFaults(dir string, faults []v1alpha1.FaultStatus) error {
+	if len(faults) == 0 {
+		return nil
+	}
+	b, err := json.MarshalIndent(faults, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, report.StatusFaultsFile), b, 0o644)
 }
 
 // repeatDir is the name of a repeat's directory (results.RepeatDir).

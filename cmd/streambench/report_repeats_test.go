@@ -39,7 +39,7 @@ func TestWriteConfigMapFilesOfARepeatedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := writeConfigMapFiles(cm, dir); err != nil {
+	if err := writeConfigMapFiles(cm, dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"summary.json", "repeat-1/summary.json", "repeat-2/omb-result.json", "repeat-3/histograms.hlog.gz", "repeat-3/" + report.FileName} {

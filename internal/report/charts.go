@@ -101,6 +101,53 @@ func (b bandPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
+// colFault marks the faults on the time charts.
+const colFault = "#dc2626"
+
+// faultMark is one fault on a time chart: its injection and, when it came
+// within the run, its clearing, in the chart's x unit.
+type faultMark struct {
+	At      float64
+	Cleared *float64
+	Label   string
+}
+
+// faultPlotter draws each fault as a solid line at its injection, labelled
+// F<index>, a dashed line at its clearing and a translucent band between:
+// where the series dip and the p99 climbs is read against when the fault
+// was on. A fault not cleared within the run has its line only (a band to
+// the chart's end would claim it lasted that long).
+type faultPlotter struct {
+	marks []faultMark
+	label draw.TextStyle
+}
+
+func (f faultPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	col := rgb(colFault)
+	const a = 0x30
+	fill := color.RGBA{R: uint8(uint16(col.R) * a / 0xff), G: uint8(uint16(col.G) * a / 0xff), B: uint8(uint16(col.B) * a / 0xff), A: a}
+	in := func(x float64) bool { return x >= p.X.Min && x <= p.X.Max }
+	for _, m := range f.marks {
+		if m.Cleared != nil && *m.Cleared > m.At {
+			x0, x1 := trX(math.Max(m.At, p.X.Min)), trX(math.Min(*m.Cleared, p.X.Max))
+			if x1 > x0 {
+				c.FillPolygon(fill, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+			}
+			if in(*m.Cleared) {
+				x := trX(*m.Cleared)
+				c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}, x, c.Min.Y, x, c.Max.Y)
+			}
+		}
+		if !in(m.At) {
+			continue
+		}
+		x := trX(m.At)
+		c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1.2)}, x, c.Min.Y, x, c.Max.Y)
+		c.FillText(f.label, vg.Point{X: x + 2, Y: c.Max.Y - 14}, m.Label)
+	}
+}
+
 // newPlot returns a plot in the report's style: sans-serif text, light grid.
 func newPlot(xLabel, yLabel string) *plot.Plot {
 	p := plot.New()
@@ -359,7 +406,8 @@ func curveXY(pts []results.CurvePoint, samples int64) plotter.XYs {
 }
 
 // timeChart plots series over the run's time, with the phases shaded.
-func timeChart(id, title, yLabel string, xUnit timeUnit, bands []band, lines []line, logY bool, w, h float64) (*chart, error) {
+// Faults, if any, are marked over the bands and under the lines.
+func timeChart(id, title, yLabel string, xUnit timeUnit, bands []band, marks []faultMark, lines []line, logY bool, w, h float64) (*chart, error) {
 	any := false
 	for _, l := range lines {
 		any = any || len(l.XY) > 0
@@ -376,9 +424,17 @@ func timeChart(id, title, yLabel string, xUnit timeUnit, bands []band, lines []l
 		Handler: p.X.Tick.Label.Handler,
 	}
 	p.Add(bandPlotter{bands: bands, label: label})
+	if len(marks) > 0 {
+		fl := label
+		fl.Color = rgb(colFault)
+		p.Add(faultPlotter{marks: marks, label: fl})
+	}
 	legend, err := addLines(p, lines)
 	if err != nil {
 		return nil, err
+	}
+	if len(marks) > 0 {
+		legend = append(legend, legendItem{Name: "fault: injected (solid, F<index>) to cleared (dashed)", Color: colFault})
 	}
 	if len(bands) > 0 {
 		p.X.Min, p.X.Max = bands[0].From, bands[len(bands)-1].To

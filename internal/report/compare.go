@@ -88,6 +88,10 @@ type Table struct {
 	// Differences are, for each run after the first, whether it differs
 	// from the first beyond the runs' own spread, figure by figure.
 	Differences []Difference
+	// Faults are the runs' faults side by side (faultColumns): per fault
+	// index, each run's dip, recovery and worst p99, and the run's lost;
+	// empty when no run had faults.
+	Faults [][]string
 }
 
 // Difference is run B against run A (the first run compared): a verdict
@@ -191,6 +195,7 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 		}
 	}
 	t.BrokerResources = brokerResRows(runs)
+	t.Faults = faultRows(runs)
 	t.LoadGenerator = toolDelayRows(runs, f)
 	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Security != nil }) {
 		for _, n := range runs {
@@ -388,6 +393,10 @@ func (t Table) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	writeGrid(&b, "Throughput", tp)
+	if len(t.Faults) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "Faults (times in the measured phase; lost is each run's total, not per fault)", append([][]string{faultColumns}, t.Faults...))
+	}
 	if len(t.Testbed) > 0 {
 		b.WriteString("\n")
 		writeGrid(&b, "Testbed (slowest probed volume)", append([][]string{{"", "fsync p50 ms", "fsync p99 ms", "write MB/s", "topology", "machines"}}, t.Testbed...))
@@ -478,6 +487,7 @@ type comparePage struct {
 	LoadGen   [][]string
 	BrokerJVM [][]string
 	Security  [][]string
+	Faults    [][]string
 	// Differences are Table.Differences.
 	Differences []Difference
 	Sections    []latencySection
@@ -544,6 +554,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		BrokerJVM:   t.BrokerJVM,
 		Security:    t.Security,
 		BrokerRes:   t.BrokerResources,
+		Faults:      t.Faults,
 		Differences: t.Differences,
 	}
 	color := func(i int) string { return runPalette[i%len(runPalette)] }
@@ -595,7 +606,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 	if logY {
 		y += ", log scale"
 	}
-	ch, err := timeChart("publish-p99", "99th percentile publish latency over the measured phase", y, timeUnit{"s", 1}, nil, p99, logY, wideW, halfH)
+	ch, err := timeChart("publish-p99", "99th percentile publish latency over the measured phase", y, timeUnit{"s", 1}, nil, nil, p99, logY, wideW, halfH)
 	if err != nil {
 		return nil, err
 	}

@@ -174,6 +174,8 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 		add(FlagWorkload, "different workloads (%s vs %s)", describeWorkload(sa.Workload), describeWorkload(sb.Workload))
 	}
 
+	faultsFlag(a, b, add)
+
 	if d := securityDiff(sa.Security, sb.Security, sa.System == sb.System); d != "" {
 		add(FlagSecurity, "the clients' security differs (%s): TLS costs CPU on clients and brokers for every byte and changes batching, so the numbers differ by it as much as by the broker", d)
 	} else if (sa.Security == nil) != (sb.Security == nil) {

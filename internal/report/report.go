@@ -47,8 +47,17 @@ type Named struct {
 	OMB *results.OMBResult
 }
 
+// StatusFaultsFile is a BenchmarkRun's status.faults as JSON, written
+// beside a cluster run's summary.json by `streambench report` and
+// `compare`: the controller injects a cluster run's faults and records
+// them in the run's status, which the coordinator's summary.json does not
+// hold. Local mode's summary.json has its own faults.
+const StatusFaultsFile = "status-faults.json"
+
 // Load reads dir/summary.json and, if present, dir/omb-result.json. The
 // name is the summary's run name, or the directory's name when it has none.
+// A summary without faults takes them from dir/status-faults.json, if
+// there is one.
 func Load(dir string) (Named, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, results.KeySummary))
 	if err != nil {
@@ -57,6 +66,18 @@ func Load(dir string) (Named, error) {
 	var s results.Summary
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Named{}, fmt.Errorf("%s: %w", filepath.Join(dir, results.KeySummary), err)
+	}
+	if len(s.Faults) == 0 {
+		raw, err := os.ReadFile(filepath.Join(dir, StatusFaultsFile))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return Named{}, err
+		default:
+			if err := json.Unmarshal(raw, &s.Faults); err != nil {
+				return Named{}, fmt.Errorf("%s: %w", filepath.Join(dir, StatusFaultsFile), err)
+			}
+		}
 	}
 	n := Named{Name: s.Run, Summary: &s}
 	if n.Name == "" {
@@ -149,6 +170,10 @@ type reportPage struct {
 	// others, shown beside it.
 	Machines    *machinesView
 	NodeMachine map[string]string
+
+	// Faults is the run's faults and what each did; nil for a run
+	// without spec.faults.
+	Faults *faultsView
 }
 
 // repeatsView is a repeated run's section: each tested figure's median in
@@ -298,6 +323,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		pg.Warnings = append(pg.Warnings, w)
 	}
 	pg.Cards = headlineCards(s)
+	pg.Faults = faultsSection(s)
 	if err := addCharts(pg, s, omb); err != nil {
 		return nil, err
 	}
@@ -404,6 +430,7 @@ func addCharts(pg *reportPage, s *results.Summary, omb *results.OMBResult) error
 	if tl == nil {
 		return nil
 	}
+	tl.marks = faultMarks(s, tl.u)
 	if err := tl.addTimeCharts(pg); err != nil {
 		return err
 	}
@@ -515,6 +542,8 @@ type timeline struct {
 	pts   []results.SeriesPoint
 	u     timeUnit
 	bands []band
+	// marks are the run's faults (faultMarks).
+	marks []faultMark
 }
 
 // newTimeline is nil when there is nothing to plot. The cooldown is the
@@ -584,8 +613,14 @@ func (t *timeline) addTimeCharts(pg *reportPage) error {
 	}
 	p99Lines := []line{
 		{Name: "publish p99", Color: colPublish, XY: t.p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.PublishLatencyMs })},
-		{Name: "end-to-end p99", Color: colEndToEnd, XY: t.p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.EndToEndLatencyMs })},
 	}
+	if len(t.marks) > 0 {
+		// The fault figures' p99: a stalled broker's intervals have no
+		// acknowledgement, so only the corrected p99 shows the stall.
+		p99Lines = append(p99Lines, line{Name: "publish p99, corrected (ack − intended send)", Color: colCorrected, Dashed: true,
+			XY: t.p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.CorrectedLatencyMs })})
+	}
+	p99Lines = append(p99Lines, line{Name: "end-to-end p99", Color: colEndToEnd, XY: t.p99(func(p results.SeriesPoint) *results.LatencyDetail { return p.EndToEndLatencyMs })})
 	lo, hi, _ := logRange(p99Lines)
 	charts = append(charts, timeSpec{"p99", "99th percentile latency over time", "ms", p99Lines, hi > 30*lo, true})
 	for _, ch := range charts {
@@ -597,7 +632,7 @@ func (t *timeline) addTimeCharts(pg *reportPage) error {
 		if ch.wide {
 			w, h = wideW, wideH
 		}
-		c, err := timeChart(ch.id, ch.title, y, t.u, t.bands, ch.lines, ch.log, w, h)
+		c, err := timeChart(ch.id, ch.title, y, t.u, t.bands, t.marks, ch.lines, ch.log, w, h)
 		if err != nil {
 			return err
 		}
@@ -615,7 +650,7 @@ func (t *timeline) addDrainChart(pg *reportPage, s *results.Summary) error {
 		return nil
 	}
 	size := float64(s.Workload.MessageSize)
-	c, err := timeChart("drain", "Backlog build and drain", "backlog (MB)", t.u, t.bands, []line{
+	c, err := timeChart("drain", "Backlog build and drain", "backlog (MB)", t.u, t.bands, t.marks, []line{
 		{Name: "backlog (all subscriptions)", Color: colBacklog, XY: t.val(func(p results.SeriesPoint) float64 { return float64(p.Backlog) * size / 1e6 })},
 	}, false, wideW, halfH)
 	if err != nil || c == nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -49,6 +50,9 @@ type suitePage struct {
 	// Security is true when a cell records a security setting: the cells
 	// table then has its column.
 	Security bool
+	// Faults is true when a cell runs under a fault schedule: the cells
+	// table then has its column.
+	Faults bool
 }
 
 type suiteGroupView struct {
@@ -81,6 +85,31 @@ func SuiteFlags(flags []Flag, security map[string]string) (kept []Flag, left int
 	return kept, left
 }
 
+// SuiteFaultFlags leaves out compare's FlagFaults between two cells of
+// different fault schedules (status.cells[].faultSchedule): a suite with
+// spec.faultSchedules measures a cell under each on purpose, and its
+// tables name each cell's schedule. A fault flag between cells of one
+// schedule (a fault one of them missed) is kept. left counts those left
+// out.
+func SuiteFaultFlags(flags []Flag, schedule map[string]string) (kept []Flag, left int) {
+	for _, f := range flags {
+		if f.Kind == FlagFaults && len(f.Runs) == 2 && schedule[f.Runs[0]] != schedule[f.Runs[1]] {
+			left++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept, left
+}
+
+// SuiteFaultsNote says that fault flags were left out (SuiteFaultFlags).
+func SuiteFaultsNote(left int) string {
+	if left == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The fault schedules differ between these cells by design (spec.faultSchedules): %d faults flags between cells of different schedules are left out; the Faults table sets their faults side by side.", left)
+}
+
 // SuiteSecurityNote says that security flags were left out (SuiteFlags).
 func SuiteSecurityNote(left int) string {
 	if left == 0 {
@@ -102,10 +131,15 @@ func RenderSuiteDir(dir string) (string, error) {
 		return "", fmt.Errorf("%s: %w", filepath.Join(dir, SuiteFile), err)
 	}
 	pg := &suitePage{Title: "streambench suite " + idx.Suite, Generated: time.Now().UTC().Format("2006-01-02 15:04 MST"), Index: idx}
-	security := map[string]string{}
+	security, schedule := map[string]string{}, map[string]string{}
 	for _, c := range idx.Cells {
 		security[c.Name] = c.Security
 		pg.Security = pg.Security || c.Security != ""
+		schedule[c.Name] = c.FaultSchedule
+		if c.RepeatOf != "" {
+			schedule[c.RepeatOf] = c.FaultSchedule
+		}
+		pg.Faults = pg.Faults || c.FaultSchedule != ""
 	}
 	for _, g := range idx.Comparisons {
 		var runs []Named
@@ -121,9 +155,11 @@ func RenderSuiteDir(dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		var left int
+		var left, leftFaults int
 		cp.Flags, left = SuiteFlags(cp.Flags, security)
-		pg.Groups = append(pg.Groups, suiteGroupView{Title: fmt.Sprintf("%s at achieved durability level %d", g.Workload, g.AchievedLevel), Page: cp, Note: SuiteSecurityNote(left)})
+		cp.Flags, leftFaults = SuiteFaultFlags(cp.Flags, schedule)
+		note := strings.TrimSpace(SuiteSecurityNote(left) + " " + SuiteFaultsNote(leftFaults))
+		pg.Groups = append(pg.Groups, suiteGroupView{Title: fmt.Sprintf("%s at achieved durability level %d", g.Workload, g.AchievedLevel), Page: cp, Note: note})
 	}
 	path := filepath.Join(dir, SuiteReportFile)
 	f, err := os.Create(path)
@@ -196,8 +232,8 @@ var suiteTmpl = template.Must(template.New("suite").Funcs(funcs).Funcs(template.
 </div></header>
 <main><div class="wrap">
 <section><h2>Cells</h2>
-<table><thead><tr><th>cell</th><th>system</th><th>workload</th><th class="n">level asked</th><th class="n">achieved</th>{{if $.Security}}<th>security</th>{{end}}<th>cluster</th><th>phase</th><th class="n">publish MB/s</th><th class="n">publish p99</th><th class="n">e2e p99 (ms)</th></tr></thead><tbody>
-{{range .Index.Cells}}<tr><td class="code">{{.Name}}</td><td>{{.System}}</td><td>{{.Workload}}</td><td class="n">{{.RequestedLevel}}</td><td class="n">{{if .AchievedLevel}}{{.AchievedLevel}}{{else}}–{{end}}</td>{{if $.Security}}<td>{{if .Security}}{{.Security}}{{else}}–{{end}}</td>{{end}}<td class="code">{{.Cluster}}</td><td{{if eq (print .Phase) "Failed"}} class="bad"{{end}}>{{.Phase}}{{if .Message}} <small>{{.Message}}</small>{{end}}</td>{{with .Results}}<td class="n">{{fmb .PublishMBPerSec}}</td><td class="n">{{fms .PublishP99Ms}}</td><td class="n">{{opt .EndToEndP99Ms}}</td>{{else}}<td class="n">–</td><td class="n">–</td><td class="n">–</td>{{end}}</tr>
+<table><thead><tr><th>cell</th><th>system</th><th>workload</th><th class="n">level asked</th><th class="n">achieved</th>{{if $.Security}}<th>security</th>{{end}}{{if $.Faults}}<th>fault schedule</th>{{end}}<th>cluster</th><th>phase</th><th class="n">publish MB/s</th><th class="n">publish p99</th><th class="n">e2e p99 (ms)</th></tr></thead><tbody>
+{{range .Index.Cells}}<tr><td class="code">{{.Name}}</td><td>{{.System}}</td><td>{{.Workload}}</td><td class="n">{{.RequestedLevel}}</td><td class="n">{{if .AchievedLevel}}{{.AchievedLevel}}{{else}}–{{end}}</td>{{if $.Security}}<td>{{if .Security}}{{.Security}}{{else}}–{{end}}</td>{{end}}{{if $.Faults}}<td>{{if .FaultSchedule}}{{.FaultSchedule}}{{else}}–{{end}}</td>{{end}}<td class="code">{{.Cluster}}</td><td{{if eq (print .Phase) "Failed"}} class="bad"{{end}}>{{.Phase}}{{if .Message}} <small>{{.Message}}</small>{{end}}</td>{{with .Results}}<td class="n">{{fmb .PublishMBPerSec}}</td><td class="n">{{fms .PublishP99Ms}}</td><td class="n">{{opt .EndToEndP99Ms}}</td>{{else}}<td class="n">–</td><td class="n">–</td><td class="n">–</td>{{end}}</tr>
 {{end}}</tbody></table>
 <p class="sub">Clusters: {{range $i, $c := .Index.Clusters}}{{if $i}}; {{end}}<span class="code">{{$c.Name}}</span> ({{$c.System}}{{if $c.Managed}}, deployed{{else}}, existing{{end}}{{with $c.Security}}, security {{.Label}}{{end}}{{range $k, $v := $c.BrokerSettings}}, {{$k}}={{$v}}{{end}}){{end}}</p>
 {{if .Index.Notes}}<ul class="notes">{{range .Index.Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}

@@ -148,6 +148,16 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 <div class="grid2">{{range .Timeline}}{{if eq .ID "p99"}}</div>{{template "chart" .}}<div class="grid2">{{else}}{{template "chart" .}}{{end}}{{end}}</div>
 </section>{{end}}
 
+{{with .Faults}}<section id="faults"><h2>Faults</h2>
+<table><thead><tr><th>fault</th><th>action</th><th>target</th><th>resolved</th><th>injected</th><th>cleared</th><th class="n">dip: lowest publish rate</th><th>time to recover</th><th class="n">failed sends</th><th class="n">p99 before (ms)</th><th class="n">worst p99 (ms)</th></tr></thead><tbody>
+{{range .Rows}}<tr><td class="nw">{{.Fault}}</td><td>{{.Action}}</td><td class="code">{{.Target}}</td><td class="code">{{.Resolved}}</td><td{{if .NotInjected}} class="bad"{{end}}>{{.Injected}}</td><td>{{.Cleared}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Dip}}</td><td>{{.Recovery}}</td><td class="n">{{.Errors}}</td><td class="n">{{.PreP99}}</td><td class="n">{{.WorstP99}}{{range .Notes}}<br><small>{{.}}</small>{{end}}</td></tr>
+{{end}}</tbody></table>
+<p class="sub">Times are seconds after the start of the measured phase, good to about one interval; the charts above mark each fault from its injection to its clearing. The dip is the lowest interval's publish rate (acknowledged messages) against the target rate; the time to recover runs from the fault to the first 3 intervals in a row at ≥ 95 % of the target rate with the p99 at most twice its pre-fault value, and says how often the load fell below that again. {{if .Series}}The p99 columns are the {{.Series}} latency.{{end}}{{if .Computed}} Figures the run's record did not carry were computed by this report from the series, with the same definitions.{{end}} docs/results.md, "Faults", defines every figure.</p>
+<h3>The run's delivery record, whole run (not per fault)</h3>
+<table class="facts"><tbody>{{range .Delivery}}<tr><td>{{.Key}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Value}}</td></tr>{{end}}</tbody></table>
+<p class="sub">Losses, duplicates and failed sends are counted per message over the whole run, so they cannot be put on one fault when the run had several.</p>
+</section>{{end}}
+
 {{if .Drain}}<section><h2>Backlog</h2>{{range .Drain}}{{template "chart" .}}{{end}}</section>{{end}}
 
 <div class="grid2">
@@ -300,6 +310,10 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 <table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">not consumed</th><th class="n">duplicates</th></tr></thead><tbody>
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n">{{.NotConsText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
 {{end}}</tbody></table></section>
+{{if .Faults}}<section id="faults"><h2>Faults</h2>
+<table><thead><tr><th>fault</th><th>run</th><th>action, target</th><th class="n">injected</th><th class="n">dip (of the target rate)</th><th>time to recover</th><th class="n">worst p99 (ms)</th><th class="n">lost (whole run)</th></tr></thead><tbody>
+{{range .Faults}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td class="n">{{index . 3}}</td><td class="n">{{index . 4}}</td><td>{{index . 5}}</td><td class="n">{{index . 6}}</td><td class="n">{{index . 7}}</td></tr>
+{{end}}</tbody></table><p class="sub">Each fault of each run side by side: injected is seconds after the start of the measured phase; the dip is the lowest interval's publish rate against the target; the worst p99 names its series (corrected: ack − intended send; publish: ack − send). Lost is each run's total over the whole run: the delivery accounting is per message, not per fault. Each run's report has every figure (docs/results.md, "Faults").</p></section>{{end}}
 {{if .Testbed}}<section><h2>Testbed</h2>
 <table><thead><tr><th></th><th class="n">write+fdatasync p50 (ms)</th><th class="n">p99 (ms)</th><th class="n">write MB/s</th><th>topology</th><th>machines</th></tr></thead><tbody>
 {{range .Testbed}}<tr><td>{{index . 0}}</td><td class="n">{{index . 1}}</td><td class="n">{{index . 2}}</td><td class="n">{{index . 3}}</td><td>{{index . 4}}</td><td>{{index . 5}}</td></tr>

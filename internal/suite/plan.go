@@ -22,13 +22,17 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/provision"
 )
 
@@ -74,7 +78,10 @@ type Cell struct {
 	RequestedLevel v1alpha1.Level
 	// Security is the label of the cluster's security (SuiteCell.Security).
 	Security string
-	Cluster  ClusterName
+	// FaultSchedule is the spec.faultSchedules[].name the cell runs
+	// under; empty in a suite without fault schedules.
+	FaultSchedule string
+	Cluster       ClusterName
 	// Repeat counts from 1 among the repeats of RepeatOf, the cell's name
 	// without the repeat; 0 and empty in a suite not repeated.
 	Repeat   int
@@ -154,6 +161,9 @@ func runName(parts ...string) string {
 // New plans a suite whose workloads are resolved (status.workloads).
 // Errors name the spec field and the fix.
 func New(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.ResolvedWorkload) (Plan, error) {
+	if err := checkFaultSchedules(s, workloads); err != nil {
+		return Plan{}, err
+	}
 	var p Plan
 	names := map[CellName]string{}
 	for i, sys := range s.Spec.Systems {
@@ -329,24 +339,84 @@ func (p *Plan) addCells(s *v1alpha1.BenchmarkSuite, names map[CellName]string, s
 	if err != nil {
 		return fmt.Errorf("%s: %w", field, err)
 	}
+	// A suite without fault schedules has one, unnamed and empty.
+	schedules := []string{""}
+	if len(s.Spec.FaultSchedules) > 0 {
+		schedules = nil
+		for _, fs := range s.Spec.FaultSchedules {
+			schedules = append(schedules, fs.Name)
+		}
+	}
 	for _, w := range workloads {
-		parts := []string{s.Name, string(system)}
-		if nameLabel != "" {
-			parts = append(parts, nameLabel)
+		for _, sched := range schedules {
+			parts := []string{s.Name, string(system)}
+			if nameLabel != "" {
+				parts = append(parts, nameLabel)
+			}
+			parts = append(parts, label, w.Name)
+			if sched != "" {
+				parts = append(parts, sched)
+			}
+			name := CellName(runName(parts...))
+			where := field + " with spec.workloads " + w.Name
+			if nameLabel != "" {
+				where = field + " at security " + nameLabel + " with spec.workloads " + w.Name
+			}
+			if sched != "" {
+				where += " under spec.faultSchedules " + sched
+			}
+			if other, dup := names[name]; dup {
+				return fmt.Errorf("%s and %s are the same cell (%s); remove one of the two durability settings", other, where, name)
+			}
+			names[name] = where
+			p.Cells = append(p.Cells, Cell{
+				Name: name, System: system, Workload: w.Name, Durability: *d.DeepCopy(),
+				RequestedLevel: level, Security: secLabel, FaultSchedule: sched, Cluster: cluster,
+			})
 		}
-		name := CellName(runName(append(parts, label, w.Name)...))
-		where := field + " with spec.workloads " + w.Name
-		if nameLabel != "" {
-			where = field + " at security " + nameLabel + " with spec.workloads " + w.Name
+	}
+	return nil
+}
+
+// checkFaultSchedules checks every fault schedule against every system
+// and workload it will run with, as a run's spec.faults is checked when
+// it starts (internal/faults.Validate): a fault after a workload's
+// measured phase, a target a system's topology lacks, faults on an
+// existing cluster without its consent. Here, before any cluster is
+// deployed, rather than as failed cells hours into the suite. Each error
+// names the schedule's field, the system and the workload.
+func checkFaultSchedules(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.ResolvedWorkload) error {
+	seen := map[string]int{}
+	var msgs []string
+	for k, fs := range s.Spec.FaultSchedules {
+		path := field.NewPath("spec", "faultSchedules").Index(k)
+		if other, dup := seen[fs.Name]; dup {
+			return fmt.Errorf("%s.name: %q is also spec.faultSchedules[%d].name; give each schedule its own name", path, fs.Name, other)
 		}
-		if other, dup := names[name]; dup {
-			return fmt.Errorf("%s and %s are the same cell (%s); remove one of the two durability settings", other, where, name)
+		seen[fs.Name] = k
+		if len(fs.Faults) == 0 {
+			continue
 		}
-		names[name] = where
-		p.Cells = append(p.Cells, Cell{
-			Name: name, System: system, Workload: w.Name, Durability: *d.DeepCopy(),
-			RequestedLevel: level, Security: secLabel, Cluster: cluster,
-		})
+		for i, sys := range s.Spec.Systems {
+			for j, w := range workloads {
+				// The cell's run as the checks see it: the system's
+				// cluster (managed: its topology; existing: its consent).
+				spec := v1alpha1.BenchmarkRunSpec{System: sys.System, Cluster: *sys.Cluster.DeepCopy(), Workload: w.Spec, Faults: fs.Faults}
+				// The checks speak of a run's fields; a suite's are these.
+				fields := strings.NewReplacer("spec.workload.", fmt.Sprintf("spec.workloads[%d].spec.", j),
+					"spec.cluster.", fmt.Sprintf("spec.systems[%d].cluster.", i), "spec.faults", path.Child("faults").String())
+				for _, e := range faults.Validate(&spec, path) {
+					e.Detail = fields.Replace(e.Detail)
+					msg := fmt.Sprintf("%s (spec.systems[%d], %s, with spec.workloads[%d] %s)", e.Error(), i, sys.System, j, w.Name)
+					if !slices.Contains(msgs, msg) {
+						msgs = append(msgs, msg)
+					}
+				}
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	return nil
 }

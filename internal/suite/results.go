@@ -56,6 +56,10 @@ type Comparison struct {
 	// Securities are the cells' security labels (status.cells[].security),
 	// in Cells' order; absent when no cell has one.
 	Securities []string `json:"securities,omitempty"`
+	// FaultSchedules are the cells' fault schedules
+	// (status.cells[].faultSchedule), in Cells' order; absent in a suite
+	// without spec.faultSchedules.
+	FaultSchedules []string `json:"faultSchedules,omitempty"`
 	// Flags are compare's unfair-comparison flags among these cells,
 	// without the security flags between cells of different security
 	// settings (report.SuiteFlags): those are what the suite measures.
@@ -81,7 +85,7 @@ type Comparison struct {
 // gives, between two repeated cells, compare's verdict on each figure.
 func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[string]*results.Summary) ([]Comparison, error) {
 	cellOf := map[string]v1alpha1.SuiteCell{}
-	security := map[string]string{}
+	security, schedule := map[string]string{}, map[string]string{}
 	// The repeats with results of each row, in the order they ran.
 	reps := map[string][]*results.Summary{}
 	repNames := map[string][]string{}
@@ -89,7 +93,7 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 	for _, c := range cells {
 		name := rowName(c)
 		if _, ok := cellOf[name]; !ok {
-			cellOf[name], security[name] = c, c.Security
+			cellOf[name], security[name], schedule[name] = c, c.Security, c.FaultSchedule
 		}
 		s := summaries[c.Name]
 		if s == nil {
@@ -139,18 +143,26 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 		if err != nil {
 			return nil, err
 		}
-		var left int
+		var left, leftFaults int
 		t.Flags, left = report.SuiteFlags(t.Flags, security)
+		t.Flags, leftFaults = report.SuiteFaultFlags(t.Flags, schedule)
 		c := Comparison{Workload: k.w, AchievedLevel: k.l, Flags: t.Flags}
 		for _, r := range runs {
 			c.Cells = append(c.Cells, r.Name)
 			c.Securities = append(c.Securities, security[r.Name])
+			c.FaultSchedules = append(c.FaultSchedules, schedule[r.Name])
 		}
-		head := securityGrid(runs, cellOf)
-		if head == "" {
+		if !slices.ContainsFunc(c.FaultSchedules, func(s string) bool { return s != "" }) {
+			c.FaultSchedules = nil
+		}
+		head := cellsGrid(runs, cellOf)
+		if !slices.ContainsFunc(c.Securities, func(s string) bool { return s != "" }) {
 			c.Securities = nil
-		} else if note := report.SuiteSecurityNote(left); note != "" {
-			head += note + "\n"
+		}
+		for _, note := range []string{report.SuiteSecurityNote(left), report.SuiteFaultsNote(leftFaults)} {
+			if note != "" {
+				head += note + "\n"
+			}
 		}
 		if head != "" {
 			head += "\n"
@@ -170,24 +182,41 @@ func rowName(c v1alpha1.SuiteCell) string {
 	return c.Name
 }
 
-// securityGrid says each row's durability and security setting as
-// planned, when a cell of the table has a security label; "" otherwise,
-// so the tables of a suite without securities are as they were.
-func securityGrid(runs []report.Named, cellOf map[string]v1alpha1.SuiteCell) string {
-	if !slices.ContainsFunc(runs, func(n report.Named) bool { return cellOf[n.Name].Security != "" }) {
+// cellsGrid says each row's durability, security setting and fault
+// schedule as planned, when a cell of the table has a security label or
+// a fault schedule (the columns of the others are left out); ""
+// otherwise, so the tables of a suite without either are as they were.
+func cellsGrid(runs []report.Named, cellOf map[string]v1alpha1.SuiteCell) string {
+	sec := slices.ContainsFunc(runs, func(n report.Named) bool { return cellOf[n.Name].Security != "" })
+	sched := slices.ContainsFunc(runs, func(n report.Named) bool { return cellOf[n.Name].FaultSchedule != "" })
+	if !sec && !sched {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("Cells (as planned)\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "\tsystem\tdurability\tsecurity")
+	head := "\tsystem\tdurability"
+	if sec {
+		head += "\tsecurity"
+	}
+	if sched {
+		head += "\tfault schedule"
+	}
+	fmt.Fprintln(w, head)
 	for _, n := range runs {
 		c := cellOf[n.Name]
 		dur, _, err := DurabilityLabel(c.Durability)
 		if err != nil {
 			dur = fmt.Sprintf("l%d", c.RequestedLevel)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", n.Name, c.System, dur, orDash(c.Security))
+		line := fmt.Sprintf("%s\t%s\t%s", n.Name, c.System, dur)
+		if sec {
+			line += "\t" + orDash(c.Security)
+		}
+		if sched {
+			line += "\t" + orDash(c.FaultSchedule)
+		}
+		fmt.Fprintln(w, line)
 	}
 	_ = w.Flush()
 	return b.String()

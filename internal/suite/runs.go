@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/security"
 )
 
@@ -106,6 +108,10 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 	if w.Name == "" {
 		w.Name = cell.Workload
 	}
+	sched, err := FaultSchedule(s, cell.FaultSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("status.cells %s: %w", cell.Name, err)
+	}
 	var existing v1alpha1.ExistingCluster
 	switch {
 	case sys.Cluster.Existing != nil:
@@ -123,6 +129,9 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 		host := hostRun(s, sys, cluster, hostDurability(cell.System, cell.Durability))
 		if existing.TLS, existing.Authentication, err = security.ExistingFor(host); err != nil {
 			return nil, fmt.Errorf("status.clusters %s: %w", cluster.Name, err)
+		}
+		if len(sched) > 0 {
+			existing.Faults = deployedFaults(host)
 		}
 	default:
 		return nil, fmt.Errorf("status.clusters %s has no endpoints yet", cluster.Name)
@@ -142,8 +151,43 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 			Driver:     sys.Driver.DeepCopy(),
 			Teardown:   v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAlways},
 			Timeouts:   v1alpha1.TimeoutsSpec{Run: s.Spec.Timeouts.Run},
+			Faults:     sched,
 		},
 	}, nil
+}
+
+// FaultSchedule is a copy of the faults of the schedule called name
+// (spec.faultSchedules); nil for "" (a suite without schedules) and for
+// a schedule without faults.
+func FaultSchedule(s *v1alpha1.BenchmarkSuite, name string) ([]v1alpha1.Fault, error) {
+	if name == "" {
+		return nil, nil
+	}
+	for _, fs := range s.Spec.FaultSchedules {
+		if fs.Name == name {
+			var out []v1alpha1.Fault
+			for _, f := range fs.Faults {
+				out = append(out, *f.DeepCopy())
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("spec.faultSchedules has no schedule named %q", name)
+}
+
+// deployedFaults is the consent a cell's run needs for faults on the
+// cluster the suite deployed, which it reaches in existing mode: the
+// suite owns that cluster and its spec.faultSchedules asked for the
+// faults, so the disruption is allowed; the pods are selected by the
+// labels the provisioners put on them (Strimzi's strimzi.io/cluster of the
+// cluster's Kafka; the Apache Pulsar chart's app and release), in the
+// suite's namespace, which is the run's.
+func deployedFaults(host *v1alpha1.BenchmarkRun) *v1alpha1.ExistingClusterFaults {
+	sel := map[string]string{strimzi.LabelCluster: strimzi.ClusterName(host)}
+	if host.Spec.System == v1alpha1.SystemPulsar {
+		sel = pulsar.PodLabels(pulsar.ReleaseName(host))
+	}
+	return &v1alpha1.ExistingClusterFaults{AllowDisruption: true, PodSelector: &metav1.LabelSelector{MatchLabels: sel}}
 }
 
 // Progress is finished cells / all cells, e.g. 7/16.
@@ -186,7 +230,7 @@ func Status(p Plan) ([]v1alpha1.SuiteCluster, []v1alpha1.SuiteCell) {
 	for _, c := range p.Cells {
 		cells = append(cells, v1alpha1.SuiteCell{
 			Name: string(c.Name), System: c.System, Workload: c.Workload, Durability: c.Durability,
-			RequestedLevel: c.RequestedLevel, Security: c.Security, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
+			RequestedLevel: c.RequestedLevel, Security: c.Security, FaultSchedule: c.FaultSchedule, Cluster: string(c.Cluster), Phase: v1alpha1.CellWaiting,
 			Repeat: int32(c.Repeat), RepeatOf: string(c.RepeatOf),
 		})
 	}

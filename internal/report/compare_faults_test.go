@@ -1,0 +1,135 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+)
+
+func kill(index int32, target v1alpha1.FaultTarget, at float64) v1alpha1.FaultStatus {
+	return v1alpha1.FaultStatus{Index: index, Action: v1alpha1.FaultKill, Target: target, Injected: true, InjectedAt: wall(at)}
+}
+
+func TestFaultsFlag(t *testing.T) {
+	notInjected := func(f v1alpha1.FaultStatus, why string) v1alpha1.FaultStatus {
+		f.Injected, f.InjectedAt, f.ClearedAt, f.Message = false, nil, nil, why
+		return f
+	}
+	inRepeat := func(r int32, f v1alpha1.FaultStatus) v1alpha1.FaultStatus { f.Repeat = r; return f }
+	cases := []struct {
+		name string
+		a, b []v1alpha1.FaultStatus
+		// want are the words the flag must hold; nil: no flag.
+		want []string
+	}{
+		{"neither had faults", nil, nil, nil},
+		{"the same schedule", []v1alpha1.FaultStatus{pause(0), kill(1, "broker-2", 70)}, []v1alpha1.FaultStatus{pause(0), kill(1, "broker-2", 70)}, nil},
+		{"the same fault 3 s later: the same schedule (whole seconds, an injection's moment)",
+			[]v1alpha1.FaultStatus{kill(0, "broker-2", 50)}, []v1alpha1.FaultStatus{kill(0, "broker-2", 53)}, nil},
+		{"the same fault 20 s later", []v1alpha1.FaultStatus{kill(0, "broker-2", 50)}, []v1alpha1.FaultStatus{kill(0, "broker-2", 70)},
+			[]string{"[faults]", "fault #0 came at 50 s vs 70 s into the measured phase"}},
+		{"faults against none", []v1alpha1.FaultStatus{pause(0)}, nil,
+			[]string{"(#0 Pause broker-1 at 50 s vs no faults)", "fault #0 (Pause broker-1) only in a"}},
+		{"another target", []v1alpha1.FaultStatus{kill(0, "broker-1", 50)}, []v1alpha1.FaultStatus{kill(0, "broker-2", 50)},
+			[]string{"fault #0 is Kill broker-1 vs Kill broker-2"}},
+		{"another action", []v1alpha1.FaultStatus{pause(0)}, []v1alpha1.FaultStatus{kill(0, "broker-1", 50)},
+			[]string{"fault #0 is Pause broker-1 vs Kill broker-1"}},
+		{"a fault not injected in one", []v1alpha1.FaultStatus{kill(0, "broker-2", 50)}, []v1alpha1.FaultStatus{notInjected(kill(0, "broker-2", 50), "process kafka-3 not running")},
+			[]string{"fault #0 was not injected in b (process kafka-3 not running)"}},
+		{"a fault missed alike in both: the same schedule as it happened",
+			[]v1alpha1.FaultStatus{notInjected(kill(0, "broker-2", 50), "the run ended first")},
+			[]v1alpha1.FaultStatus{notInjected(kill(0, "broker-2", 50), "the run ended first")}, nil},
+		{"a repeat that missed its fault", []v1alpha1.FaultStatus{inRepeat(1, kill(0, "broker-2", 50)), inRepeat(2, kill(0, "broker-2", 50))},
+			[]v1alpha1.FaultStatus{inRepeat(1, kill(0, "broker-2", 50)), inRepeat(2, notInjected(kill(0, "broker-2", 50), "the run ended first"))},
+			[]string{"fault #0 was not injected in b (repeat 2: the run ended first)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var flags []Flag
+			add := func(kind FlagKind, format string, args ...any) {
+				flags = append(flags, Flag{Kind: kind, Message: strings.TrimSpace(sprintf(format, args...))})
+			}
+			faultsFlag(Named{Name: "a", Summary: faultRun(c.a...)}, Named{Name: "b", Summary: faultRun(c.b...)}, add)
+			if c.want == nil {
+				if len(flags) != 0 {
+					t.Fatalf("flags %v, want none", flags)
+				}
+				return
+			}
+			if len(flags) != 1 {
+				t.Fatalf("%d flags %v, want one", len(flags), flags)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(flags[0].String(), w) {
+					t.Errorf("flag %q lacks %q", flags[0], w)
+				}
+			}
+		})
+	}
+}
+
+// compare puts the runs' faults side by side, fault by fault, with each
+// run's lost (its total), and flags the schedules that differ.
+func TestCompareFaults(t *testing.T) {
+	a := faultRun(pause(0))
+	b := faultRun(pause(0), kill(1, "broker-2", 80))
+	b.Results.Lost = 0
+	plain := faultRun()
+	runs := []Named{{Name: "a", Summary: a}, {Name: "b", Summary: b}, {Name: "plain", Summary: plain}}
+	tbl, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"#0", "a", "Pause broker-1", "50 s", "0 %", "20 s", "800.00 corrected", "3"},
+		// b's kill came 30 s after the pause, before 3 good intervals
+		// in a row: neither is back within its intervals.
+		{"#0", "b", "Pause broker-1", "50 s", "0 %", "not back by the end of its intervals", "800.00 corrected", "0"},
+		{"#1", "b", "Kill broker-2", "80 s", "100 %", "not back by the end of its intervals", "5.00 corrected", "0"},
+	}
+	if len(tbl.Faults) != len(want) {
+		t.Fatalf("fault rows %q, want %q", tbl.Faults, want)
+	}
+	for i := range want {
+		if strings.Join(tbl.Faults[i], "|") != strings.Join(want[i], "|") {
+			t.Errorf("row %d: %q, want %q", i, tbl.Faults[i], want[i])
+		}
+	}
+	var kinds []string
+	for _, f := range tbl.Flags {
+		if f.Kind == FlagFaults {
+			kinds = append(kinds, strings.Join(f.Runs, " vs "))
+		}
+	}
+	if strings.Join(kinds, ", ") != "a vs b, a vs plain, b vs plain" {
+		t.Errorf("faults flags on %q, want every pair (three schedules)", kinds)
+	}
+	text := tbl.Text()
+	for _, w := range []string{"Faults (times in the measured phase; lost is each run's total, not per fault)", "dip (of the target rate)"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the text lacks %q:\n%s", w, text)
+		}
+	}
+	var html bytes.Buffer
+	if err := RenderCompare(&html, runs); err != nil {
+		t.Fatal(err)
+	}
+	p := parsePage(t, html.Bytes())
+	if got := p.tables["Faults"]; len(got) != 1+len(want) || got[3][2] != "Kill broker-2" {
+		t.Errorf("the HTML's Faults table %q", got)
+	}
+
+	// Runs without faults have no fault table.
+	tbl, err = Compare([]Named{{Name: "plain", Summary: plain}, {Name: "plain2", Summary: faultRun()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.Faults != nil || strings.Contains(tbl.Text(), "Faults") {
+		t.Errorf("runs without faults have a fault table: %q", tbl.Faults)
+	}
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
