@@ -242,7 +242,7 @@ func faultName(f v1alpha1.FaultStatus) string {
 	return fmt.Sprintf("#%d", f.Index)
 }
 
-func clockText(t *metav1.Time, none string) string {
+func clockText(t *metav1.MicroTime, none string) string {
 	if t == nil {
 		return none
 	}

@@ -52,8 +52,8 @@ func faultRun(faults ...v1alpha1.FaultStatus) *results.Summary {
 }
 
 // wall is the wall-clock time sec seconds into faultRun's measured phase.
-func wall(sec float64) *metav1.Time {
-	t := metav1.NewTime(faultStart.Add(time.Duration((20 + sec) * float64(time.Second))))
+func wall(sec float64) *metav1.MicroTime {
+	t := metav1.NewMicroTime(faultStart.Add(time.Duration((20 + sec) * float64(time.Second))))
 	return &t
 }
 
@@ -199,13 +199,13 @@ func TestRenderFaultsFromStatusFile(t *testing.T) {
 	if !ok {
 		t.Fatal("the recorded run has no measured phase")
 	}
-	// status.faults' times are whole seconds (metav1.Time), as the
-	// controller's are after a round trip through the API server.
-	at := func(sec float64) *metav1.Time {
-		tt := metav1.NewTime(s.Start.Add(time.Duration((start + sec) * float64(time.Second))).Truncate(time.Second))
+	// Whole seconds, coarser than status.faults' microseconds: the
+	// report must place a fault right without more.
+	at := func(sec float64) *metav1.MicroTime {
+		tt := metav1.NewMicroTime(s.Start.Add(time.Duration((start + sec) * float64(time.Second))).Truncate(time.Second))
 		return &tt
 	}
-	offset := func(t *metav1.Time) float64 { return t.Sub(s.Start).Seconds() - start }
+	offset := func(t *metav1.MicroTime) float64 { return t.Sub(s.Start).Seconds() - start }
 	faults := []v1alpha1.FaultStatus{
 		{Index: 0, Action: v1alpha1.FaultDeletePod, Target: "broker-1", Resolved: "streambench/kafka-broker-1", Injected: true, InjectedAt: at(30), ClearedAt: at(50)},
 		{Index: 1, Action: v1alpha1.FaultKill, Target: "leader", Message: "no leader of partition 0: the topic is gone"},
