@@ -11,8 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // localNode is the local Kafka node a fault's target hits, by node id.
@@ -239,6 +242,59 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 		f.out = append([]v1alpha1.FaultStatus(nil), f.status...)
 	})
 	return f.out
+}
+
+// withImpact returns fs (one repeat's faults) with each injected fault's
+// Impact read from the measured phase's series (summary.json's, which has
+// the corrected p99 of every interval), at the target rate (the
+// workload's, or the one the search found). measureStart is the wall time
+// the series' measured phase starts at (measuredStart): the faults'
+// injectedAt and clearedAt are wall times, the series' offsets are not.
+// A fault not injected gets none. The error says why no fault got one.
+// Pure.
+func withImpact(fs []v1alpha1.FaultStatus, series results.Series, measureStart time.Time, rate float64) ([]v1alpha1.FaultStatus, error) {
+	out := append([]v1alpha1.FaultStatus(nil), fs...)
+	var windows []faultimpact.Window
+	var which []int
+	for i, f := range out {
+		if !f.Injected || f.InjectedAt == nil {
+			continue
+		}
+		w := faultimpact.Window{InjectedSeconds: f.InjectedAt.Sub(measureStart).Seconds()}
+		if f.ClearedAt != nil {
+			w.ClearedSeconds = ptrTo(f.ClearedAt.Sub(measureStart).Seconds())
+		}
+		windows = append(windows, w)
+		which = append(which, i)
+	}
+	if len(windows) == 0 {
+		return out, nil
+	}
+	points := faultimpact.FromSeries(series)
+	if len(points) == 0 {
+		return out, errors.New("the series has no interval of the measured phase")
+	}
+	ims, err := faultimpact.Compute(points, rate, windows, faultimpact.Options{})
+	if err != nil {
+		return out, err
+	}
+	for k, i := range which {
+		out[i].Impact = ims[k].Status()
+	}
+	return out, nil
+}
+
+// measuredStart is when the measured phase's first interval starts: the
+// earliest start of a measured snapshot, which is the start of the
+// series' first measured point (stats.Merge keeps the earliest).
+func measuredStart(snaps []stats.Snapshot) (time.Time, bool) {
+	var start time.Time
+	for _, s := range stats.OfPhase(snaps, stats.PhaseMeasure) {
+		if !s.Start.IsZero() && (start.IsZero() || s.Start.Before(start)) {
+			start = s.Start
+		}
+	}
+	return start, !start.IsZero()
 }
 
 func ptrTo[T any](v T) *T { return &v }

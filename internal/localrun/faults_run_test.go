@@ -60,4 +60,17 @@ func TestRunKafkaPause(t *testing.T) {
 	if len(sum.Faults) != 1 || sum.Faults[0].Resolved != f.Resolved || !sum.Faults[0].Injected || sum.Faults[0].ClearedAt == nil {
 		t.Errorf("summary.json faults %+v, want the run's record %+v", sum.Faults, f)
 	}
+	// The impact, from the measured phase's series (TestWithImpact has
+	// the figures): placed where the pause came, at the workload's rate.
+	if len(sum.Faults) == 1 {
+		im := sum.Faults[0].Impact
+		switch {
+		case im == nil:
+			t.Error("summary.json's fault has no impact")
+		case im.InjectedSeconds < 2 || im.InjectedSeconds > 5 || im.ClearedSeconds == nil || *im.ClearedSeconds-im.InjectedSeconds < 3:
+			t.Errorf("impact placed at %g..%v s of the measured phase, want about 3..7", im.InjectedSeconds, im.ClearedSeconds)
+		case im.TargetRateMsgPerSec != 1000 || im.IntervalSeconds <= 0:
+			t.Errorf("impact %+v: want the workload's 1000 msg/s and the intervals' length", im)
+		}
+	}
 }

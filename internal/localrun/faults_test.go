@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 func TestLocalNode(t *testing.T) {
@@ -168,5 +170,81 @@ func TestFaultInjectorNoMeasuredPhase(t *testing.T) {
 	none.measureStarted(time.Now())
 	if none.finish() != nil || startFaults(t.Context(), nil, 0, n.find, n.signal, t.Logf) != nil {
 		t.Error("a run without faults has an injector")
+	}
+}
+
+// TestWithImpact reads a fault's impact from a series whose measured phase
+// starts 2 s after the warm-up's first point: the fault's wall times are
+// placed in the measured phase, not in the series' offsets.
+func TestWithImpact(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	point := func(ph stats.Phase, off, rate, p99 float64) results.SeriesPoint {
+		return results.SeriesPoint{Phase: ph, OffsetSeconds: off, Seconds: 2, PublishRateMsgPerSec: rate,
+			PublishLatencyMs: &results.LatencyDetail{Count: 1, P99: p99}, CorrectedLatencyMs: &results.LatencyDetail{Count: 1, P99: p99}}
+	}
+	series := results.Series{Stride: 1, Points: []results.SeriesPoint{
+		point(stats.PhaseWarmup, 0, 1000, 50), // not measured: neither the baseline nor the dip
+		point(stats.PhaseMeasure, 2, 1000, 5), point(stats.PhaseMeasure, 4, 1000, 5),
+		point(stats.PhaseMeasure, 6, 200, 4000), point(stats.PhaseMeasure, 8, 900, 900), // the fault's
+		point(stats.PhaseMeasure, 10, 1000, 6), point(stats.PhaseMeasure, 12, 1000, 5), point(stats.PhaseMeasure, 14, 1000, 5),
+		point(stats.PhaseMeasure, 16, 1000, 5),
+	}}
+	measure := t0.Add(2 * time.Second) // the wall time of offset 2
+	at := func(s float64) *metav1.Time { return &metav1.Time{Time: measure.Add(time.Duration(s * float64(time.Second)))} }
+	fs := []v1alpha1.FaultStatus{
+		{Index: 0, Action: v1alpha1.FaultPause, Target: "broker-1", Injected: true, InjectedAt: at(4.5), ClearedAt: at(7)},
+		{Index: 1, Action: v1alpha1.FaultKill, Target: "leader", Message: "not injected: the lookup failed"},
+	}
+	got, err := withImpact(fs, series, measure, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs[0].Impact != nil {
+		t.Error("withImpact changed its input")
+	}
+	if got[1].Impact != nil {
+		t.Errorf("a fault not injected has an impact: %+v", got[1].Impact)
+	}
+	im := got[0].Impact
+	if im == nil {
+		t.Fatal("the injected fault has no impact")
+	}
+	if im.InjectedSeconds != 4.5 || im.ClearedSeconds == nil || *im.ClearedSeconds != 7 {
+		t.Errorf("placed at %g..%v, want 4.5..7 s into the measured phase", im.InjectedSeconds, im.ClearedSeconds)
+	}
+	if im.TargetRateMsgPerSec != 1000 || im.LowestRateFraction != 0.2 || im.LatencySeries != "corrected" {
+		t.Errorf("impact %+v: want the target 1000, the dip to 0.2, on the corrected p99", im)
+	}
+	if im.PreFaultP99Ms == nil || *im.PreFaultP99Ms != 5 || im.WorstP99Ms == nil || *im.WorstP99Ms != 4000 {
+		t.Errorf("p99 before %v, worst %v; want 5 (the warm-up's 50 left out) and 4000", im.PreFaultP99Ms, im.WorstP99Ms)
+	}
+	// Back from the interval at 8 s of the measured phase: 3.5 s after 4.5 s.
+	if !im.Recovered || im.RecoverySeconds == nil || *im.RecoverySeconds != 3.5 {
+		t.Errorf("recovered %v after %v s, want true after 3.5", im.Recovered, im.RecoverySeconds)
+	}
+
+	if _, err := withImpact(fs, series, measure, 0); err == nil {
+		t.Error("no error without a target rate")
+	}
+	if _, err := withImpact(fs, results.Series{}, measure, 1000); err == nil {
+		t.Error("no error without a measured interval")
+	}
+	if got, err := withImpact(fs[1:], results.Series{}, measure, 1000); err != nil || got[0].Impact != nil {
+		t.Errorf("without an injected fault: %+v, %v; want nothing to compute and no error", got, err)
+	}
+}
+
+func TestMeasuredStart(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	snaps := []stats.Snapshot{
+		{Phase: stats.PhaseWarmup, Start: t0},
+		{Phase: stats.PhaseMeasure, Worker: "b", Start: t0.Add(2100 * time.Millisecond)},
+		{Phase: stats.PhaseMeasure, Worker: "a", Start: t0.Add(2 * time.Second)},
+	}
+	if got, ok := measuredStart(snaps); !ok || !got.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("measured start %s %v, want the earliest measured snapshot's, 2 s after the warm-up's", got, ok)
+	}
+	if _, ok := measuredStart(snaps[:1]); ok {
+		t.Error("a start without a measured snapshot")
 	}
 }

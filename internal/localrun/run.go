@@ -579,6 +579,14 @@ func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, 
 	in := res.ResultsInput(out.Run.Name, "", &eff)
 	in.Brokers = setup
 	in.Faults = fs
+	if len(fs) > 0 {
+		// The impact is read from summary.json's own series, so the
+		// summary is built once to have it, and again below with it.
+		var err error
+		if in.Faults, err = faultsWithImpact(in, res, fs); err != nil {
+			in.Notes = append(in.Notes, "the faults' impact was not computed: "+err.Error())
+		}
+	}
 	if tb != nil {
 		// Each repeat's own page cache drops, on a copy of the testbed
 		// the repeats share.
@@ -600,6 +608,20 @@ func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, 
 	}
 	PrintSummary(o.Stdout, sum, dir, out.Report, finished)
 	return sum, err
+}
+
+// faultsWithImpact is fs with each injected fault's impact, read from the
+// series the summary of in has.
+func faultsWithImpact(in results.Input, res *coordinator.Result, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
+	start, ok := measuredStart(res.Snapshots)
+	if !ok {
+		return fs, errors.New("no snapshot of the measured phase")
+	}
+	pre, err := results.Summarize(in)
+	if err != nil {
+		return fs, err
+	}
+	return withImpact(fs, pre.Series, start, res.MeasuredRate)
 }
 
 // runTimeout is the run's deadline, the same as in a cluster.
