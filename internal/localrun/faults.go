@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
@@ -19,11 +21,12 @@ import (
 )
 
 // localNode is the local Kafka node a fault's target hits, by node id.
-// localbrokers numbers the nodes from 1 (node.id, process kafka-<id>,
-// directory node-<id>) and the first is the one KRaft controller; targets
-// count from 0 as a cluster's pods do. So broker-<n> is node n+1 (process
-// kafka-<n+1>: broker-0 is kafka-1, the controller too), and controller-0
-// is node 1. Pure.
+// localbrokers numbers the brokers from 1 (node.id, process kafka-<id>,
+// directory node-<id>); targets count from 0 as a cluster's pods do. So
+// broker-<n> is node n+1 (process kafka-<n+1>). controller-0 is node 1
+// when node 1 is the KRaft controller too; 0 when the controller runs
+// apart (a run with faults: kafka-controller). leader is resolved at the
+// fault's time, not here (kafkaProcs). Pure.
 func localNode(t v1alpha1.FaultTarget, nodes int) (int, error) {
 	role, n, err := t.Parse()
 	if err != nil {
@@ -31,7 +34,7 @@ func localNode(t v1alpha1.FaultTarget, nodes int) (int, error) {
 	}
 	switch {
 	case role == v1alpha1.RoleLeader:
-		return 0, errors.New("local mode does not look up partition leaders; name the broker (broker-<n>)")
+		return 0, errors.New("leader is looked up when the fault comes, not mapped to a node beforehand")
 	case role == v1alpha1.RoleController && n == 0:
 		return 1, nil
 	case role != v1alpha1.RoleBroker:
@@ -47,13 +50,49 @@ type faultProc struct {
 	name  string
 	pid   int
 	alive func() bool
+	// resolved is what the record says the target was; empty for
+	// "process <name> (pid <pid>)".
+	resolved string
 }
 
-// kafkaProcs finds the process of a target among the local Kafka's nodes.
-func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, error) {
-	return func(t v1alpha1.FaultTarget) (faultProc, error) {
+// findProc finds the process a target names at the fault's time; ctx
+// bounds a look-up it needs (leader).
+type findProc func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error)
+
+// lookupLeader asks the brokers who serves the run's first topic's
+// partition 0 now, and names the topic.
+type lookupLeader func(ctx context.Context) (topic string, st kafka.PartitionState, err error)
+
+// leaderLookupTimeout bounds a leader's look-up at the fault's time: the
+// fault waits for it (its injectedAt is after it), and a look-up that
+// does not answer fails the fault, not the run.
+const leaderLookupTimeout = 15 * time.Second
+
+// kafkaLeader looks up partition 0 of the repeat's first topic (the run
+// id names it, as the driver does) on the local brokers.
+func kafkaLeader(bootstrap string, sec *driver.Security, runID string) lookupLeader {
+	return func(ctx context.Context) (string, kafka.PartitionState, error) {
+		topic := kafka.RunTopic(runID, 0)
+		st, err := kafka.LookupPartition(ctx, bootstrap, sec, topic, 0)
+		return topic, st, err
+	}
+}
+
+// kafkaProcs finds the process of a target among the local Kafka's nodes;
+// leader through lookup, when the fault comes.
+func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader) findProc {
+	proc := func(p *localbrokers.Process) faultProc {
+		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() }}
+	}
+	return func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
 		if k == nil {
 			return faultProc{}, errors.New("local mode injects faults only into the Kafka nodes it started")
+		}
+		if t == v1alpha1.FaultTarget(v1alpha1.RoleLeader) {
+			return leaderProc(ctx, k, lookup, proc)
+		}
+		if t == "controller-0" && k.Controller != nil {
+			return proc(k.Controller.Process), nil
 		}
 		id, err := localNode(t, len(k.Nodes))
 		if err != nil {
@@ -63,8 +102,43 @@ func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, er
 		if p == nil {
 			return faultProc{}, fmt.Errorf("kafka node %d has no process", id)
 		}
-		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() }}, nil
+		return proc(p), nil
 	}
+}
+
+// aimed finds the target aim names from who serves the first topic's
+// partition 0 at the fault's time (Options.aimFault, tests only).
+func aimed(find findProc, lookup lookupLeader, aim func(v1alpha1.FaultTarget, kafka.PartitionState) v1alpha1.FaultTarget) findProc {
+	return func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
+		lctx, cancel := context.WithTimeout(ctx, leaderLookupTimeout)
+		defer cancel()
+		_, st, err := lookup(lctx)
+		if err != nil {
+			return faultProc{}, fmt.Errorf("looking up the first topic's partition 0 to aim the fault: %w", err)
+		}
+		return find(ctx, aim(t, st))
+	}
+}
+
+// leaderProc is the process of the broker that leads partition 0 of the
+// run's first topic now, as the brokers say.
+func leaderProc(ctx context.Context, k *localbrokers.Kafka, lookup lookupLeader, proc func(*localbrokers.Process) faultProc) (faultProc, error) {
+	if lookup == nil {
+		return faultProc{}, errors.New("no way to ask the brokers who leads the first topic's partition 0")
+	}
+	ctx, cancel := context.WithTimeout(ctx, leaderLookupTimeout)
+	defer cancel()
+	topic, st, err := lookup(ctx)
+	if err != nil {
+		return faultProc{}, fmt.Errorf("looking up the leader of the first topic's partition 0: %w", err)
+	}
+	id := int(st.Leader)
+	if id < 1 || id > len(k.Nodes) || k.Nodes[id-1].Process == nil {
+		return faultProc{}, fmt.Errorf("%s-0 is led by node %d, which is not one of the %d brokers local mode started", topic, id, len(k.Nodes))
+	}
+	p := proc(k.Nodes[id-1].Process)
+	p.resolved = fmt.Sprintf("broker-%d (%s, pid %d; leader of %s-0)", id-1, p.name, p.pid, topic)
+	return p, nil
 }
 
 // faultInjector carries out spec.faults in one repeat of a local run: it
@@ -74,13 +148,15 @@ func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, er
 // injected is recorded with its reason; it never fails the run.
 type faultInjector struct {
 	steps  []faults.Step
-	find   func(v1alpha1.FaultTarget) (faultProc, error)
+	find   findProc
 	signal func(pid int, sig syscall.Signal) error
 	say    func(string, ...any)
 
 	started chan time.Time
 	once    sync.Once
-	cancel  context.CancelFunc
+	// ctx ends with finish: a leader's look-up is not waited for then.
+	ctx    context.Context
+	cancel context.CancelFunc
 	done    chan struct{}
 	end     sync.Once
 
@@ -95,7 +171,7 @@ type faultInjector struct {
 
 // startFaults starts the injector of one repeat (repeat is 0 for a run
 // that is not repeated); nil when the run has no faults.
-func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find func(v1alpha1.FaultTarget) (faultProc, error),
+func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find findProc,
 	signal func(int, syscall.Signal) error, say func(string, ...any)) *faultInjector {
 	if len(fs) == 0 {
 		return nil
@@ -106,6 +182,7 @@ func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find func
 	for i, x := range fs {
 		f.status = append(f.status, v1alpha1.FaultStatus{Index: int32(i), Repeat: int32(repeat), Action: x.Action, Target: x.Target})
 	}
+	f.ctx = ctx
 	go f.run(ctx)
 	return f
 }
@@ -173,13 +250,16 @@ func (f *faultInjector) apply(s faults.Step) {
 		f.say("fault %d: %s %s cleared: SIGCONT to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, p.name, p.pid)
 		return
 	}
-	p, err := f.find(s.Fault.Target)
+	p, err := f.find(f.ctx, s.Fault.Target)
 	if err != nil {
 		st.Message = "not injected: " + err.Error()
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
-	st.Resolved = fmt.Sprintf("process %s (pid %d)", p.name, p.pid)
+	st.Resolved = p.resolved
+	if st.Resolved == "" {
+		st.Resolved = fmt.Sprintf("process %s (pid %d)", p.name, p.pid)
+	}
 	if !p.alive() {
 		st.Message = fmt.Sprintf("not injected: %s (pid %d) is not running (killed by an earlier fault: local mode does not restart brokers)", p.name, p.pid)
 		f.say("fault %d: %s", s.Index, st.Message)
@@ -203,7 +283,11 @@ func (f *faultInjector) apply(s faults.Step) {
 		// to start it again, so unlike a pod's container it stays down.
 		st.Message = fmt.Sprintf("local mode does not restart a killed broker: %s stayed down for the rest of the run", p.name)
 	}
-	f.say("fault %d: %s %s: %s to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, sigName, p.name, p.pid)
+	what := fmt.Sprintf("%s (pid %d)", p.name, p.pid)
+	if p.resolved != "" {
+		what += ": " + p.resolved
+	}
+	f.say("fault %d: %s %s: %s to %s", s.Index, s.Fault.Action, s.Fault.Target, sigName, what)
 }
 
 // finish stops the injector, lets go of a process still paused (the run

@@ -30,7 +30,8 @@ func TestRunKafkaPause(t *testing.T) {
 	if lr.err != nil {
 		t.Fatalf("run: %v", lr.err)
 	}
-	checkStopped(t, lr.out, 3)
+	// Three brokers and, for the faults, the controller of its own.
+	checkStopped(t, lr.out, 4)
 	fs := lr.out.Faults
 	if len(fs) != 1 {
 		t.Fatalf("faults %+v, want one", fs)

@@ -1,6 +1,9 @@
 package localrun
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"syscall"
@@ -10,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver/kafka"
+	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
@@ -26,7 +31,7 @@ func TestLocalNode(t *testing.T) {
 		{"broker-3", 0, "there is no broker-3"},
 		{"controller-1", 0, "no controller-1"},
 		{"bookie-0", 0, "no bookie-0"},
-		{"leader", 0, "partition leaders"},
+		{"leader", 0, "looked up when the fault comes"},
 		{"broker-x", 0, "not a fault target"},
 	} {
 		got, err := localNode(tc.target, 3)
@@ -53,7 +58,7 @@ type fakeNodes struct {
 
 func newFakeNodes() *fakeNodes { return &fakeNodes{dead: map[int]bool{}, fails: map[int]bool{}} }
 
-func (n *fakeNodes) find(t v1alpha1.FaultTarget) (faultProc, error) {
+func (n *fakeNodes) find(_ context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
 	id, err := localNode(t, 3)
 	if err != nil {
 		return faultProc{}, err
@@ -248,5 +253,100 @@ func TestMeasuredStart(t *testing.T) {
 	}
 	if _, ok := measuredStart(snaps[:1]); ok {
 		t.Error("a start without a measured snapshot")
+	}
+}
+
+// TestKafkaProcs resolves targets on three brokers and a controller of
+// their own: leader from what the look-up says at the fault's time.
+func TestKafkaProcs(t *testing.T) {
+	node := func(id int, name string) localbrokers.KafkaNode {
+		return localbrokers.KafkaNode{ID: id, Process: &localbrokers.Process{Name: name, Pid: 100 + id}}
+	}
+	ctl := node(4, "kafka-controller")
+	k := &localbrokers.Kafka{Nodes: []localbrokers.KafkaNode{node(1, "kafka-1"), node(2, "kafka-2"), node(3, "kafka-3")}, Controller: &ctl}
+	var leader int32 = 3
+	var lookupErr error
+	calls := 0
+	lookup := func(context.Context) (string, kafka.PartitionState, error) {
+		calls++
+		return "sb-r-1-0", kafka.PartitionState{Leader: leader, Replicas: []int32{3, 1, 2}, ISR: []int32{3, 1, 2}}, lookupErr
+	}
+	find := kafkaProcs(k, lookup)
+	resolve := func(f findProc, target v1alpha1.FaultTarget) string {
+		t.Helper()
+		p, err := f(t.Context(), target)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		if p.resolved != "" {
+			return p.resolved
+		}
+		return p.name
+	}
+	for _, tc := range []struct {
+		target    v1alpha1.FaultTarget
+		leader    int32
+		lookupErr error
+		want      string
+	}{
+		{"broker-1", 3, nil, "kafka-2"},
+		{"controller-0", 3, nil, "kafka-controller"},
+		{"leader", 3, nil, "broker-2 (kafka-3, pid 103; leader of sb-r-1-0-0)"},
+		{"leader", 1, nil, "broker-0 (kafka-1, pid 101; leader of sb-r-1-0-0)"},
+		{"leader", 7, nil, "error: sb-r-1-0-0 is led by node 7, which is not one of the 3 brokers local mode started"},
+		{"leader", 3, errors.New("no answer"), "error: looking up the leader of the first topic's partition 0: no answer"},
+	} {
+		leader, lookupErr = tc.leader, tc.lookupErr
+		if got := resolve(find, tc.target); got != tc.want {
+			t.Errorf("%s (leader %d, look-up error %v): %q, want %q", tc.target, tc.leader, tc.lookupErr, got, tc.want)
+		}
+	}
+	// Only leader asks the brokers.
+	calls = 0
+	resolve(find, "broker-0")
+	if calls != 0 {
+		t.Errorf("broker-0 looked the leader up %d times", calls)
+	}
+	if got := resolve(kafkaProcs(k, nil), "leader"); !strings.Contains(got, "no way to ask") {
+		t.Errorf("leader without a look-up: %q", got)
+	}
+	if got := resolve(kafkaProcs(nil, lookup), "leader"); !strings.Contains(got, "only into the Kafka nodes it started") {
+		t.Errorf("leader without local brokers: %q", got)
+	}
+
+	// A test's aim: the first follower of partition 0, whatever the spec
+	// named.
+	leader, lookupErr = 3, nil
+	follower := func(_ v1alpha1.FaultTarget, st kafka.PartitionState) v1alpha1.FaultTarget {
+		return v1alpha1.FaultTarget(fmt.Sprintf("broker-%d", st.Followers()[0]-1))
+	}
+	if got := resolve(aimed(find, lookup, follower), "broker-2"); got != "kafka-1" {
+		t.Errorf("aimed at the first follower of [3 1 2] led by 3: %q, want kafka-1", got)
+	}
+}
+
+// TestFaultInjectorLeaderNotFound: a look-up that fails fails the fault,
+// with why, and the injector goes on to the next.
+func TestFaultInjectorLeaderNotFound(t *testing.T) {
+	n := newFakeNodes()
+	find := func(ctx context.Context, tg v1alpha1.FaultTarget) (faultProc, error) {
+		if tg == "leader" {
+			return faultProc{}, errors.New("looking up the leader of the first topic's partition 0: no answer")
+		}
+		return n.find(ctx, tg)
+	}
+	inj := startFaults(t.Context(), []v1alpha1.Fault{{Action: v1alpha1.FaultKill, Target: "leader", At: ms(0)},
+		{Action: v1alpha1.FaultKill, Target: "broker-2", At: ms(10)}}, 0, find, n.signal, t.Logf)
+	inj.measureStarted(time.Now())
+	deadline := time.Now().Add(5 * time.Second)
+	for len(n.signals()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := inj.finish()
+	if got[0].Injected || got[0].Resolved != "" || !strings.Contains(got[0].Message, "not injected: looking up the leader") {
+		t.Errorf("fault 0 %+v: want not injected, saying the look-up failed", got[0])
+	}
+	if !got[1].Injected || strings.Join(n.signals(), ",") != "killed 3" {
+		t.Errorf("fault 1 %+v, signals %v: want broker-2 killed after the failed look-up", got[1], n.signals())
 	}
 }
