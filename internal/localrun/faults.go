@@ -157,8 +157,8 @@ type faultInjector struct {
 	// ctx ends with finish: a leader's look-up is not waited for then.
 	ctx    context.Context
 	cancel context.CancelFunc
-	done    chan struct{}
-	end     sync.Once
+	done   chan struct{}
+	end    sync.Once
 
 	mu       sync.Mutex
 	measured bool
