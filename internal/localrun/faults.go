@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -354,7 +355,7 @@ func withImpact(fs []v1alpha1.FaultStatus, series results.Series, measureStart t
 	if len(windows) == 0 {
 		return out, nil
 	}
-	points := faultimpact.FromSeries(series)
+	points := trimSlivers(faultimpact.FromSeries(series))
 	if len(points) == 0 {
 		return out, errors.New("the series has no interval of the measured phase")
 	}
@@ -366,6 +367,30 @@ func withImpact(fs []v1alpha1.FaultStatus, series results.Series, measureStart t
 		out[i].Impact = ims[k].Status()
 	}
 	return out, nil
+}
+
+// trimSlivers drops a first or last interval shorter than half the
+// others: the phase's start and stop cut an interval wherever they come,
+// and a sliver of a few milliseconds holds a rate of next to nothing
+// (the producers were told to stop just before the cut), which the
+// recovery would count as the load falling again at the very end. Pure.
+func trimSlivers(points []faultimpact.Point) []faultimpact.Point {
+	if len(points) < 3 {
+		return points
+	}
+	lengths := make([]float64, len(points))
+	for i, p := range points {
+		lengths[i] = p.Seconds
+	}
+	slices.Sort(lengths)
+	half := lengths[len(lengths)/2] / 2
+	if points[len(points)-1].Seconds < half {
+		points = points[:len(points)-1]
+	}
+	if points[0].Seconds < half {
+		points = points[1:]
+	}
+	return points
 }
 
 // measuredStart is when the measured phase's first interval starts: the

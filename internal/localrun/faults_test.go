@@ -193,6 +193,9 @@ func TestWithImpact(t *testing.T) {
 		point(stats.PhaseMeasure, 6, 200, 4000), point(stats.PhaseMeasure, 8, 900, 900), // the fault's
 		point(stats.PhaseMeasure, 10, 1000, 6), point(stats.PhaseMeasure, 12, 1000, 5), point(stats.PhaseMeasure, 14, 1000, 5),
 		point(stats.PhaseMeasure, 16, 1000, 5),
+		// The stop's sliver: 30 ms without an acknowledgement, not a
+		// relapse.
+		{Phase: stats.PhaseMeasure, OffsetSeconds: 18, Seconds: 0.03},
 	}}
 	measure := t0.Add(2 * time.Second) // the wall time of offset 2
 	at := func(s float64) *metav1.Time {
@@ -226,8 +229,8 @@ func TestWithImpact(t *testing.T) {
 		t.Errorf("p99 before %v, worst %v; want 5 (the warm-up's 50 left out) and 4000", im.PreFaultP99Ms, im.WorstP99Ms)
 	}
 	// Back from the interval at 8 s of the measured phase: 3.5 s after 4.5 s.
-	if !im.Recovered || im.RecoverySeconds == nil || *im.RecoverySeconds != 3.5 {
-		t.Errorf("recovered %v after %v s, want true after 3.5", im.Recovered, im.RecoverySeconds)
+	if !im.Recovered || im.RecoverySeconds == nil || *im.RecoverySeconds != 3.5 || im.Relapses != 0 {
+		t.Errorf("recovered %v after %v s, %d relapses; want true after 3.5, none (the last sliver is no interval)", im.Recovered, im.RecoverySeconds, im.Relapses)
 	}
 
 	if _, err := withImpact(fs, series, measure, 0); err == nil {
