@@ -10,10 +10,11 @@ import (
 // each naming its field and the fix: there are no pods; the Pulsar
 // standalone is one JVM (its broker, bookies and ZooKeeper would stop
 // together, whatever the target says); the local Kafka has one KRaft
-// controller, on its first node (internal/localbrokers: node 1 is
-// broker,controller, the others broker only); and an existing cluster's
-// processes are not known; and leader, which local mode does not look up
-// yet. Call after Validate.
+// controller (with faults a JVM of its own, kafka-controller:
+// internal/localbrokers' SeparateController); and an existing cluster's
+// processes are not known. leader is allowed: local mode asks the brokers
+// who leads the first topic's partition 0 when the fault comes
+// (internal/localrun/faults.go). Call after Validate.
 func LocalChecks(spec *v1alpha1.BenchmarkRunSpec, fldPath *field.Path) field.ErrorList {
 	if len(spec.Faults) == 0 {
 		return nil
@@ -35,16 +36,9 @@ func LocalChecks(spec *v1alpha1.BenchmarkRunSpec, fldPath *field.Path) field.Err
 				"local mode runs the brokers as processes, not pods; use Pause or Kill, or run it in a cluster"))
 		}
 		role, n, err := f.Target.Parse()
-		if err == nil && role == v1alpha1.RoleLeader {
-			// Local mode's injector (internal/localrun/faults.go) maps
-			// ordinals to node processes; asking the brokers which one
-			// leads a partition at the fault's time is not written yet.
-			errs = append(errs, field.Invalid(p.Child("target"), string(f.Target),
-				"local mode does not look up partition leaders yet; name the broker (broker-<n>, ordinals from 0), or run it in a cluster"))
-		}
 		if err == nil && role == v1alpha1.RoleController && n > 0 {
 			errs = append(errs, field.Invalid(p.Child("target"), string(f.Target),
-				"local mode's Kafka has one KRaft controller, controller-0 (the first node; the others are brokers only); target controller-0, or run it in a cluster, where every broker is a controller"))
+				"local mode's Kafka has one KRaft controller, controller-0 (a JVM of its own beside the brokers, kafka-controller); target controller-0, or run it in a cluster, where every broker is a controller"))
 		}
 	}
 	return errs

@@ -155,8 +155,7 @@ func TestLocalChecks(t *testing.T) {
 	}{
 		{"no faults on Pulsar", pulsarSpec(v1alpha1.ManagedCluster{}), nil},
 		{"Kafka processes paused and killed", kafkaSpec(pause("broker-2", time.Minute, time.Second), kill("controller-0", 2*time.Minute)), nil},
-		{"no leader look-up locally", kafkaSpec(kill("leader", 3*time.Minute)),
-			[]want{{"spec.faults[0].target", []string{"does not look up", "broker-<n>"}}}},
+		{"the leader is looked up locally", kafkaSpec(kill("leader", 3*time.Minute), pause("leader", 4*time.Minute, time.Second)), nil},
 		{"no pods locally", kafkaSpec(v1alpha1.Fault{Action: v1alpha1.FaultDeletePod, Target: "broker-0", At: dur(time.Minute)}),
 			[]want{{"spec.faults[0].action", []string{"processes, not pods", "use Pause or Kill"}}}},
 		{"one local KRaft controller", kafkaSpec(kill("controller-0", time.Minute), kill("controller-1", 2*time.Minute)),

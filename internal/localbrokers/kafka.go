@@ -68,6 +68,15 @@ type KafkaOptions struct {
 	// the plaintext one (kafka_security.go); ListenerBootstrap gives their
 	// addresses.
 	Listeners []KafkaListener
+	// SeparateController runs the KRaft controller as a JVM of its own
+	// (Kafka.Controller, process kafka-controller, node id Brokers+1)
+	// and node 1 as a broker only. Without it node 1 is the one
+	// controller, and a killed node 1 leaves the cluster without one for
+	// good: no partition gets a new leader again. Local mode sets it for
+	// a run with faults, so any broker (the leader, whichever it is) can
+	// be killed and the others take over, as in a cluster of three
+	// controllers.
+	SeparateController bool
 }
 
 // KafkaNode is one started Kafka node.
@@ -81,7 +90,12 @@ type KafkaNode struct {
 
 // Kafka is a running local Kafka cluster.
 type Kafka struct {
-	Nodes          []KafkaNode
+	// Nodes are the brokers, node ids 1..n (node 1 the controller too
+	// unless Controller is set).
+	Nodes []KafkaNode
+	// Controller is the KRaft controller when it runs apart
+	// (KafkaOptions.SeparateController); nil when node 1 is it.
+	Controller     *KafkaNode
 	ControllerPort int
 	Dir            string
 	Version        string
@@ -205,7 +219,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			return nil, err
 		}
 		props[i] = filepath.Join(nodeDir, "server.properties")
-		settings := kafkaNodeSettings(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig)
+		settings := kafkaNodeSettingsRoles(id, ports[i], k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig, id == 1 && !o.SeparateController)
 		lports := map[string]int{}
 		for j, l := range o.Listeners {
 			lports[l.Name] = ports[o.Brokers+1+j*o.Brokers+i]
@@ -217,8 +231,29 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		}
 		k.Nodes = append(k.Nodes, KafkaNode{ID: id, Port: ports[i], ListenerPorts: lports})
 	}
+	// The controller of its own is formatted and started last: props[i]
+	// for i < Brokers stay the brokers'.
+	quorum := 0 // the index in props of the node formatted as the quorum
+	if o.SeparateController {
+		id := o.Brokers + 1
+		nodeDir := filepath.Join(k.Dir, "node-controller")
+		if err := os.RemoveAll(nodeDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+			return nil, err
+		}
+		path := filepath.Join(nodeDir, "server.properties")
+		text := kafkaPropertiesOnHost(properties("", kafkaControllerSettings(id, k.ControllerPort, o.Brokers, filepath.Join(nodeDir, "data"), o.BrokerConfig)), o.Host)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			return nil, err
+		}
+		props = append(props, path)
+		k.Controller = &KafkaNode{ID: id, Port: k.ControllerPort}
+		quorum = len(props) - 1
+	}
 	fmtStart := time.Now()
-	errs := make([]error, o.Brokers)
+	errs := make([]error, len(props))
 	var wg sync.WaitGroup
 	for i := range props {
 		wg.Add(1)
@@ -230,7 +265,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			// controller.quorum.voters, which Kafka refuses together with
 			// --standalone.
 			args := []string{"format", "-t", clusterID, "-c", props[i], "--ignore-formatted"}
-			if i == 0 {
+			if i == quorum {
 				// SCRAM credentials live in the metadata log, which the
 				// controller bootstraps from its formatted storage.
 				args = append(append(args, "--standalone"), scramArgs(o.Listeners)...)
@@ -244,12 +279,23 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 	}
 	logf("kafka storage formatted in %s", time.Since(fmtStart).Round(time.Millisecond))
 
+	nodes := make([]*KafkaNode, 0, len(props))
+	if k.Controller != nil {
+		// First, so the brokers find a quorum to register with.
+		nodes = append(nodes, k.Controller)
+	}
 	for i := range k.Nodes {
-		n := &k.Nodes[i]
+		nodes = append(nodes, &k.Nodes[i])
+	}
+	for _, n := range nodes {
+		name, prop := "kafka-"+strconv.Itoa(n.ID), props[n.ID-1]
+		if n == k.Controller {
+			name = "kafka-controller"
+		}
 		j := JVM{
-			Name: "kafka-" + strconv.Itoa(n.ID), Classpath: cp, Main: "kafka.Kafka",
-			Args: []string{props[i]}, JVMArgs: append(slices.Clone(nodeJVMArgs(jvmArgs, o.NodeJVMArgs, n.ID)), oauthJVMArgs(o.Listeners)...), Dir: filepath.Dir(props[i]), Env: o.Env,
-			GCLog: filepath.Join(filepath.Dir(props[i]), "gc.log"),
+			Name: name, Classpath: cp, Main: "kafka.Kafka",
+			Args: []string{prop}, JVMArgs: append(slices.Clone(nodeJVMArgs(jvmArgs, o.NodeJVMArgs, n.ID)), oauthJVMArgs(o.Listeners)...), Dir: filepath.Dir(prop), Env: o.Env,
+			GCLog: filepath.Join(filepath.Dir(prop), "gc.log"),
 		}
 		if o.Detached {
 			n.Process, err = StartJVMDetached(j)
@@ -259,7 +305,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 		if err != nil {
 			return nil, err
 		}
-		logf("kafka node %d started, pid %d, port %d, log %s", n.ID, n.Process.Pid, n.Port, n.Process.LogFile)
+		logf("%s (node %d) started, pid %d, port %d, log %s", name, n.ID, n.Process.Pid, n.Port, n.Process.LogFile)
 	}
 	deadline := time.Now().Add(o.ReadyTimeout)
 	for _, n := range k.Nodes {
@@ -282,6 +328,12 @@ func KafkaNodeProperties(id, port, controllerPort, n int, dataDir string, extra 
 
 // kafkaNodeSettings are KafkaNodeProperties as a map, for addListeners.
 func kafkaNodeSettings(id, port, controllerPort, n int, dataDir string, extra map[string]string) map[string]string {
+	return kafkaNodeSettingsRoles(id, port, controllerPort, n, dataDir, extra, id == 1)
+}
+
+// kafkaNodeSettingsRoles are a broker's settings, the controller's too
+// when controller is set.
+func kafkaNodeSettingsRoles(id, port, controllerPort, n int, dataDir string, extra map[string]string, controller bool) map[string]string {
 	p := kafkaSettings(n, extra)
 	for k, v := range map[string]string{
 		"node.id":                             strconv.Itoa(id),
@@ -293,7 +345,7 @@ func kafkaNodeSettings(id, port, controllerPort, n int, dataDir string, extra ma
 	} {
 		p[k] = v
 	}
-	if id == 1 {
+	if controller {
 		p["process.roles"] = "broker,controller"
 		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
 		p["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort)
@@ -301,6 +353,29 @@ func kafkaNodeSettings(id, port, controllerPort, n int, dataDir string, extra ma
 		p["process.roles"] = "broker"
 		p["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port)
 		p["advertised.listeners"] = p["listeners"]
+	}
+	return p
+}
+
+// kafkaControllerSettings are the settings of a controller-only node
+// (KafkaOptions.SeparateController): the controller listener alone, no
+// broker listener. The cluster-wide settings (internal topics' sizes,
+// extra) are written too: a controller applies the ones it knows (topic
+// defaults, which the controller decides for a created topic) and
+// ignores the rest.
+func kafkaControllerSettings(id, controllerPort, n int, dataDir string, extra map[string]string) map[string]string {
+	p := kafkaSettings(n, extra)
+	for k, v := range map[string]string{
+		"node.id":                             strconv.Itoa(id),
+		"process.roles":                       "controller",
+		"controller.quorum.bootstrap.servers": "127.0.0.1:" + strconv.Itoa(controllerPort),
+		"controller.listener.names":           "CONTROLLER",
+		"listener.security.protocol.map":      "CONTROLLER:PLAINTEXT",
+		"listeners":                           fmt.Sprintf("CONTROLLER://127.0.0.1:%d", controllerPort),
+		"advertised.listeners":                fmt.Sprintf("CONTROLLER://127.0.0.1:%d", controllerPort),
+		"log.dirs":                            dataDir,
+	} {
+		p[k] = v
 	}
 	return p
 }
@@ -344,10 +419,11 @@ func (k *Kafka) Bootstrap() string {
 	return strings.Join(s, ",")
 }
 
-// LogFiles are the nodes' log files.
+// LogFiles are the nodes' log files (the brokers', then a separate
+// controller's).
 func (k *Kafka) LogFiles() []string {
 	var s []string
-	for _, n := range k.Nodes {
+	for _, n := range k.all() {
 		if n.Process != nil {
 			s = append(s, n.Process.LogFile)
 		}
@@ -355,15 +431,24 @@ func (k *Kafka) LogFiles() []string {
 	return s
 }
 
-// Pids are the nodes' process ids (for the hack script's pid file).
+// Pids are the nodes' process ids (for the hack script's pid file): the
+// brokers' in node order, then a separate controller's.
 func (k *Kafka) Pids() []int {
 	var s []int
-	for _, n := range k.Nodes {
+	for _, n := range k.all() {
 		if n.Process != nil {
 			s = append(s, n.Process.Pid)
 		}
 	}
 	return s
+}
+
+// all are the brokers, then a separate controller.
+func (k *Kafka) all() []KafkaNode {
+	if k.Controller == nil {
+		return k.Nodes
+	}
+	return append(slices.Clone(k.Nodes), *k.Controller)
 }
 
 // Stop stops every node by its pid (brokers first, the controller last, so
@@ -373,8 +458,14 @@ func (k *Kafka) Stop() error {
 		var errs []error
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		for i := len(k.Nodes) - 1; i >= 1; i-- {
-			if p := k.Nodes[i].Process; p != nil {
+		// The brokers, the controller last: node 1 when it is the
+		// controller, else the controller of its own.
+		brokers, controller := k.Nodes, k.Controller
+		if controller == nil && len(brokers) > 0 {
+			brokers, controller = brokers[1:], &brokers[0]
+		}
+		for i := len(brokers) - 1; i >= 0; i-- {
+			if p := brokers[i].Process; p != nil {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -387,8 +478,8 @@ func (k *Kafka) Stop() error {
 			}
 		}
 		wg.Wait()
-		if len(k.Nodes) > 0 && k.Nodes[0].Process != nil {
-			if err := k.Nodes[0].Process.Stop(StopGrace); err != nil {
+		if controller != nil && controller.Process != nil {
+			if err := controller.Process.Stop(StopGrace); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -427,7 +518,7 @@ func (k *Kafka) waitRegistered(ctx context.Context, timeout time.Duration) error
 		} else {
 			last = fmt.Sprintf("%d of %d brokers registered", len(bs), len(k.Nodes))
 		}
-		for _, n := range k.Nodes {
+		for _, n := range k.all() {
 			if n.Process.Exited() {
 				return fmt.Errorf("kafka node %d exited while waiting for the cluster; log %s:\n%s", n.ID, n.Process.LogFile, n.Process.LogTail(3000))
 			}

@@ -23,7 +23,11 @@ func (b *brokers) brokerProcesses() (ps []brokerres.Process, notes []string) {
 			dir := filepath.Dir(n.Process.LogFile)
 			ps = append(ps, brokerres.Process{Name: n.Process.Name, Pid: n.Process.Pid, GCLog: n.Process.GCLog, DataDir: dir})
 		}
-		notes = append(notes, "local Kafka: node 1 is a combined KRaft controller and broker, so its figures include the controller's work")
+		if k.Controller == nil {
+			notes = append(notes, "local Kafka: node 1 is a combined KRaft controller and broker, so its figures include the controller's work")
+		} else {
+			notes = append(notes, "local Kafka: the KRaft controller ran as a JVM of its own (kafka-controller, for spec.faults) and is not among these figures")
+		}
 	}
 	if p := b.pulsar; p != nil && p.Process != nil {
 		ps = append(ps, brokerres.Process{Name: p.Process.Name, Pid: p.Process.Pid, GCLog: p.Process.GCLog, DataDir: p.Dir})

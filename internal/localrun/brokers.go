@@ -21,7 +21,11 @@ import (
 // operator hands them to Strimzi). Pure.
 func KafkaOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability, dataDir string) localbrokers.KafkaOptions {
 	m := run.Spec.Cluster.Managed
-	o := localbrokers.KafkaOptions{Brokers: int(m.Brokers), BrokerConfig: map[string]string{}}
+	// With faults the controller runs apart: then no broker is the one
+	// KRaft controller, and a killed broker (the leader, whichever it is)
+	// does not take the cluster's metadata with it, as it would not in a
+	// cluster of three controllers.
+	o := localbrokers.KafkaOptions{Brokers: int(m.Brokers), BrokerConfig: map[string]string{}, SeparateController: len(run.Spec.Faults) > 0}
 	if eff.Kafka != nil {
 		maps.Copy(o.BrokerConfig, eff.Kafka.Broker)
 	}
@@ -74,6 +78,9 @@ func LocalNotes(run *v1alpha1.BenchmarkRun) []string {
 	case v1alpha1.SystemKafka:
 		notes = append(notes, fmt.Sprintf("local mode: %d Kafka %s brokers (KRaft) ran as JVM processes on this machine, with the workers and the coordinator",
 			m.Brokers, localbrokers.DefaultKafkaVersion))
+		if len(s.Faults) > 0 {
+			notes = append(notes, "spec.faults: the KRaft controller ran as a JVM of its own (kafka-controller) beside the brokers, so a killed broker did not take the one local controller with it; a cluster has three controllers for that")
+		}
 		if m.Version != "" && m.Version != localbrokers.DefaultKafkaVersion {
 			notes = append(notes, fmt.Sprintf("spec.cluster.managed.version %s was not used: local mode runs Kafka %s from Maven Central",
 				m.Version, localbrokers.DefaultKafkaVersion))
@@ -131,7 +138,11 @@ func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.
 			return nil, fmt.Errorf("starting Kafka: %w", err)
 		}
 		b.kafka = k
-		b.setup = &results.BrokerSetup{Where: "local JVMs, " + strconv.Itoa(len(k.Nodes)) + " Kafka nodes", Java: k.Setup.Java, JVM: k.Setup.JVM, Config: k.Setup.Config}
+		where := "local JVMs, " + strconv.Itoa(len(k.Nodes)) + " Kafka nodes"
+		if k.Controller != nil {
+			where += " and a KRaft controller of its own"
+		}
+		b.setup = &results.BrokerSetup{Where: where, Java: k.Setup.Java, JVM: k.Setup.JVM, Config: k.Setup.Config}
 		b.javaError = k.Setup.JavaError
 		b.endpoints.BootstrapServers = k.Bootstrap()
 		b.setPids(k.Pids())

@@ -60,6 +60,13 @@ func TestKafkaOptions(t *testing.T) {
 	if o := KafkaOptions(run, translate(t, run), ""); o.Dir != "" {
 		t.Errorf("without --data-dir the brokers must use their own temporary directory, got %q", o.Dir)
 	}
+	if o.SeparateController {
+		t.Error("a run without faults has a controller of its own")
+	}
+	run.Spec.Faults = []v1alpha1.Fault{{Action: v1alpha1.FaultKill, Target: "leader"}}
+	if o := KafkaOptions(run, translate(t, run), ""); !o.SeparateController {
+		t.Error("a run with faults has its controller on a broker: killing that broker would leave the cluster without one")
+	}
 }
 
 func TestPulsarOptions(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -11,16 +12,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/driver/kafka"
+	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // localNode is the local Kafka node a fault's target hits, by node id.
-// localbrokers numbers the nodes from 1 (node.id, process kafka-<id>,
-// directory node-<id>) and the first is the one KRaft controller; targets
-// count from 0 as a cluster's pods do. So broker-<n> is node n+1 (process
-// kafka-<n+1>: broker-0 is kafka-1, the controller too), and controller-0
-// is node 1. Pure.
+// localbrokers numbers the brokers from 1 (node.id, process kafka-<id>,
+// directory node-<id>); targets count from 0 as a cluster's pods do. So
+// broker-<n> is node n+1 (process kafka-<n+1>). controller-0 is node 1
+// when node 1 is the KRaft controller too; 0 when the controller runs
+// apart (a run with faults: kafka-controller). leader is resolved at the
+// fault's time, not here (kafkaProcs). Pure.
 func localNode(t v1alpha1.FaultTarget, nodes int) (int, error) {
 	role, n, err := t.Parse()
 	if err != nil {
@@ -28,7 +35,7 @@ func localNode(t v1alpha1.FaultTarget, nodes int) (int, error) {
 	}
 	switch {
 	case role == v1alpha1.RoleLeader:
-		return 0, errors.New("local mode does not look up partition leaders; name the broker (broker-<n>)")
+		return 0, errors.New("leader is looked up when the fault comes, not mapped to a node beforehand")
 	case role == v1alpha1.RoleController && n == 0:
 		return 1, nil
 	case role != v1alpha1.RoleBroker:
@@ -44,13 +51,49 @@ type faultProc struct {
 	name  string
 	pid   int
 	alive func() bool
+	// resolved is what the record says the target was; empty for
+	// "process <name> (pid <pid>)".
+	resolved string
 }
 
-// kafkaProcs finds the process of a target among the local Kafka's nodes.
-func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, error) {
-	return func(t v1alpha1.FaultTarget) (faultProc, error) {
+// findProc finds the process a target names at the fault's time; ctx
+// bounds a look-up it needs (leader).
+type findProc func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error)
+
+// lookupLeader asks the brokers who serves the run's first topic's
+// partition 0 now, and names the topic.
+type lookupLeader func(ctx context.Context) (topic string, st kafka.PartitionState, err error)
+
+// leaderLookupTimeout bounds a leader's look-up at the fault's time: the
+// fault waits for it (its injectedAt is after it), and a look-up that
+// does not answer fails the fault, not the run.
+const leaderLookupTimeout = 15 * time.Second
+
+// kafkaLeader looks up partition 0 of the repeat's first topic (the run
+// id names it, as the driver does) on the local brokers.
+func kafkaLeader(bootstrap string, sec *driver.Security, runID string) lookupLeader {
+	return func(ctx context.Context) (string, kafka.PartitionState, error) {
+		topic := kafka.RunTopic(runID, 0)
+		st, err := kafka.LookupPartition(ctx, bootstrap, sec, topic, 0)
+		return topic, st, err
+	}
+}
+
+// kafkaProcs finds the process of a target among the local Kafka's nodes;
+// leader through lookup, when the fault comes.
+func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader) findProc {
+	proc := func(p *localbrokers.Process) faultProc {
+		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() }}
+	}
+	return func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
 		if k == nil {
 			return faultProc{}, errors.New("local mode injects faults only into the Kafka nodes it started")
+		}
+		if t == v1alpha1.FaultTarget(v1alpha1.RoleLeader) {
+			return leaderProc(ctx, k, lookup, proc)
+		}
+		if t == "controller-0" && k.Controller != nil {
+			return proc(k.Controller.Process), nil
 		}
 		id, err := localNode(t, len(k.Nodes))
 		if err != nil {
@@ -60,8 +103,43 @@ func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, er
 		if p == nil {
 			return faultProc{}, fmt.Errorf("kafka node %d has no process", id)
 		}
-		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() }}, nil
+		return proc(p), nil
 	}
+}
+
+// aimed finds the target aim names from who serves the first topic's
+// partition 0 at the fault's time (Options.aimFault, tests only).
+func aimed(find findProc, lookup lookupLeader, aim func(v1alpha1.FaultTarget, kafka.PartitionState) v1alpha1.FaultTarget) findProc {
+	return func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
+		lctx, cancel := context.WithTimeout(ctx, leaderLookupTimeout)
+		defer cancel()
+		_, st, err := lookup(lctx)
+		if err != nil {
+			return faultProc{}, fmt.Errorf("looking up the first topic's partition 0 to aim the fault: %w", err)
+		}
+		return find(ctx, aim(t, st))
+	}
+}
+
+// leaderProc is the process of the broker that leads partition 0 of the
+// run's first topic now, as the brokers say.
+func leaderProc(ctx context.Context, k *localbrokers.Kafka, lookup lookupLeader, proc func(*localbrokers.Process) faultProc) (faultProc, error) {
+	if lookup == nil {
+		return faultProc{}, errors.New("no way to ask the brokers who leads the first topic's partition 0")
+	}
+	ctx, cancel := context.WithTimeout(ctx, leaderLookupTimeout)
+	defer cancel()
+	topic, st, err := lookup(ctx)
+	if err != nil {
+		return faultProc{}, fmt.Errorf("looking up the leader of the first topic's partition 0: %w", err)
+	}
+	id := int(st.Leader)
+	if id < 1 || id > len(k.Nodes) || k.Nodes[id-1].Process == nil {
+		return faultProc{}, fmt.Errorf("%s-0 is led by node %d, which is not one of the %d brokers local mode started", topic, id, len(k.Nodes))
+	}
+	p := proc(k.Nodes[id-1].Process)
+	p.resolved = fmt.Sprintf("broker-%d (%s, pid %d; leader of %s-0)", id-1, p.name, p.pid, topic)
+	return p, nil
 }
 
 // faultInjector carries out spec.faults in one repeat of a local run: it
@@ -71,15 +149,17 @@ func kafkaProcs(k *localbrokers.Kafka) func(v1alpha1.FaultTarget) (faultProc, er
 // injected is recorded with its reason; it never fails the run.
 type faultInjector struct {
 	steps  []faults.Step
-	find   func(v1alpha1.FaultTarget) (faultProc, error)
+	find   findProc
 	signal func(pid int, sig syscall.Signal) error
 	say    func(string, ...any)
 
 	started chan time.Time
 	once    sync.Once
-	cancel  context.CancelFunc
-	done    chan struct{}
-	end     sync.Once
+	// ctx ends with finish: a leader's look-up is not waited for then.
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	end    sync.Once
 
 	mu       sync.Mutex
 	measured bool
@@ -92,7 +172,7 @@ type faultInjector struct {
 
 // startFaults starts the injector of one repeat (repeat is 0 for a run
 // that is not repeated); nil when the run has no faults.
-func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find func(v1alpha1.FaultTarget) (faultProc, error),
+func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find findProc,
 	signal func(int, syscall.Signal) error, say func(string, ...any)) *faultInjector {
 	if len(fs) == 0 {
 		return nil
@@ -103,6 +183,7 @@ func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find func
 	for i, x := range fs {
 		f.status = append(f.status, v1alpha1.FaultStatus{Index: int32(i), Repeat: int32(repeat), Action: x.Action, Target: x.Target})
 	}
+	f.ctx = ctx
 	go f.run(ctx)
 	return f
 }
@@ -170,13 +251,16 @@ func (f *faultInjector) apply(s faults.Step) {
 		f.say("fault %d: %s %s cleared: SIGCONT to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, p.name, p.pid)
 		return
 	}
-	p, err := f.find(s.Fault.Target)
+	p, err := f.find(f.ctx, s.Fault.Target)
 	if err != nil {
 		st.Message = "not injected: " + err.Error()
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
-	st.Resolved = fmt.Sprintf("process %s (pid %d)", p.name, p.pid)
+	st.Resolved = p.resolved
+	if st.Resolved == "" {
+		st.Resolved = fmt.Sprintf("process %s (pid %d)", p.name, p.pid)
+	}
 	if !p.alive() {
 		st.Message = fmt.Sprintf("not injected: %s (pid %d) is not running (killed by an earlier fault: local mode does not restart brokers)", p.name, p.pid)
 		f.say("fault %d: %s", s.Index, st.Message)
@@ -200,7 +284,11 @@ func (f *faultInjector) apply(s faults.Step) {
 		// to start it again, so unlike a pod's container it stays down.
 		st.Message = fmt.Sprintf("local mode does not restart a killed broker: %s stayed down for the rest of the run", p.name)
 	}
-	f.say("fault %d: %s %s: %s to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, sigName, p.name, p.pid)
+	what := fmt.Sprintf("%s (pid %d)", p.name, p.pid)
+	if p.resolved != "" {
+		what += ": " + p.resolved
+	}
+	f.say("fault %d: %s %s: %s to %s", s.Index, s.Fault.Action, s.Fault.Target, sigName, what)
 }
 
 // finish stops the injector, lets go of a process still paused (the run
@@ -239,6 +327,83 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 		f.out = append([]v1alpha1.FaultStatus(nil), f.status...)
 	})
 	return f.out
+}
+
+// withImpact returns fs (one repeat's faults) with each injected fault's
+// Impact read from the measured phase's series (summary.json's, which has
+// the corrected p99 of every interval), at the target rate (the
+// workload's, or the one the search found). measureStart is the wall time
+// the series' measured phase starts at (measuredStart): the faults'
+// injectedAt and clearedAt are wall times, the series' offsets are not.
+// A fault not injected gets none. The error says why no fault got one.
+// Pure.
+func withImpact(fs []v1alpha1.FaultStatus, series results.Series, measureStart time.Time, rate float64) ([]v1alpha1.FaultStatus, error) {
+	out := append([]v1alpha1.FaultStatus(nil), fs...)
+	var windows []faultimpact.Window
+	var which []int
+	for i, f := range out {
+		if !f.Injected || f.InjectedAt == nil {
+			continue
+		}
+		w := faultimpact.Window{InjectedSeconds: f.InjectedAt.Sub(measureStart).Seconds()}
+		if f.ClearedAt != nil {
+			w.ClearedSeconds = ptrTo(f.ClearedAt.Sub(measureStart).Seconds())
+		}
+		windows = append(windows, w)
+		which = append(which, i)
+	}
+	if len(windows) == 0 {
+		return out, nil
+	}
+	points := trimSlivers(faultimpact.FromSeries(series))
+	if len(points) == 0 {
+		return out, errors.New("the series has no interval of the measured phase")
+	}
+	ims, err := faultimpact.Compute(points, rate, windows, faultimpact.Options{})
+	if err != nil {
+		return out, err
+	}
+	for k, i := range which {
+		out[i].Impact = ims[k].Status()
+	}
+	return out, nil
+}
+
+// trimSlivers drops a first or last interval shorter than half the
+// others: the phase's start and stop cut an interval wherever they come,
+// and a sliver of a few milliseconds holds a rate of next to nothing
+// (the producers were told to stop just before the cut), which the
+// recovery would count as the load falling again at the very end. Pure.
+func trimSlivers(points []faultimpact.Point) []faultimpact.Point {
+	if len(points) < 3 {
+		return points
+	}
+	lengths := make([]float64, len(points))
+	for i, p := range points {
+		lengths[i] = p.Seconds
+	}
+	slices.Sort(lengths)
+	half := lengths[len(lengths)/2] / 2
+	if points[len(points)-1].Seconds < half {
+		points = points[:len(points)-1]
+	}
+	if points[0].Seconds < half {
+		points = points[1:]
+	}
+	return points
+}
+
+// measuredStart is when the measured phase's first interval starts: the
+// earliest start of a measured snapshot, which is the start of the
+// series' first measured point (stats.Merge keeps the earliest).
+func measuredStart(snaps []stats.Snapshot) (time.Time, bool) {
+	var start time.Time
+	for _, s := range stats.OfPhase(snaps, stats.PhaseMeasure) {
+		if !s.Start.IsZero() && (start.IsZero() || s.Start.Before(start)) {
+			start = s.Start
+		}
+	}
+	return start, !start.IsZero()
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -28,6 +28,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
@@ -84,6 +85,12 @@ type Options struct {
 	// deleted, the brokers are stopped; the second kills the broker JVMs at
 	// once and returns without waiting for the rest.
 	Signals <-chan os.Signal
+
+	// aimFault, when set (tests only), names each fault's target anew at
+	// its time, from who serves the first topic's partition 0 then:
+	// spec.faults can name the leader but not a follower, which the
+	// follower-stall test needs (faults_run_test.go).
+	aimFault func(v1alpha1.FaultTarget, kafka.PartitionState) v1alpha1.FaultTarget
 }
 
 // Outcome is what a local run left behind.
@@ -292,7 +299,12 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 	// spec.faults, timed from the measured phase's start as the
 	// coordinator reports it (OnMeasure), so a warm-up, a rate search or a
 	// backlog of any length comes first, as in a cluster.
-	inj := startFaults(runCtx, run.Spec.Faults, rep.index, kafkaProcs(bs.kafka), signalPid, say)
+	lookup := kafkaLeader(bs.endpoints.BootstrapServers, sec.driver, rep.runID)
+	find := kafkaProcs(bs.kafka, lookup)
+	if o.aimFault != nil {
+		find = aimed(find, lookup, o.aimFault)
+	}
+	inj := startFaults(runCtx, run.Spec.Faults, rep.index, find, signalPid, say)
 	defer inj.finish()
 	say("running %q with %d workers: topics, producers and consumers first, then the load (log: %s)",
 		run.Spec.Workload.Name, len(urls), logPath)
@@ -579,6 +591,14 @@ func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, 
 	in := res.ResultsInput(out.Run.Name, "", &eff)
 	in.Brokers = setup
 	in.Faults = fs
+	if len(fs) > 0 {
+		// The impact is read from summary.json's own series, so the
+		// summary is built once to have it, and again below with it.
+		var err error
+		if in.Faults, err = faultsWithImpact(in, res, fs); err != nil {
+			in.Notes = append(in.Notes, "the faults' impact was not computed: "+err.Error())
+		}
+	}
 	if tb != nil {
 		// Each repeat's own page cache drops, on a copy of the testbed
 		// the repeats share.
@@ -600,6 +620,20 @@ func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, 
 	}
 	PrintSummary(o.Stdout, sum, dir, out.Report, finished)
 	return sum, err
+}
+
+// faultsWithImpact is fs with each injected fault's impact, read from the
+// series the summary of in has.
+func faultsWithImpact(in results.Input, res *coordinator.Result, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
+	start, ok := measuredStart(res.Snapshots)
+	if !ok {
+		return fs, errors.New("no snapshot of the measured phase")
+	}
+	pre, err := results.Summarize(in)
+	if err != nil {
+		return fs, err
+	}
+	return withImpact(fs, pre.Series, start, res.MeasuredRate)
 }
 
 // runTimeout is the run's deadline, the same as in a cluster.

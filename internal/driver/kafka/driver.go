@@ -141,9 +141,7 @@ func splitBrokers(s string) []string {
 
 // TopicName is sb-<runid>-<i>: runs never share topics, and DeleteTopics
 // finds every topic of the run by its prefix.
-func (d *Driver) TopicName(i int) string {
-	return fmt.Sprintf("%s%d", d.topicPrefix(), i)
-}
+func (d *Driver) TopicName(i int) string { return RunTopic(d.cfg.RunID, i) }
 
 func (d *Driver) topicPrefix() string { return TopicPrefix + d.cfg.RunID + "-" }
 
