@@ -47,7 +47,7 @@ func TestRunKafkaPause(t *testing.T) {
 	if f.InjectedAt == nil || f.ClearedAt == nil {
 		t.Fatalf("fault %+v: want injectedAt and clearedAt", f)
 	}
-	// metav1.Time keeps seconds.
+	// Pause for 4 s: the clock of a busy host gives a second either way.
 	if d := f.ClearedAt.Sub(f.InjectedAt.Time); d < 3*time.Second || d > 5*time.Second {
 		t.Errorf("paused for %s, want about 4 s", d)
 	}
@@ -102,14 +102,9 @@ func faultRun(t *testing.T, level v1alpha1.Level, measured float64, fs []v1alpha
 	}
 	lr := startRun(t, Options{Run: run, SnapshotInterval: 2 * time.Second, aimFault: aim}).wait()
 	if lr.err != nil {
-		if strings.Contains(lr.err.Error(), "unable to join group session") {
-			// Seen in 1 of 6 leader kills, when the killed broker was the
-			// group's coordinator: franz-go injects ErrGroupSession into
-			// a poll as information and rejoins by itself, but the Kafka
-			// driver's consumer keeps any poll error as the one Close
-			// returns, and the stop fails the run.
-			t.Fatalf("run: %v\n(the Kafka driver's consumer failed the run on franz-go's informational ErrGroupSession: a driver bug, not the fault's)", lr.err)
-		}
+		// Seen in 1 of 6 leader kills before the Kafka driver's consumer
+		// let franz-go's ErrGroupSession go (the killed broker was the
+		// group's coordinator; the client rejoins by itself).
 		t.Fatalf("run: %v", lr.err)
 	}
 	checkStopped(t, lr.out, 4)

@@ -198,8 +198,8 @@ func TestWithImpact(t *testing.T) {
 		{Phase: stats.PhaseMeasure, OffsetSeconds: 18, Seconds: 0.03},
 	}}
 	measure := t0.Add(2 * time.Second) // the wall time of offset 2
-	at := func(s float64) *metav1.Time {
-		return &metav1.Time{Time: measure.Add(time.Duration(s * float64(time.Second)))}
+	at := func(s float64) *metav1.MicroTime {
+		return &metav1.MicroTime{Time: measure.Add(time.Duration(s * float64(time.Second)))}
 	}
 	fs := []v1alpha1.FaultStatus{
 		{Index: 0, Action: v1alpha1.FaultPause, Target: "broker-1", Injected: true, InjectedAt: at(4.5), ClearedAt: at(7)},

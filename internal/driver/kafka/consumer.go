@@ -67,6 +67,15 @@ func (c *consumer) run() {
 			if errors.Is(err, context.Canceled) {
 				return
 			}
+			// The group's coordinator went (a broker killed under load,
+			// issue 40): franz-go reports it once and rejoins by itself,
+			// and what the member misses meanwhile is fetched again from
+			// the committed offsets (the accounting counts any duplicate).
+			// A notification, not the consumer's failure.
+			var session *kgo.ErrGroupSession
+			if errors.As(err, &session) {
+				return
+			}
 			c.errMu.Lock()
 			if c.fetchErr == nil {
 				c.fetchErr = fmt.Errorf("consuming %s partition %d: %w", topic, partition, err)
