@@ -71,3 +71,10 @@ func Due(steps []Step, next int, elapsed time.Duration) (end int) {
 	}
 	return end
 }
+
+// Interval is the stats interval of a run with faults, where no other is
+// asked for: a fault's figures are at the intervals' resolution, and the
+// recovery bar is 3 intervals in a row, 30 s at the usual 10 s (longer
+// than most failovers; a fault late in the phase could never be seen to
+// recover) but 6 s at 2 s. The whole-run figures do not depend on it.
+const Interval = 2 * time.Second

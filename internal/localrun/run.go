@@ -30,6 +30,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
 	"github.com/streambench/streambench-operator/internal/pagecache"
@@ -380,6 +381,9 @@ func aggregate(o Options, out *Outcome, sums []*results.Summary, dirs []string) 
 // defaults fills the options' defaults.
 func (o *Options) defaults() {
 	o.Stdout, o.Stderr, o.ResultsDir = outputDefaults(o.Stdout, o.Stderr, o.ResultsDir)
+	if o.SnapshotInterval <= 0 && o.Run != nil && len(o.Run.Spec.Faults) > 0 {
+		o.SnapshotInterval = faults.Interval
+	}
 	if o.SnapshotInterval <= 0 {
 		o.SnapshotInterval = 10 * time.Second
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/security"
 	"github.com/streambench/streambench-operator/internal/workload"
@@ -334,7 +335,7 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// spec.faults count from the measured phase's start, which only
 		// the coordinator knows; it writes it where the operator reads it
 		// (internal/faults, clock.go).
-		args = append(args, "--fault-clock")
+		args = append(args, "--fault-clock", "--snapshot-interval="+faults.Interval.String())
 	}
 	if tb := run.Status.Testbed; tb != nil {
 		// Probed before the workers start; the coordinator keeps it in

@@ -412,8 +412,14 @@ func TestCoordinatorJobFaultClockFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, got := args(job)["fault-clock"]; got != (n > 0) {
+		a := args(job)
+		if _, got := a["fault-clock"]; got != (n > 0) {
 			t.Errorf("%d faults: --fault-clock given = %v", n, got)
+		}
+		// The fault figures' resolution (faults.Interval); OMB's 10 s
+		// default otherwise.
+		if got, want := a["snapshot-interval"], map[bool]string{true: "2s", false: ""}[n > 0]; got != want {
+			t.Errorf("%d faults: --snapshot-interval %q, want %q", n, got, want)
 		}
 	}
 }
