@@ -54,14 +54,7 @@ func TestRunKafkaPause(t *testing.T) {
 	if e := lr.stderr.String(); !strings.Contains(e, "fault 0: Pause broker-1: SIGSTOP to kafka-2") || !strings.Contains(e, "SIGCONT to kafka-2") {
 		t.Errorf("stderr does not say what was injected and cleared")
 	}
-	raw, err := os.ReadFile(filepath.Join(lr.out.Dir, results.KeySummary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum results.Summary
-	if err := json.Unmarshal(raw, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, lr.out.Dir)
 	if len(sum.Faults) != 1 || sum.Faults[0].Resolved != f.Resolved || !sum.Faults[0].Injected || sum.Faults[0].ClearedAt == nil {
 		t.Errorf("summary.json faults %+v, want the run's record %+v", sum.Faults, f)
 	}
@@ -108,14 +101,7 @@ func faultRun(t *testing.T, level v1alpha1.Level, measured float64, fs []v1alpha
 		t.Fatalf("run: %v", lr.err)
 	}
 	checkStopped(t, lr.out, 4)
-	raw, err := os.ReadFile(filepath.Join(lr.out.Dir, results.KeySummary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum results.Summary
-	if err := json.Unmarshal(raw, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readSummary(t, lr.out.Dir)
 	if len(sum.Faults) != len(fs) {
 		t.Fatalf("summary.json faults %+v, want %d", sum.Faults, len(fs))
 	}
@@ -296,4 +282,18 @@ func deref[T any](p *T) any {
 		return "none"
 	}
 	return *p
+}
+
+// readSummary reads the summary.json a local run wrote into dir.
+func readSummary(t *testing.T, dir string) results.Summary {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, results.KeySummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum results.Summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }
