@@ -133,6 +133,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 			if len(run.Spec.Faults) > 0 {
 				By("each fault was injected on the run's own broker at its time, and its figures are in status; no acknowledged message was lost")
 				logf("%s faults:\n%s", got.Name, expectFaults(got))
+				logf("status.faults: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.faults}"))
 				pause := got.Status.Faults[1].Impact
 				Expect(pause.WorstP99Ms).NotTo(BeNil())
 				// acks=all waits for every replica in the ISR, and a

@@ -162,6 +162,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			if len(run.Spec.Faults) > 0 {
 				By("the bookie's deletion was injected on the run's own pod at its time, and its figures are in status; no acknowledged message was lost")
 				logf("%s faults:\n%s", got.Name, expectFaults(got))
+				logf("status.faults: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.faults}"))
 			}
 			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
 			p := got.Status.Results.PublishLatencyMs
