@@ -396,6 +396,9 @@ func faultImpacts(ctx context.Context, run *v1alpha1.BenchmarkRun, cm *corev1.Co
 	}
 	return func(run *v1alpha1.BenchmarkRun) bool {
 		for rep, start := range starts {
+			if start.IsZero() {
+				continue // a repeat whose start was never recorded
+			}
 			sum := summary
 			if len(summary.Repeats) > 0 {
 				one, err := results.ReadRepeat(cm, rep+1)
