@@ -216,8 +216,35 @@ var _ = Describe("faults in a cluster", func() {
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Job was made: %v", err)
 	})
 
-	It("refuses leader in a cluster before anything is deployed, naming the field and the fix", func() {
-		run := faultyRun(ns, "ll", fault(v1alpha1.FaultKill, "leader", time.Second))
+	It("hits the broker the coordinator names as leader at the fault's time, and a leader it cannot name fails the fault", func() {
+		run := faultyRun(ns, "ld",
+			fault(v1alpha1.FaultDeletePod, "leader", time.Second),
+			fault(v1alpha1.FaultDeletePod, "leader", time.Second))
+		existingBrokerPod(ns, "ld-broker-0", "ld", "", "")
+		existingBrokerPod(ns, "ld-broker-2", "ld", "", "")
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		w := &faults.ClockWriter{Client: k8sClient, Namespace: ns, Name: workers.ResultsName(run)}
+		Expect(w.Record(ctx, 0, time.Now().Add(-2*time.Second))).To(Succeed())
+		// The operator waits for the coordinator's answer.
+		Consistently(faultStatus(running, 0), 2*time.Second).Should(BeNil())
+		Expect(w.RecordLeader(ctx, faults.LeaderAnswer{Index: 0, Target: faults.LeaderTarget(2), Detail: "leader of t-0 (replicas [2 0 1], in sync [2 0 1])"})).To(Succeed())
+		Expect(w.RecordLeader(ctx, faults.LeaderAnswer{Index: 1, Error: "t-0 has no leader now"})).To(Succeed())
+		Eventually(faultStatus(run, 0)).ShouldNot(BeNil())
+		st := faultStatus(run, 0)()
+		Expect(st.Injected).To(BeTrue(), st.Message)
+		Expect(st.Pod).To(Equal(ns + "/ld-broker-2"))
+		Expect(st.Resolved).To(HavePrefix("leader broker-2, leader of t-0"))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "ld-broker-2"}, &corev1.Pod{}))).To(BeTrue())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "ld-broker-0"}, &corev1.Pod{})).To(Succeed())
+		Eventually(faultStatus(run, 1)).ShouldNot(BeNil())
+		Expect(faultStatus(run, 1)().Message).To(ContainSubstring("no leader could be named at the fault's time: t-0 has no leader now"))
+		Expect(getRun(run).Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+	})
+
+	It("refuses leader on Pulsar before anything is deployed, naming the field and the fix", func() {
+		run := validRun(ns, v1alpha1.SystemPulsar)
+		run.Spec.Faults = []v1alpha1.Fault{fault(v1alpha1.FaultKill, "leader", time.Second)}
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		failed := waitPhase(run, v1alpha1.PhaseFailed)
 		Expect(failed.Status.Message).To(ContainSubstring("spec.faults[0].target"))

@@ -38,6 +38,11 @@ import (
 // fails the fault, never the run. The state is status.faults and the
 // Jobs, named after the fault, so a restarted operator carries on.
 
+// leaderWait is how long after a leader fault's time the operator waits
+// for the coordinator to name the leader: its look-up's bound and a
+// write.
+const leaderWait = 30 * time.Second
+
 // faultPoll is how often a signal Job's end and a target's return are
 // looked for.
 const faultPoll = 2 * time.Second
@@ -99,7 +104,11 @@ func (r *BenchmarkRunReconciler) reconcileFaults(ctx context.Context, run *v1alp
 				continue
 			}
 		}
-		st, pending, err := r.injectFault(ctx, run, i, repeat, f)
+		leaders, err := faults.ReadLeaders(cm.Data)
+		if err != nil {
+			log.FromContext(ctx).Info("fault leaders unreadable", "error", err.Error())
+		}
+		st, pending, err := r.injectFault(ctx, run, i, repeat, f, leaders, elapsed-f.At.Duration)
 		if err != nil {
 			return 0, err
 		}
@@ -154,7 +163,7 @@ func (r *BenchmarkRunReconciler) recordFault(ctx context.Context, run *v1alpha1.
 // injectFault carries out fault index of repeat, or goes on with its
 // signal Job. pending: the Job has not ended yet. An error is the API
 // server's (retried); what makes the fault impossible is in st.
-func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.BenchmarkRun, index, repeat int, f v1alpha1.Fault) (st v1alpha1.FaultStatus, pending bool, err error) {
+func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.BenchmarkRun, index, repeat int, f v1alpha1.Fault, leaders faults.Leaders, late time.Duration) (st v1alpha1.FaultStatus, pending bool, err error) {
 	st = v1alpha1.FaultStatus{Index: int32(index), Repeat: int32(repeat), Action: f.Action, Target: f.Target}
 	notInjected := func(format string, a ...any) (v1alpha1.FaultStatus, bool, error) {
 		st.Message = fmt.Sprintf(format, a...)
@@ -171,8 +180,20 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 			return st, false, err
 		}
 	}
+	target, leader := f.Target, ""
 	if f.Target == v1alpha1.FaultTarget(v1alpha1.RoleLeader) {
-		return notInjected("target leader is resolved only in local mode so far (the operator reaches no broker's metadata); name the broker, e.g. broker-1")
+		// The coordinator names the leader at the fault's time
+		// (internal/faults, leaders.go).
+		a, ok := leaders.For(index, repeat)
+		switch {
+		case !ok && late < leaderWait:
+			return st, true, nil
+		case !ok:
+			return notInjected("the coordinator named no leader within %s of the fault's time (its log says why: kubectl logs job/%s)", leaderWait, workers.CoordinatorName(run))
+		case a.Error != "":
+			return notInjected("no leader could be named at the fault's time: %s", a.Error)
+		}
+		target, leader = a.Target, fmt.Sprintf("leader %s, %s: ", a.Target, a.Detail)
 	}
 	pods, ns, err := r.faultPods(ctx, run)
 	if err != nil {
@@ -181,7 +202,7 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 		}
 		return st, false, err
 	}
-	pod, err := faults.PodFor(f.Target, pods)
+	pod, err := faults.PodFor(target, pods)
 	if err != nil {
 		return notInjected("%v", err)
 	}
@@ -198,7 +219,7 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 			return st, false, err
 		}
 		st.Injected, st.InjectedAt = true, ptrTo(metav1.NowMicro())
-		st.Resolved = fmt.Sprintf("pod %s on node %s deleted (its grace period: a SIGTERM first)", st.Pod, st.Node)
+		st.Resolved = fmt.Sprintf("%spod %s on node %s deleted (its grace period: a SIGTERM first)", leader, st.Pod, st.Node)
 		return st, false, nil
 	}
 
@@ -216,6 +237,9 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 	job, err := faultjob.Job(run, r.WorkerImage, index, repeat, f.Action, pause, pod, faults.ContainerIDs(pod))
 	if err != nil {
 		return notInjected("%v", err)
+	}
+	if leader != "" {
+		job.Annotations[faultjob.AnnotationLeader] = leader
 	}
 	if err := createOwned(ctx, r.Client, run, job); err != nil {
 		if apierrors.IsForbidden(err) {
@@ -298,7 +322,7 @@ func (r *BenchmarkRunReconciler) signalOutcome(ctx context.Context, run *v1alpha
 			for i, p := range res.Pids {
 				pids[i] = strconv.Itoa(p)
 			}
-			st.Resolved = fmt.Sprintf("pod %s on node %s: %s to host pids %s", st.Pod, st.Node, res.Signal, strings.Join(pids, ","))
+			st.Resolved = fmt.Sprintf("%spod %s on node %s: %s to host pids %s", job.Annotations[faultjob.AnnotationLeader], st.Pod, st.Node, res.Signal, strings.Join(pids, ","))
 		}
 	} else {
 		st.Message = fmt.Sprintf("signal Job %s failed (%s: %s)", job.Name, failed.Reason, failed.Message)

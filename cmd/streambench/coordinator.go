@@ -53,6 +53,7 @@ type coordinatorFlags struct {
 	runID, runName, namespace        string
 	resultsConfigMap, ownerUID       string
 	faultClock                       bool
+	faultLeaders                     string
 	outputDir                        string
 	snapshotInterval, serviceTimeout time.Duration
 	shutdownWorkers                  bool
@@ -100,6 +101,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.resultsConfigMap, "results-configmap", "", "write the results into this ConfigMap (in a cluster)")
 	fl.StringVar(&f.ownerUID, "owner-uid", "", "UID of the BenchmarkRun that owns the results ConfigMap")
 	fl.BoolVar(&f.faultClock, "fault-clock", false, "record each repeat's measured-phase start in the results ConfigMap, for the operator's spec.faults")
+	fl.StringVar(&f.faultLeaders, "fault-leaders", "", "index@at of the spec.faults on leader: at each one's time, name the broker that leads the first topic's partition 0 in the results ConfigMap")
 	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
 	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
 	fl.BoolVar(&f.existingCluster, "existing-cluster", false, "the brokers are an existing cluster: read their durability settings and report the level really in effect")
@@ -184,6 +186,13 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 			return err
 		}
 	}
+	leaders, err := faults.ParseLeaderFaults(f.faultLeaders)
+	if err != nil {
+		return err
+	}
+	if len(leaders) > 0 && clock == nil {
+		return fmt.Errorf("--fault-leaders needs --fault-clock: the answers go where the operator reads the clock")
+	}
 	runID := f.runID
 	if runID == "" {
 		runID = fmt.Sprintf("%s-%d", f.runName, time.Now().Unix())
@@ -204,7 +213,7 @@ func runCoordinator(ctx context.Context, f coordinatorFlags) error {
 		defer cancel()
 	}
 	r := repeater{f: f, sys: sys, eff: eff, wl: wl, payload: payload, overrides: overrides, sec: sec,
-		workers: workers, dropper: dropper, clock: clock, onSnapshot: onSnapshot, testbed: testbed, writeCtx: writeCtx}
+		workers: workers, dropper: dropper, clock: clock, leaders: leaders, onSnapshot: onSnapshot, testbed: testbed, writeCtx: writeCtx}
 	n := max(f.repeats, 1)
 	var runErr error
 	for i := 1; i <= n; i++ {
@@ -269,7 +278,11 @@ type repeater struct {
 	dropper   coordinator.PageCacheDropper
 	// clock records each repeat's measured-phase start for the
 	// operator's fault schedule (nil outside a cluster).
-	clock      *faults.ClockWriter
+	clock *faults.ClockWriter
+	// leaders are the faults on leader the coordinator names a broker for
+	// (--fault-leaders); runID is the repeat's, whose topics they ask of.
+	leaders    []faults.LeaderFault
+	runID      string
 	onSnapshot func(stats.Snapshot)
 	testbed    *v1alpha1.Testbed
 	writeCtx   context.Context
@@ -292,6 +305,7 @@ func (r *repeater) runOne(ctx, runCtx context.Context, runID string, last bool) 
 			return writeConfigMap(wctx, f, append(slices.Clone(r.done), in))
 		}, input: func(res *coordinator.Result) results.Input { return res.ResultsInput(f.runName, f.namespace, &r.eff) }}
 	}
+	r.runID = runID
 	started := time.Now()
 	res, runErr := coordinator.Run(runCtx, coordinator.Options{
 		Workers: r.workers,
@@ -357,6 +371,7 @@ func (r *repeater) measureStarted(start time.Time) {
 		return
 	}
 	repeat := len(r.done)
+	r.nameLeaders(start, repeat)
 	go func() {
 		ctx, cancel := context.WithTimeout(r.writeCtx, finalWriteTimeout)
 		defer cancel()

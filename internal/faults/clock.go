@@ -81,6 +81,23 @@ type ClockWriter struct {
 // Record writes repeat's start, retrying a conflict with the results'
 // own writes and the operator's answers.
 func (w *ClockWriter) Record(ctx context.Context, repeat int, start time.Time) error {
+	return w.update(ctx, func(data map[string]string) (map[string]string, error) {
+		return WithMeasureStart(data, repeat, start)
+	})
+}
+
+// RecordLeader writes the coordinator's answer to who leads for a
+// leader fault (leaders.go).
+func (w *ClockWriter) RecordLeader(ctx context.Context, a LeaderAnswer) error {
+	return w.update(ctx, func(data map[string]string) (map[string]string, error) {
+		return WithLeader(data, a)
+	})
+}
+
+// update applies change to the ConfigMap's data, creating the ConfigMap
+// when the results were not written yet, on a fresh read after a
+// conflict.
+func (w *ClockWriter) update(ctx context.Context, change func(map[string]string) (map[string]string, error)) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		var cm corev1.ConfigMap
 		err := w.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, &cm)
@@ -88,7 +105,7 @@ func (w *ClockWriter) Record(ctx context.Context, repeat int, start time.Time) e
 		if err != nil && !create {
 			return fmt.Errorf("fault clock: get ConfigMap %s/%s: %w", w.Namespace, w.Name, err)
 		}
-		if cm.Data, err = WithMeasureStart(cm.Data, repeat, start); err != nil {
+		if cm.Data, err = change(cm.Data); err != nil {
 			return err
 		}
 		if create {

@@ -11,16 +11,17 @@ import (
 )
 
 func TestClusterChecks(t *testing.T) {
-	spec := &v1alpha1.BenchmarkRunSpec{Faults: []v1alpha1.Fault{
-		{Action: v1alpha1.FaultDeletePod, Target: "broker-1", At: metav1.Duration{}},
+	spec := &v1alpha1.BenchmarkRunSpec{System: v1alpha1.SystemPulsar, Faults: []v1alpha1.Fault{
+		{Action: v1alpha1.FaultDeletePod, Target: "bookie-1", At: metav1.Duration{}},
 		{Action: v1alpha1.FaultKill, Target: "leader", At: metav1.Duration{}},
 	}}
 	errs := ClusterChecks(spec, field.NewPath("spec"))
 	if len(errs) != 1 || errs[0].Field != "spec.faults[1].target" || !strings.Contains(errs[0].Error(), "name the broker") {
-		t.Errorf("errs %v: want one on spec.faults[1].target naming the fix", errs)
+		t.Errorf("Pulsar: errs %v, want one on spec.faults[1].target naming the fix", errs)
 	}
-	spec.Faults = spec.Faults[:1]
+	spec.System = v1alpha1.SystemKafka
+	spec.Faults[0].Target = "broker-1"
 	if errs := ClusterChecks(spec, field.NewPath("spec")); len(errs) != 0 {
-		t.Errorf("a named broker: %v", errs)
+		t.Errorf("Kafka's leader is looked up: %v", errs)
 	}
 }

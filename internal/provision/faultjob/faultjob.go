@@ -27,6 +27,9 @@ const Role = "fault"
 const (
 	AnnotationFault  = "streambench.io/fault"
 	AnnotationTarget = "streambench.io/fault-pod"
+	// AnnotationLeader is who led, for a fault on leader, as the
+	// coordinator named it (the operator sets it).
+	AnnotationLeader = "streambench.io/fault-leader"
 )
 
 // Slack bounds a Job beyond its pause (seconds): the pod's start on a

@@ -336,6 +336,11 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// the coordinator knows; it writes it where the operator reads it
 		// (internal/faults, clock.go).
 		args = append(args, "--fault-clock", "--snapshot-interval="+faults.Interval.String())
+		if l := faults.LeaderFaults(run.Spec.Faults); l != "" {
+			// The coordinator names the leader at each such fault's
+			// time (internal/faults, leaders.go).
+			args = append(args, "--fault-leaders="+l)
+		}
 	}
 	if tb := run.Status.Testbed; tb != nil {
 		// Probed before the workers start; the coordinator keeps it in

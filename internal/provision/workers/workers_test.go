@@ -424,6 +424,23 @@ func TestCoordinatorJobFaultClockFlag(t *testing.T) {
 	}
 }
 
+// Faults on leader are named to the coordinator, which looks the leader
+// up at their time.
+func TestCoordinatorJobFaultLeadersFlag(t *testing.T) {
+	r := run(v1alpha1.SystemKafka)
+	r.Spec.Faults = []v1alpha1.Fault{
+		{Action: v1alpha1.FaultDeletePod, Target: "broker-0", At: metav1.Duration{Duration: 10 * time.Second}},
+		{Action: v1alpha1.FaultKill, Target: "leader", At: metav1.Duration{Duration: 40 * time.Second}},
+	}
+	job, err := CoordinatorJob(r, "img", v1alpha1.BrokerEndpoints{BootstrapServers: "k:9092"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := args(job)["fault-leaders"]; got != "1@40s" {
+		t.Errorf("--fault-leaders %q, want 1@40s", got)
+	}
+}
+
 func mustCoordinatorJob(t *testing.T, r *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) *batchv1.Job {
 	t.Helper()
 	job, err := CoordinatorJob(r, "img", brokers)
