@@ -61,7 +61,7 @@ func (r *BenchmarkRunReconciler) reconcileFaults(ctx context.Context, run *v1alp
 	starts, err := faults.ReadMeasureStarts(cm.Data)
 	if err != nil {
 		// Not this version's coordinator: the faults are closed as not
-		// injected when the run ends, with this reason's sibling.
+		// injected when the run ends (faultMissed).
 		log.FromContext(ctx).Info("fault clock unreadable", "error", err.Error())
 		return 0, nil
 	}
@@ -135,17 +135,24 @@ func faultEntry(run *v1alpha1.BenchmarkRun, index, repeat int) *v1alpha1.FaultSt
 	return nil
 }
 
-// recordFault writes st into status.faults (once per fault and repeat)
-// and says what happened as an event.
-func (r *BenchmarkRunReconciler) recordFault(ctx context.Context, run *v1alpha1.BenchmarkRun, st v1alpha1.FaultStatus) error {
-	if _, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
+// writeFault writes st into status.faults, one entry per fault and
+// repeat.
+func (r *BenchmarkRunReconciler) writeFault(ctx context.Context, run *v1alpha1.BenchmarkRun, st v1alpha1.FaultStatus) error {
+	_, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
 		if e := faultEntry(run, int(st.Index), int(st.Repeat)); e != nil {
 			*e = st
 			return true
 		}
 		run.Status.Faults = append(run.Status.Faults, st)
 		return true
-	}); err != nil {
+	})
+	return err
+}
+
+// recordFault writes a fault's outcome and says what happened as an
+// event.
+func (r *BenchmarkRunReconciler) recordFault(ctx context.Context, run *v1alpha1.BenchmarkRun, st v1alpha1.FaultStatus) error {
+	if err := r.writeFault(ctx, run, st); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("fault %d (%s %s, repeat %d)", st.Index, st.Action, st.Target, st.Repeat)
@@ -362,8 +369,13 @@ func (r *BenchmarkRunReconciler) watchFaultTargets(ctx context.Context, run *v1a
 			continue
 		}
 		st.ClearedAt = ptrTo(metav1.NewMicroTime(at.Time))
-		if err := r.recordFault(ctx, run, st); err != nil {
+		if err := r.writeFault(ctx, run, st); err != nil {
 			return false, err
+		}
+		note := fmt.Sprintf("fault %d (%s %s, repeat %d) cleared: pod %s ready again %.1f s after it", st.Index, st.Action, st.Target, st.Repeat, st.Pod, at.Sub(st.InjectedAt.Time).Seconds())
+		log.FromContext(ctx).Info(note)
+		if r.Recorder != nil {
+			r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "FaultCleared", string(run.Status.Phase), "%s", note)
 		}
 	}
 	return back, nil
