@@ -3,6 +3,7 @@ package faultimpact
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -10,7 +11,8 @@ import (
 )
 
 // FromSeries takes the measured phase's points of summary.json's series,
-// with their starts counted from the phase's first point. It is the
+// with their starts counted from the phase's first point, without the
+// slivers its start and stop cut (trimSlivers). It is the
 // series to read faults from: it has the corrected p99 of each interval,
 // which the OMB result has not.
 func FromSeries(s results.Series) []Point {
@@ -39,7 +41,31 @@ func FromSeries(s results.Series) []Point {
 		}
 		out = append(out, p)
 	}
-	return out
+	return trimSlivers(out)
+}
+
+// trimSlivers drops a first or last interval shorter than half the
+// others: the phase's start and stop cut an interval wherever they come,
+// and a sliver of a few milliseconds holds a rate of next to nothing
+// (the producers were told to stop just before the cut), which the
+// recovery would count as the load falling again at the very end. Pure.
+func trimSlivers(points []Point) []Point {
+	if len(points) < 3 {
+		return points
+	}
+	lengths := make([]float64, len(points))
+	for i, p := range points {
+		lengths[i] = p.Seconds
+	}
+	slices.Sort(lengths)
+	half := lengths[len(lengths)/2] / 2
+	if points[len(points)-1].Seconds < half {
+		points = points[:len(points)-1]
+	}
+	if points[0].Seconds < half {
+		points = points[1:]
+	}
+	return points
 }
 
 // FromOMB takes the OMB result's lists, one entry per interval of the

@@ -32,6 +32,12 @@ func TargetRate(s *results.Summary) float64 {
 // which starts with the phase (the workers cut an interval as the phase
 // changes), so a fault's seconds are the same on both.
 func Fill(s *results.Summary, start time.Time, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
+	return FillSeries(s.Series, TargetRate(s), start, fs)
+}
+
+// FillSeries is Fill on a series and a target rate (local mode has them
+// before its summary is written).
+func FillSeries(series results.Series, rate float64, start time.Time, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
 	out := make([]v1alpha1.FaultStatus, len(fs))
 	var windows []Window
 	var at []int
@@ -52,7 +58,7 @@ func Fill(s *results.Summary, start time.Time, fs []v1alpha1.FaultStatus) ([]v1a
 	if len(windows) == 0 {
 		return out, nil
 	}
-	points := FromSeries(s.Series)
+	points := FromSeries(series)
 	if len(points) == 0 {
 		return out, fmt.Errorf("the results hold no interval of the measured phase, so no fault's impact can be computed")
 	}
@@ -66,7 +72,7 @@ func Fill(s *results.Summary, start time.Time, fs []v1alpha1.FaultStatus) ([]v1a
 	for k, i := range order {
 		sorted[k] = windows[i]
 	}
-	ims, err := Compute(points, TargetRate(s), sorted, Options{})
+	ims, err := Compute(points, rate, sorted, Options{})
 	if err != nil {
 		return out, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -14,10 +13,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
-	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
-	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -327,70 +324,6 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 		f.out = append([]v1alpha1.FaultStatus(nil), f.status...)
 	})
 	return f.out
-}
-
-// withImpact returns fs (one repeat's faults) with each injected fault's
-// Impact read from the measured phase's series (summary.json's, which has
-// the corrected p99 of every interval), at the target rate (the
-// workload's, or the one the search found). measureStart is the wall time
-// the series' measured phase starts at (measuredStart): the faults'
-// injectedAt and clearedAt are wall times, the series' offsets are not.
-// A fault not injected gets none. The error says why no fault got one.
-// Pure.
-func withImpact(fs []v1alpha1.FaultStatus, series results.Series, measureStart time.Time, rate float64) ([]v1alpha1.FaultStatus, error) {
-	out := append([]v1alpha1.FaultStatus(nil), fs...)
-	var windows []faultimpact.Window
-	var which []int
-	for i, f := range out {
-		if !f.Injected || f.InjectedAt == nil {
-			continue
-		}
-		w := faultimpact.Window{InjectedSeconds: f.InjectedAt.Sub(measureStart).Seconds()}
-		if f.ClearedAt != nil {
-			w.ClearedSeconds = ptrTo(f.ClearedAt.Sub(measureStart).Seconds())
-		}
-		windows = append(windows, w)
-		which = append(which, i)
-	}
-	if len(windows) == 0 {
-		return out, nil
-	}
-	points := trimSlivers(faultimpact.FromSeries(series))
-	if len(points) == 0 {
-		return out, errors.New("the series has no interval of the measured phase")
-	}
-	ims, err := faultimpact.Compute(points, rate, windows, faultimpact.Options{})
-	if err != nil {
-		return out, err
-	}
-	for k, i := range which {
-		out[i].Impact = ims[k].Status()
-	}
-	return out, nil
-}
-
-// trimSlivers drops a first or last interval shorter than half the
-// others: the phase's start and stop cut an interval wherever they come,
-// and a sliver of a few milliseconds holds a rate of next to nothing
-// (the producers were told to stop just before the cut), which the
-// recovery would count as the load falling again at the very end. Pure.
-func trimSlivers(points []faultimpact.Point) []faultimpact.Point {
-	if len(points) < 3 {
-		return points
-	}
-	lengths := make([]float64, len(points))
-	for i, p := range points {
-		lengths[i] = p.Seconds
-	}
-	slices.Sort(lengths)
-	half := lengths[len(lengths)/2] / 2
-	if points[len(points)-1].Seconds < half {
-		points = points[:len(points)-1]
-	}
-	if points[0].Seconds < half {
-		points = points[1:]
-	}
-	return points
 }
 
 // measuredStart is when the measured phase's first interval starts: the

@@ -172,7 +172,7 @@ func TestRunKafkaKillLeader(t *testing.T) {
 	// so "at most twice the pre-fault median" failed after a recovery
 	// the rate showed in 1 of 5 runs; the impact's recovery is logged
 	// above (12 and 18 s in the others).
-	pts := trimSlivers(faultimpact.FromSeries(sum.Series))
+	pts := faultimpact.FromSeries(sum.Series)
 	if len(pts) < faultimpact.RecoveryIntervals {
 		t.Fatalf("%d measured intervals", len(pts))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
+	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -205,7 +206,7 @@ func TestWithImpact(t *testing.T) {
 		{Index: 0, Action: v1alpha1.FaultPause, Target: "broker-1", Injected: true, InjectedAt: at(4.5), ClearedAt: at(7)},
 		{Index: 1, Action: v1alpha1.FaultKill, Target: "leader", Message: "not injected: the lookup failed"},
 	}
-	got, err := withImpact(fs, series, measure, 1000)
+	got, err := faultimpact.FillSeries(series, 1000, measure, fs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +234,13 @@ func TestWithImpact(t *testing.T) {
 		t.Errorf("recovered %v after %v s, %d relapses; want true after 3.5, none (the last sliver is no interval)", im.Recovered, im.RecoverySeconds, im.Relapses)
 	}
 
-	if _, err := withImpact(fs, series, measure, 0); err == nil {
+	if _, err := faultimpact.FillSeries(series, 0, measure, fs); err == nil {
 		t.Error("no error without a target rate")
 	}
-	if _, err := withImpact(fs, results.Series{}, measure, 1000); err == nil {
+	if _, err := faultimpact.FillSeries(results.Series{}, 1000, measure, fs); err == nil {
 		t.Error("no error without a measured interval")
 	}
-	if got, err := withImpact(fs[1:], results.Series{}, measure, 1000); err != nil || got[0].Impact != nil {
+	if got, err := faultimpact.FillSeries(results.Series{}, 1000, measure, fs[1:]); err != nil || got[0].Impact != nil {
 		t.Errorf("without an injected fault: %+v, %v; want nothing to compute and no error", got, err)
 	}
 }

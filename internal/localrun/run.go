@@ -30,6 +30,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
@@ -637,7 +638,7 @@ func faultsWithImpact(in results.Input, res *coordinator.Result, fs []v1alpha1.F
 	if err != nil {
 		return fs, err
 	}
-	return withImpact(fs, pre.Series, start, res.MeasuredRate)
+	return faultimpact.FillSeries(pre.Series, res.MeasuredRate, start, fs)
 }
 
 // runTimeout is the run's deadline, the same as in a cluster.

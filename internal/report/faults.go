@@ -41,18 +41,6 @@ func measureStart(s *results.Summary) (float64, bool) {
 	return 0, false
 }
 
-// targetRate is the rate the producers were asked for: the workload's,
-// or the one the rate search found.
-func targetRate(s *results.Summary) float64 {
-	if r := s.Workload.ProducerRate; r > 0 {
-		return float64(r)
-	}
-	if rs := s.RateSearch; rs != nil {
-		return rs.RateMsgPerSec
-	}
-	return 0
-}
-
 // faultsOf reads the faults of a summary. Their impact is the record's
 // (the controller's status.faults) where it has one; otherwise it is
 // computed from the summary's own series with internal/faultimpact, the
@@ -106,7 +94,7 @@ func faultsOf(s *results.Summary) []faultFigures {
 	if len(need) == 0 {
 		return out
 	}
-	rate := targetRate(s)
+	rate := faultimpact.TargetRate(s)
 	if rate <= 0 {
 		for _, i := range need {
 			out[i].NoImpact = "no target rate to measure the dip against (neither producerRate nor a rate search)"
