@@ -176,7 +176,7 @@ version: ## Print the version and commit a build of this tree records.
 
 .PHONY: run
 run: manifests generate ## Run the manager against the cluster of the current kubeconfig.
-	go run ./cmd/streambench manager
+	go run ./cmd/streambench manager --operator-namespace=$${POD_NAMESPACE:-streambench-system}
 
 .PHONY: ko-tarball
 ko-tarball: ko ## Build the image E2E_IMG with ko, no Docker or registry, as an OCI tarball in bin/images/ (what local-cluster.sh load-image imports).

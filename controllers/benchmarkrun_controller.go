@@ -64,6 +64,11 @@ type BenchmarkRunReconciler struct {
 	// Monitoring labels the run's PodMonitors for kube-prometheus-stack
 	// (phase_monitoring.go).
 	Monitoring monitoring.Config
+	// OperatorNamespace is the namespace the operator runs in. What a
+	// tenant must not reach lives there, never in a run's namespace:
+	// Helm's release records and the privileged signal and page-cache
+	// Jobs (docs/security.md).
+	OperatorNamespace string
 }
 
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

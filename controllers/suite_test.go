@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,6 +79,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	operatorCfg = operatorIdentity()
+	// The operator's own namespace, where it keeps what tenants must not
+	// reach (docs/security.md).
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}})).To(Succeed())
 	charts = newChartServer()
 	go playTestbed(ctx)
 	// A node the workers of every spec may go to (phase_pending_placement_test.go).
@@ -101,6 +105,10 @@ var _ = AfterSuite(func() {
 
 // operatorUser is the user the manager and its Helm installer act as.
 const operatorUser = "streambench-operator"
+
+// operatorNamespace is the namespace the manager runs in, as the chart's
+// release namespace.
+const operatorNamespace = "streambench-system"
 
 // operatorIdentity returns a client config of a user that holds only the
 // operator's generated ClusterRole (config/rbac/role.yaml, which the chart
@@ -149,6 +157,7 @@ func startManager() {
 		Helm:               helm,
 		UnschedulableGrace: 0,
 		Monitoring:         monitoring.Config{Release: testMonitoringRelease},
+		OperatorNamespace:  operatorNamespace,
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&BenchmarkSuiteReconciler{
 		Client:    mgr.GetClient(),

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +34,7 @@ func newManagerCmd() *cobra.Command {
 		unschedulableGrace                  time.Duration
 		monitoringRelease                   string
 		watchNamespaces                     []string
+		operatorNamespace                   string
 		zapOpts                             = zap.Options{}
 	)
 	cmd := &cobra.Command{
@@ -43,6 +45,9 @@ func newManagerCmd() *cobra.Command {
 			if workerImage == "" {
 				return fmt.Errorf("--worker-image is required: this build (%s) has no released image to default to; give e.g. --worker-image=%s:<version>", version.Get(), version.Repository)
 			}
+			if operatorNamespace == "" {
+				return fmt.Errorf("--operator-namespace is required (or the POD_NAMESPACE environment variable): the namespace the manager runs in, where it keeps what tenants must not reach (Helm's release records, the privileged fault and page-cache Jobs); the chart sets it to its release namespace")
+			}
 			ctrl.Log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit, "workerImage", workerImage)
 			scheme := runtime.NewScheme()
 			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -50,7 +55,7 @@ func newManagerCmd() *cobra.Command {
 
 			mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 				Scheme:                 scheme,
-				Cache:                  cacheOptions(watchNamespaces),
+				Cache:                  cacheOptions(watchNamespaces, operatorNamespace),
 				Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress: probeAddr,
 				LeaderElection:         leaderElect,
@@ -75,6 +80,7 @@ func newManagerCmd() *cobra.Command {
 				UnschedulableGrace:  unschedulableGrace,
 				SkipWorkerNodeCheck: !workerNodeCheck,
 				Monitoring:          monitoring.Config{Release: monitoringRelease},
+				OperatorNamespace:   operatorNamespace,
 			}).SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
 			}
@@ -113,6 +119,7 @@ func newManagerCmd() *cobra.Command {
 	f.DurationVar(&unschedulableGrace, "unschedulable-grace", 2*time.Minute, "how long a worker pod may stay unschedulable before its run fails")
 	f.BoolVar(&workerNodeCheck, "worker-node-check", true, "fail a run at once, before its brokers are deployed, when no node can take its workers under spec.workers.placement; false for client node pools that scale from zero")
 	f.StringSliceVar(&watchNamespaces, "watch-namespaces", nil, "namespaces whose BenchmarkRuns the manager reconciles, comma-separated (default: all); the chart's watchNamespaces, which grants Roles only there")
+	f.StringVar(&operatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "namespace the manager runs in (default: $POD_NAMESPACE): Helm's release records and the privileged Jobs live there, out of the tenants' reach (docs/security.md)")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
 	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -121,18 +128,21 @@ func newManagerCmd() *cobra.Command {
 	return cmd
 }
 
-// cacheOptions limits the manager's informers to the watched namespaces:
-// with the chart's Roles only there, a cluster-wide list would be
-// forbidden. Cluster-scoped objects (the run's Namespace, read for its Pod
-// Security label) are still cached cluster-wide; the chart grants that one
-// cluster-scoped resource.
-func cacheOptions(namespaces []string) cache.Options {
+// cacheOptions limits the manager's informers to the watched namespaces
+// and its own (where the privileged Jobs run): with the chart's Roles only
+// there, a cluster-wide list would be forbidden. Cluster-scoped objects
+// (the run's Namespace, read for its Pod Security label) are still cached
+// cluster-wide; the chart grants that one cluster-scoped resource.
+func cacheOptions(namespaces []string, operatorNamespace string) cache.Options {
 	if len(namespaces) == 0 {
 		return cache.Options{}
 	}
-	byNS := make(map[string]cache.Config, len(namespaces))
+	byNS := make(map[string]cache.Config, len(namespaces)+1)
 	for _, ns := range namespaces {
 		byNS[ns] = cache.Config{}
+	}
+	if operatorNamespace != "" {
+		byNS[operatorNamespace] = cache.Config{}
 	}
 	return cache.Options{DefaultNamespaces: byNS}
 }

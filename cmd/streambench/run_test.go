@@ -40,16 +40,17 @@ func TestRunCommand(t *testing.T) {
 }
 
 // TestCacheOptions: --watch-namespaces limits the manager's cache to those
-// namespaces (the chart's Roles exist only there); none means every one.
+// namespaces (the chart's Roles exist only there) and the operator's own,
+// where its privileged Jobs run; none means every one.
 func TestCacheOptions(t *testing.T) {
-	if got := cacheOptions(nil); got.DefaultNamespaces != nil {
+	if got := cacheOptions(nil, "streambench-system"); got.DefaultNamespaces != nil {
 		t.Fatalf("no namespaces: DefaultNamespaces = %v, want all (nil)", got.DefaultNamespaces)
 	}
-	got := cacheOptions([]string{"team-a", "team-b"}).DefaultNamespaces
-	if len(got) != 2 {
+	got := cacheOptions([]string{"team-a", "team-b"}, "streambench-system").DefaultNamespaces
+	if len(got) != 3 {
 		t.Fatalf("DefaultNamespaces = %v", got)
 	}
-	for _, ns := range []string{"team-a", "team-b"} {
+	for _, ns := range []string{"team-a", "team-b", "streambench-system"} {
 		if _, ok := got[ns]; !ok {
 			t.Fatalf("DefaultNamespaces = %v, misses %s", got, ns)
 		}
