@@ -31,6 +31,14 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	if errs := append(faults.Validate(&run.Spec, field.NewPath("spec")), faults.ClusterChecks(&run.Spec, field.NewPath("spec"))...); len(errs) > 0 {
 		return r.fail(ctx, run, v1alpha1.ReasonInvalid, joinErrors(errs))
 	}
+	// Nothing outside the run's namespace without its owner's consent,
+	// before anything of it is read.
+	if refused, err := r.consentRefusal(ctx, run); err != nil || refused != "" {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.fail(ctx, run, v1alpha1.ReasonNotPermitted, refused)
+	}
 	version, err := r.brokerVersion(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err

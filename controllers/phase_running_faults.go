@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/tenancy"
 )
 
 // spec.faults in a cluster, in the Running phase. The clock is the
@@ -204,6 +206,9 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 	}
 	pods, ns, err := r.faultPods(ctx, run)
 	if err != nil {
+		if errors.Is(err, errNoConsent) {
+			return notInjected("namespace %s no longer agrees that runs of namespace %s disrupt its pods (its annotation %s was removed or no longer lists %s)", ns, run.Namespace, tenancy.AllowFaultsFrom, run.Namespace)
+		}
 		if apierrors.IsForbidden(err) {
 			return notInjected("the operator may not list pods in namespace %s to find %s: %v", ns, f.Target, err)
 		}
@@ -257,8 +262,13 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 	return st, true, nil
 }
 
+// errNoConsent: the namespace of the pods a run's faults select no
+// longer consents (internal/tenancy).
+var errNoConsent = errors.New("no consent")
+
 // faultPods are the pods a target is looked for among: the run's own
-// (a managed run), or those spec.cluster.existing.faults selects.
+// (a managed run), or those spec.cluster.existing.faults selects, in a
+// namespace that consents.
 func (r *BenchmarkRunReconciler) faultPods(ctx context.Context, run *v1alpha1.BenchmarkRun) ([]corev1.Pod, string, error) {
 	ns := run.Namespace
 	var sel client.ListOption
@@ -269,8 +279,15 @@ func (r *BenchmarkRunReconciler) faultPods(ctx context.Context, run *v1alpha1.Be
 		sel = client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run)}
 	case run.Spec.Cluster.Existing != nil && run.Spec.Cluster.Existing.Faults != nil:
 		e := run.Spec.Cluster.Existing
-		if e.Faults.Namespace != "" {
-			ns = e.Faults.Namespace
+		ns = tenancy.FaultNamespace(run.Namespace, e)
+		// Consent was checked when the run started; its owner may have
+		// withdrawn it since.
+		ok, err := r.consents(ctx, ns, tenancy.AllowFaultsFrom, run.Namespace)
+		if err != nil {
+			return nil, ns, err
+		}
+		if !ok {
+			return nil, ns, errNoConsent
 		}
 		if e.Faults.PodSelector != nil {
 			s, err := metav1.LabelSelectorAsSelector(e.Faults.PodSelector)
@@ -280,9 +297,6 @@ func (r *BenchmarkRunReconciler) faultPods(ctx context.Context, run *v1alpha1.Be
 			sel = client.MatchingLabelsSelector{Selector: s}
 		} else if e.StrimziCluster != nil {
 			sel = client.MatchingLabels{strimzi.LabelCluster: e.StrimziCluster.Name}
-			if e.Faults.Namespace == "" && e.StrimziCluster.Namespace != "" {
-				ns = e.StrimziCluster.Namespace
-			}
 		}
 	}
 	if sel == nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/tenancy"
 )
 
 // Values that must never leave their Secrets: not into status, events, the
@@ -215,6 +216,9 @@ var _ = Describe("a run against a secured existing cluster", func() {
 			StrimziCluster: &v1alpha1.StrimziClusterRef{Name: "prod", Namespace: "kafka"},
 			TLS:            &v1alpha1.ClientTLS{},
 		}}
+		// Its owner lets runs read the cluster (controllers/tenancy_test.go),
+		// so what is refused is the CA alone.
+		annotateNamespace("kafka", tenancy.AllowRunsFrom, "*")
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		msg := failedWith(run, ReasonSecurityInvalid)
 		Expect(msg).To(ContainSubstring("spec.cluster.existing.tls.ca is not set, so the run would trust the CA of Kafka prod, Secret prod-cluster-ca-cert (key ca.crt), which Strimzi writes in the Kafka's namespace kafka"))

@@ -59,6 +59,9 @@ const (
 	ReasonTranslated      = "Translated"
 	ReasonLevelDowngraded = "LevelDowngraded"
 	ReasonInvalid         = "InvalidSpec"
+	// ReasonNotPermitted fails a run that reaches into another namespace
+	// whose owner has not agreed to it (internal/tenancy).
+	ReasonNotPermitted = "NotPermitted"
 	// ReasonWaitingForRun, ReasonWaitingForDisks and ReasonAdmitted are
 	// the reasons of ConditionQueued.
 	ReasonWaitingForRun   = "WaitingForRun"
