@@ -65,8 +65,14 @@ func setReady(p *corev1.Pod) {
 // measured phase's start, recorded in the results ConfigMap.
 func startMeasuring(run *v1alpha1.BenchmarkRun, start time.Time) {
 	w := &faults.ClockWriter{Client: k8sClient, Namespace: run.Namespace, Name: workers.ResultsName(run),
-		Labels: map[string]string{results.LabelRun: run.Name}}
+		Labels: map[string]string{results.LabelRun: run.Name}, Owner: coordinatorOwner(run)}
 	Expect(w.Record(ctx, 0, start)).To(Succeed())
+}
+
+// coordinatorOwner is the owner reference the coordinator puts on the
+// results ConfigMap it creates (--owner-uid): its run, as controller.
+func coordinatorOwner(run *v1alpha1.BenchmarkRun) []metav1.OwnerReference {
+	return []metav1.OwnerReference{results.OwnerRef{Name: run.Name, UID: string(run.UID)}.Reference()}
 }
 
 // writeFaultResults plays the coordinator's final write: a measured
@@ -224,7 +230,7 @@ var _ = Describe("faults in a cluster", func() {
 		existingBrokerPod(ns, "ld-broker-2", "ld", "", "")
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		running := waitPhase(run, v1alpha1.PhaseRunning)
-		w := &faults.ClockWriter{Client: k8sClient, Namespace: ns, Name: workers.ResultsName(run)}
+		w := &faults.ClockWriter{Client: k8sClient, Namespace: ns, Name: workers.ResultsName(run), Owner: coordinatorOwner(run)}
 		Expect(w.Record(ctx, 0, time.Now().Add(-2*time.Second))).To(Succeed())
 		// The operator waits for the coordinator's answer.
 		Consistently(faultStatus(running, 0), 2*time.Second).Should(BeNil())

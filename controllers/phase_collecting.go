@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -26,22 +25,28 @@ const resultsGrace = time.Minute
 // ConfigMap into status.results.
 func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	name := workers.ResultsName(run)
-	var cm corev1.ConfigMap
-	err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &cm)
+	cm, foreign, err := runResults(ctx, r.Client, run)
 	// With spec.testbed.dropPageCache the coordinator creates the ConfigMap
 	// mid-run for its page-cache requests (internal/pagecache); a cache
 	// that still holds that version has no results yet: wait as for none.
-	_, hasSummary := cm.Data[results.KeySummary]
+	hasSummary := false
+	if cm != nil {
+		_, hasSummary = cm.Data[results.KeySummary]
+	}
 	if apierrors.IsNotFound(err) || (err == nil && !hasSummary) {
 		if time.Since(enteredAt(run, v1alpha1.PhaseCollecting)) > resultsGrace {
-			return r.fail(ctx, run, "NoResults", fmt.Sprintf("the coordinator finished but wrote no results into ConfigMap %s; see its logs (kubectl logs job/%s)", name, workers.CoordinatorName(run)))
+			msg := fmt.Sprintf("the coordinator finished but wrote no results into ConfigMap %s; see its logs (kubectl logs job/%s)", name, workers.CoordinatorName(run))
+			if foreign != "" {
+				msg = fmt.Sprintf("the coordinator finished, but %s", foreign)
+			}
+			return r.fail(ctx, run, "NoResults", msg)
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	summary, err := results.Read(&cm)
+	summary, err := results.Read(cm)
 	if err != nil {
 		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}
@@ -55,7 +60,7 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	}
 	txs := recordResults(run, summary, name)
 	if len(run.Spec.Faults) > 0 {
-		txs = append(txs, faultImpacts(ctx, run, &cm, summary))
+		txs = append(txs, faultImpacts(ctx, run, cm, summary))
 	}
 	message := fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99)
 	var gate *thresholds.Outcome
@@ -149,14 +154,14 @@ func (r *BenchmarkRunReconciler) partialResults(ctx context.Context, run *v1alph
 	name := workers.ResultsName(run)
 	// From the API server: the coordinator's last write may be a moment
 	// old, and the cache behind it.
-	var cm corev1.ConfigMap
-	if err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: name}, &cm); err != nil {
+	cm, foreign, err := runResults(ctx, r.apiReader(), run)
+	if err != nil || foreign != "" {
 		return none
 	}
 	if _, ok := cm.Data[results.KeySummary]; !ok {
 		return none
 	}
-	summary, err := results.Read(&cm)
+	summary, err := results.Read(cm)
 	if err != nil {
 		return none
 	}

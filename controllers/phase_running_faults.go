@@ -56,8 +56,11 @@ func (r *BenchmarkRunReconciler) reconcileFaults(ctx context.Context, run *v1alp
 	if len(run.Spec.Faults) == 0 {
 		return 0, nil
 	}
-	var cm corev1.ConfigMap
-	if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm); err != nil {
+	cm, foreign, err := runResults(ctx, r.Client, run)
+	if err != nil || foreign != "" {
+		if foreign != "" {
+			log.FromContext(ctx).Info("fault clock not read", "reason", foreign)
+		}
 		return 0, client.IgnoreNotFound(err)
 	}
 	starts, err := faults.ReadMeasureStarts(cm.Data)

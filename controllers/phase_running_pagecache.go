@@ -8,14 +8,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
-	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
 // The mid-run page-cache drop. A backlog or mixed workload writes its
@@ -31,8 +29,11 @@ import (
 // reconcilePageCacheRequest answers the coordinator's pending request, if
 // any. wait > 0 means drop Jobs are still running.
 func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, run *v1alpha1.BenchmarkRun) (wait time.Duration, err error) {
-	var cm corev1.ConfigMap
-	if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: workers.ResultsName(run)}, &cm); err != nil {
+	cm, foreign, err := runResults(ctx, r.Client, run)
+	if err != nil || foreign != "" {
+		if foreign != "" {
+			log.FromContext(ctx).Info("page-cache requests not read", "reason", foreign)
+		}
 		return 0, client.IgnoreNotFound(err)
 	}
 	req, pending, err := pagecache.Pending(cm.Data)
@@ -81,7 +82,7 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	if cm.Data, err = pagecache.Put(cm.Data, pagecache.KeyAck, ack); err != nil {
 		return 0, err
 	}
-	if err := r.Update(ctx, &cm); err != nil {
+	if err := r.Update(ctx, cm); err != nil {
 		return 0, err // a conflict: the next reconcile answers again
 	}
 	eventType, reason, note := corev1.EventTypeNormal, "PageCacheDropped", fmt.Sprintf("page cache dropped on %v %s (request %d)", ack.Nodes, req.Reason, req.Seq)

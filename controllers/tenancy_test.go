@@ -11,6 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faults"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/tenancy"
 )
 
@@ -87,6 +90,25 @@ var _ = Describe("a run reaching into another namespace", func() {
 		var now corev1.Pod
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: victim, Name: kept.Name}, &now)).To(Succeed())
 		Expect(now.UID).To(Equal(kept.UID))
+	})
+})
+
+var _ = Describe("what the operator reads back from a run's namespace", func() {
+	It("takes only the results ConfigMap its run controls: a tenant's look-alike of the same name steers no fault", func() {
+		ns := newNamespace()
+		pod := existingBrokerPod(ns, "kfk-broker-0", "kfk", "", "")
+		run := faultyRun(ns, "kfk", fault(v1alpha1.FaultDeletePod, "broker-0", time.Second))
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		// A fault clock of the right name and keys, made by the tenant:
+		// not controlled by the run.
+		w := &faults.ClockWriter{Client: k8sClient, Namespace: ns, Name: workers.ResultsName(running),
+			Labels: map[string]string{results.LabelRun: running.Name}}
+		Expect(w.Record(ctx, 0, time.Now().Add(-5*time.Second))).To(Succeed())
+		Consistently(faultStatus(run, 0), 3*time.Second).Should(BeNil())
+		var now corev1.Pod
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: pod.Name}, &now)).To(Succeed())
+		Expect(now.UID).To(Equal(pod.UID))
 	})
 })
 

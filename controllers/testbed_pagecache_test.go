@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -52,7 +51,7 @@ func askForDrop(run *v1alpha1.BenchmarkRun, timeout time.Duration) <-chan dropAn
 	r := &pagecache.Requester{
 		Client: k8sClient, Namespace: run.Namespace, Name: workers.ResultsName(run),
 		Labels:  map[string]string{results.LabelRun: run.Name},
-		Owner:   []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun", Name: run.Name, UID: run.UID}},
+		Owner:   coordinatorOwner(run),
 		Timeout: timeout, Poll: 100 * time.Millisecond,
 	}
 	out := make(chan dropAnswer, 1)

@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -494,7 +493,7 @@ func configMapDropper(f coordinatorFlags) (*pagecache.Requester, error) {
 	if f.ownerUID != "" {
 		// As the results have it (results.BuildConfigMap), so the
 		// ConfigMap the request creates goes with the run.
-		r.Owner = []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun", Name: f.runName, UID: types.UID(f.ownerUID)}}
+		r.Owner = []metav1.OwnerReference{results.OwnerRef{Name: f.runName, UID: f.ownerUID}.Reference()}
 	}
 	return r, nil
 }

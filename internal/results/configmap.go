@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -236,12 +237,21 @@ func emptyConfigMap(in Input) *corev1.ConfigMap {
 		BinaryData: map[string][]byte{},
 	}
 	if in.Owner != nil {
-		cm.OwnerReferences = []metav1.OwnerReference{{
-			APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun",
-			Name: in.Owner.Name, UID: types.UID(in.Owner.UID),
-		}}
+		cm.OwnerReferences = []metav1.OwnerReference{in.Owner.Reference()}
 	}
 	return cm
+}
+
+// Reference is the results ConfigMap's owner reference to its run, as
+// its controller: the operator reads back only a ConfigMap its run
+// controls (docs/security.md), so a look-alike of the same name (a
+// tenant's, or one left by a deleted run of that name) is not taken for
+// the run's.
+func (o OwnerRef) Reference() metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: "BenchmarkRun",
+		Name: o.Name, UID: types.UID(o.UID), Controller: ptr.To(true),
+	}
 }
 
 // Write creates the results ConfigMap, or replaces the results in an

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -23,8 +24,6 @@ import (
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-
-func ptr[T any](v T) *T { return &v }
 
 // phasePlan is one phase of a synthetic run.
 type phasePlan struct {
@@ -87,7 +86,7 @@ func testInput(snaps []stats.Snapshot) Input {
 	return Input{
 		Run: "run-a", Namespace: "bench", System: v1alpha1.SystemKafka,
 		Workload: v1alpha1.WorkloadSpec{Name: "1-topic-16-partitions-1kb", Topics: 1, PartitionsPerTopic: 16,
-			MessageSize: 1000, SubscriptionsPerTopic: ptr[int32](2), ConsumerPerSubscription: 1, ProducersPerTopic: 2, ProducerRate: 2000},
+			MessageSize: 1000, SubscriptionsPerTopic: ptr.To[int32](2), ConsumerPerSubscription: 1, ProducersPerTopic: 2, ProducerRate: 2000},
 		Durability:   &v1alpha1.EffectiveDurability{RequestedLevel: 1, AchievedLevel: 2, Replication: v1alpha1.ReplicationSync, Local: v1alpha1.LocalAsync},
 		Snapshots:    snaps,
 		ClockOffsets: []ClockOffset{{Worker: "consumer-0", OffsetMs: 0.4, UncertaintyMs: 0.1}},
@@ -223,7 +222,7 @@ func TestSummarizeCountsLostMessages(t *testing.T) {
 	}
 	// Produce-only: nothing is expected to be received.
 	in.Delivery = nil
-	in.Workload.SubscriptionsPerTopic = ptr[int32](0)
+	in.Workload.SubscriptionsPerTopic = ptr.To[int32](0)
 	s, _ = Summarize(in)
 	if s.Results.Lost != 0 || s.Results.NotConsumed != 0 {
 		t.Fatalf("produce-only lost %d, not consumed %d, want 0", s.Results.Lost, s.Results.NotConsumed)
@@ -493,7 +492,7 @@ func bigRun() Input {
 		}
 	}
 	in := testInput(snaps)
-	in.Workload.Topics, in.Workload.PartitionsPerTopic, in.Workload.SubscriptionsPerTopic = partitions, 1, ptr[int32](1)
+	in.Workload.Topics, in.Workload.PartitionsPerTopic, in.Workload.SubscriptionsPerTopic = partitions, 1, ptr.To[int32](1)
 	in.Owner = &OwnerRef{Name: "run-a", UID: "0b9b8f2e-1111-2222-3333-444455556666"}
 	return in
 }
