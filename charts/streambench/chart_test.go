@@ -42,13 +42,16 @@ func loadChart(t *testing.T) *chart.Chart {
 // rendered is the chart's objects for the values, by kind.
 type rendered struct {
 	clusterRoles []rbacv1.ClusterRole
-	roles        []rbacv1.Role
-	bindings     []rbacv1.RoleBinding
-	crBindings   []rbacv1.ClusterRoleBinding
-	deployment   *appsv1.Deployment
-	services     []corev1.Service
-	configMaps   []corev1.ConfigMap
-	kinds        []string
+	// tenantRoles are the ClusterRoles for the tenants (tenant-roles.yaml),
+	// not the manager's.
+	tenantRoles []rbacv1.ClusterRole
+	roles       []rbacv1.Role
+	bindings    []rbacv1.RoleBinding
+	crBindings  []rbacv1.ClusterRoleBinding
+	deployment  *appsv1.Deployment
+	services    []corev1.Service
+	configMaps  []corev1.ConfigMap
+	kinds       []string
 }
 
 func render(t *testing.T, values map[string]any) rendered {
@@ -93,6 +96,10 @@ func render(t *testing.T, values map[string]any) rendered {
 			case "ClusterRole":
 				var r rbacv1.ClusterRole
 				into(&r)
+				if name == "streambench/templates/tenant-roles.yaml" {
+					out.tenantRoles = append(out.tenantRoles, r)
+					break
+				}
 				out.clusterRoles = append(out.clusterRoles, r)
 			case "Role":
 				var r rbacv1.Role
@@ -265,6 +272,66 @@ func TestWatchNamespacesRBACIsLeastPrivilege(t *testing.T) {
 	}
 	if !slices.Contains(r.deployment.Spec.Template.Spec.Containers[0].Args, "--watch-namespaces=team-a,team-b") {
 		t.Errorf("the manager is not told to cache only the watched namespaces: %v", r.deployment.Spec.Template.Spec.Containers[0].Args)
+	}
+}
+
+// TestTenantRoles: a tenant with edit in a namespace may run benchmarks
+// there (runs and suites, not their status) and nothing more; view may read
+// them. The roles aggregate into the built-in ones unless told not to.
+func TestTenantRoles(t *testing.T) {
+	byName := func(r rendered) map[string]rbacv1.ClusterRole {
+		out := map[string]rbacv1.ClusterRole{}
+		for _, cr := range r.tenantRoles {
+			out[cr.Name] = cr
+		}
+		return out
+	}
+	roles := byName(render(t, nil))
+	edit, view := roles["streambench-edit"], roles["streambench-view"]
+	if len(roles) != 2 || edit.Name == "" || view.Name == "" {
+		t.Fatalf("tenant roles = %v, want streambench-edit and streambench-view", roles)
+	}
+	var want []string
+	for _, res := range []string{"benchmarkruns", "benchmarksuites"} {
+		for _, v := range []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"} {
+			want = append(want, "streambench.io/"+res+" "+v)
+		}
+		for _, v := range []string{"get", "list", "watch"} {
+			want = append(want, "streambench.io/"+res+"/status "+v)
+		}
+	}
+	sort.Strings(want)
+	if got := grants(t, edit.Rules); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("streambench-edit grants\n %v\nwant\n %v", got, want)
+	}
+	for _, g := range grants(t, view.Rules) {
+		if !strings.HasSuffix(g, " get") && !strings.HasSuffix(g, " list") && !strings.HasSuffix(g, " watch") {
+			t.Errorf("streambench-view grants %q: it only reads", g)
+		}
+	}
+	for role, labels := range map[string][]string{
+		"streambench-edit": {"rbac.authorization.k8s.io/aggregate-to-edit", "rbac.authorization.k8s.io/aggregate-to-admin"},
+		"streambench-view": {"rbac.authorization.k8s.io/aggregate-to-view"},
+	} {
+		for _, l := range labels {
+			if roles[role].Labels[l] != "true" {
+				t.Errorf("%s lacks label %s=true", role, l)
+			}
+		}
+		if roles[role].Labels["rbac.authorization.k8s.io/aggregate-to-view"] == "true" && role == "streambench-edit" {
+			t.Errorf("streambench-edit aggregates into view: view users could create runs")
+		}
+	}
+	plain := byName(render(t, map[string]any{"tenantRoles": map[string]any{"aggregate": false}}))
+	for name, cr := range plain {
+		for l := range cr.Labels {
+			if strings.HasPrefix(l, "rbac.authorization.k8s.io/aggregate-to-") {
+				t.Errorf("aggregate: false, but %s has %s", name, l)
+			}
+		}
+	}
+	if off := render(t, map[string]any{"tenantRoles": map[string]any{"enabled": false}}); len(off.tenantRoles) != 0 {
+		t.Errorf("enabled: false renders %d tenant roles", len(off.tenantRoles))
 	}
 }
 
