@@ -177,6 +177,9 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	Expect(k8s.Create(context.Background(), ns)).To(Succeed())
 	testNS = ns.Name
 	GinkgoWriter.Printf("test namespace %s\n", testNS)
+	// The runs are a tenant's: a user with edit in testNS alone
+	// (tenancy_test.go).
+	bindTenant(context.Background(), testNS)
 })
 
 var _ = SynchronizedAfterSuite(func() {

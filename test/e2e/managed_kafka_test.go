@@ -420,7 +420,9 @@ func applyRun(run *v1alpha1.BenchmarkRun) {
 	run.APIVersion, run.Kind = v1alpha1.GroupVersion.String(), "BenchmarkRun"
 	out, err := yaml.Marshal(run)
 	Expect(err).NotTo(HaveOccurred())
-	logf("%s", kubectl(out, "apply", "-f", "-"))
+	// As a user would, with edit in the namespace and nothing more
+	// (tenancy_test.go).
+	logf("%s", kubectl(out, "apply", "--as="+tenantUser, "-f", "-"))
 }
 
 // teardownOnFailure deletes run and frees the local disks when its spec

@@ -76,7 +76,9 @@ var _ = Describe("an existing Kafka with SASL_SSL and SCRAM", Label("security"),
 
 	It("runs a workload to Succeeded over SASL_SSL, and no secret value leaves the Secret", func(ctx SpecContext) {
 		run := securedRun("e2e-sasl-ssl", "password")
-		Expect(k8s.Create(ctx, run)).To(Succeed())
+		// As the tenant (tenancy_test.go): a user with edit here alone runs
+		// against a secured cluster.
+		Expect(asTenant().Create(ctx, run)).To(Succeed())
 		got := waitForPhase(ctx, run, v1alpha1.PhaseSucceeded, runTimeout)
 		expectResults(ctx, got, v1alpha1.SystemKafka)
 
