@@ -141,7 +141,9 @@ var _ = Describe("a managed Pulsar run's Helm release records", func() {
 
 		pulsarReady(ns, rel, pulsar.StatefulSetNames(rel), pulsar.InitJobNames(rel))
 		runToSucceeded(run)
-		Eventually(func() []corev1.Secret { return helmRecords(operatorNamespace, rel, map[string]string{labelReleaseNamespace: ns}) }).Should(BeEmpty())
+		Eventually(func() []corev1.Secret {
+			return helmRecords(operatorNamespace, rel, map[string]string{labelReleaseNamespace: ns})
+		}).Should(BeEmpty())
 		Expect(helmRecords(ns, rel, nil)).To(BeEmpty())
 	})
 

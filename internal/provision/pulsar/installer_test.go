@@ -188,6 +188,40 @@ func (r *chartRepo) unblock() {
 	}
 }
 
+// operatorNS is the operator's namespace, where the Installer keeps the
+// release records.
+const operatorNS = "streambench-system"
+
+func createNamespaces(t *testing.T, cs kubernetes.Interface, names ...string) {
+	t.Helper()
+	for _, ns := range names {
+		if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// releaseRecords are the Secrets holding the records of release in
+// namespace: in the operator's namespace, labelled with the release's; and
+// it fails the test when Helm's default place, the release's namespace,
+// holds any.
+func releaseRecords(t *testing.T, cs kubernetes.Interface, namespace, release string) []corev1.Secret {
+	t.Helper()
+	sel := "owner=helm,name=" + release
+	there, err := cs.CoreV1().Secrets(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(there.Items) != 0 {
+		t.Errorf("%d records of release %s in its own namespace %s, where a tenant can write", len(there.Items), release, namespace)
+	}
+	ours, err := cs.CoreV1().Secrets(operatorNS).List(context.Background(), metav1.ListOptions{LabelSelector: sel + "," + LabelReleaseNamespace + "=" + namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ours.Items
+}
+
 func startAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
 	cfg, _ := apiservertest.StartWith(t)
@@ -243,17 +277,14 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	cfg := startAPIServer(t)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
-	for _, ns := range []string{"bench", "other"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNamespaces(t, cs, "bench", "other", operatorNS)
 
 	chartRepo := newChartRepo(t)
 	inst := NewInstaller(cfg, InstallerOptions{
-		Chart:    ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "0.1.0"},
-		CacheDir: t.TempDir(),
-		Log:      t.Logf,
+		Chart:            ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "0.1.0"},
+		CacheDir:         t.TempDir(),
+		Log:              t.Logf,
+		StorageNamespace: operatorNS,
 	})
 	t.Cleanup(inst.Close)
 
@@ -351,12 +382,9 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	if res := waitDone(t, inst, "bench", rel.Name); !errors.As(res.Err, &notOwned) || !strings.Contains(res.Err.Error(), "was installed by another run") {
 		t.Fatalf("install for another owner: %v; want a NotOwnedError", res.Err)
 	}
-	secrets, err := cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-a-pulsar"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(secrets.Items) != 1 || secrets.Items[0].Labels["version"] != "1" {
-		t.Errorf("release revisions after a second install: %d secrets (want 1, revision 1)", len(secrets.Items))
+	secrets := releaseRecords(t, cs, "bench", "run-a-pulsar")
+	if len(secrets) != 1 || secrets[0].Labels["version"] != "1" {
+		t.Errorf("release revisions after a second install: %d secrets (want 1, revision 1)", len(secrets))
 	}
 	if n := chartRepo.archives.Load(); n != 1 {
 		t.Errorf("chart archive downloaded %d times, want 1", n)
@@ -442,12 +470,9 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	if _, err := cs.BatchV1().Jobs("bench").Get(ctx, "run-f-pulsar-pulsar-init", metav1.GetOptions{}); err != nil {
 		t.Errorf("init Job after the fresh install: %v", err)
 	}
-	secrets, err = cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-f-pulsar"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(secrets.Items) != 1 || secrets.Items[0].Labels["version"] != "1" || secrets.Items[0].Labels["status"] != "deployed" {
-		t.Errorf("release revisions after the fresh install: %d secrets, want one deployed revision 1", len(secrets.Items))
+	secrets = releaseRecords(t, cs, "bench", "run-f-pulsar")
+	if len(secrets) != 1 || secrets[0].Labels["version"] != "1" || secrets[0].Labels["status"] != "deployed" {
+		t.Errorf("release revisions after the fresh install: %d secrets, want one deployed revision 1", len(secrets))
 	}
 }
 
@@ -499,9 +524,7 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	admin, env := apiservertest.StartWith(t, filepath.Join(upstreamDir, "prometheus-operator-v0.93.0"))
 	cs := kubernetes.NewForConfigOrDie(admin)
 	ctx := context.Background()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespaces(t, cs, "bench", operatorNS)
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -529,9 +552,10 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	repo := newChartRepoOf(t, ch)
 	repo.unblock()
 	inst := NewInstaller(operator.Config(), InstallerOptions{
-		Chart:    ChartSource{RepoURL: repo.URL, Name: DefaultChartName, Version: DefaultChartVersion},
-		CacheDir: t.TempDir(),
-		Log:      t.Logf,
+		Chart:            ChartSource{RepoURL: repo.URL, Name: DefaultChartName, Version: DefaultChartVersion},
+		CacheDir:         t.TempDir(),
+		Log:              t.Logf,
+		StorageNamespace: operatorNS,
 	})
 	t.Cleanup(inst.Close)
 	run := newRun(func(r *v1alpha1.BenchmarkRun) { r.UID = "uid-of-run-a" })
@@ -552,6 +576,9 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 		if _, err := cs.AppsV1().StatefulSets("bench").Get(ctx, name, metav1.GetOptions{}); err != nil {
 			t.Errorf("StatefulSet %s: %v", name, err)
 		}
+	}
+	if recs := releaseRecords(t, cs, "bench", rel.Name); len(recs) != 1 {
+		t.Errorf("%d records of the release in %s, want 1", len(recs), operatorNS)
 	}
 	if roles, err := cs.RbacV1().Roles("bench").List(ctx, metav1.ListOptions{}); err != nil || len(roles.Items) != 0 {
 		t.Errorf("Roles in the run's namespace: %v, %v; want none (the broker's is left out)", roles, err)
