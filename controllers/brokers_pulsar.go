@@ -28,6 +28,10 @@ import (
 // A secured run's CA, certificate, signing key and tokens are the
 // operator's own Secrets (brokers_pulsar_secrets.go), read uncached.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+// Helm's release records are Secrets in the operator's own namespace
+// (pulsar.InstallerOptions.StorageNamespace), out of the tenants' reach;
+// with watchNamespaces the chart grants these verbs there in a Role.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 
 // pulsarBrokers deploys Pulsar as a Helm release of the Apache Pulsar chart.
 // Helm runs in the Installer's goroutines; every call here only starts an

@@ -145,8 +145,9 @@ func startManager() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	helm := pulsar.NewInstaller(operatorCfg, pulsar.InstallerOptions{
-		Chart:    pulsar.ChartSource{RepoURL: charts.URL, Name: "pulsar", Version: testChartVersion},
-		CacheDir: GinkgoT().TempDir(),
+		Chart:            pulsar.ChartSource{RepoURL: charts.URL, Name: "pulsar", Version: testChartVersion},
+		CacheDir:         GinkgoT().TempDir(),
+		StorageNamespace: operatorNamespace,
 	})
 	Expect((&BenchmarkRunReconciler{
 		Client:             mgr.GetClient(),

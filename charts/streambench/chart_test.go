@@ -228,9 +228,18 @@ func TestWatchNamespacesRBACIsLeastPrivilege(t *testing.T) {
 	}
 
 	// One manager Role per watched namespace, each the namespaced part of
-	// the generated rules; Jobs and secrets nowhere else.
+	// the generated rules; Jobs and secrets nowhere else but for Helm's
+	// release records in the release namespace.
 	perNS := map[string][]string{}
+	var records []string
 	for _, role := range r.roles {
+		if strings.HasSuffix(role.Name, "-release-records") {
+			if role.Namespace != releaseNS {
+				t.Errorf("release records Role in %s, want %s", role.Namespace, releaseNS)
+			}
+			records = grants(t, role.Rules)
+			continue
+		}
 		if strings.HasSuffix(role.Name, "-leader-election") {
 			if role.Namespace != releaseNS {
 				t.Errorf("leader election Role in %s, want %s", role.Namespace, releaseNS)
@@ -260,15 +269,35 @@ func TestWatchNamespacesRBACIsLeastPrivilege(t *testing.T) {
 			t.Errorf("the Role in %s misses Jobs or secrets the operator needs: %v", ns, g)
 		}
 	}
+	// Helm's release records (pulsar.InstallerOptions.StorageNamespace):
+	// Secrets in the manager's own namespace, with no more verbs than
+	// the generated role holds for them.
+	wantRecords := []string{"/secrets create", "/secrets delete", "/secrets get", "/secrets list", "/secrets update", "/secrets watch"}
+	if !slices.Equal(records, wantRecords) {
+		t.Errorf("the release records Role grants %v, want %v", records, wantRecords)
+	}
+	for _, g := range records {
+		if !slices.Contains(generated, g) {
+			t.Errorf("the release records Role grants %q, which controller-gen's role lacks", g)
+		}
+	}
 	bound := map[string]bool{}
+	recordsBound := false
 	for _, b := range r.bindings {
 		if b.RoleRef.Kind != "Role" || len(b.Subjects) != 1 || b.Subjects[0].Namespace != releaseNS {
 			t.Errorf("RoleBinding %s/%s: %+v", b.Namespace, b.Name, b)
+		}
+		if strings.HasSuffix(b.Name, "-release-records") {
+			recordsBound = b.Namespace == releaseNS && b.RoleRef.Name == b.Name && b.Subjects[0].Name == r.deployment.Spec.Template.Spec.ServiceAccountName
+			continue
 		}
 		bound[b.Namespace] = true
 	}
 	if !bound["team-a"] || !bound["team-b"] {
 		t.Errorf("RoleBindings in %v, want team-a and team-b", bound)
+	}
+	if !recordsBound {
+		t.Errorf("no RoleBinding in %s binds the release records Role to the manager's ServiceAccount", releaseNS)
 	}
 	if !slices.Contains(r.deployment.Spec.Template.Spec.Containers[0].Args, "--watch-namespaces=team-a,team-b") {
 		t.Errorf("the manager is not told to cache only the watched namespaces: %v", r.deployment.Spec.Template.Spec.Containers[0].Args)

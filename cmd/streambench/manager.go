@@ -68,6 +68,8 @@ func newManagerCmd() *cobra.Command {
 				Chart:    chart,
 				CacheDir: helmCache,
 				Log:      func(format string, args ...any) { ctrl.Log.WithName("helm").V(1).Info(fmt.Sprintf(format, args...)) },
+				// The release records out of the tenants' reach (#58).
+				StorageNamespace: operatorNamespace,
 			})
 			defer helm.Close()
 			if err := (&controllers.BenchmarkRunReconciler{

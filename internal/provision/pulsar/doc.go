@@ -12,7 +12,9 @@
 //     express; BrokerRBACRenderer: the broker's Role and binding
 //     left out, so the operator never grants more than it holds;
 //     PodMonitorRenderer: the monitoring labels the chart cannot set;
-//     CertificateRenderer: the chart's cert-manager Certificate left out),
+//     CertificateRenderer: the chart's cert-manager Certificate left out;
+//     ScopeRenderer, last: CheckManifest refuses an object of a kind not in
+//     RenderedKinds or in another namespace than the run's),
 //     the service addresses ServiceURL and AdminURL (ServiceURLTLS,
 //     AdminURLTLS; Endpoints picks), and Secrets, the CA, certificate,
 //     signing key and tokens a secured run's brokers and clients read
@@ -22,7 +24,9 @@
 //     on the release's pods that have no node;
 //   - Installer, which runs helm install and uninstall through Helm's Go
 //     SDK in goroutines, so that a reconcile starts an operation and polls
-//     its Result instead of blocking on it.
+//     its Result instead of blocking on it. It keeps the release records
+//     in the operator's namespace (releaseStore), not the run's, where a
+//     tenant could forge one, and runs no chart hook.
 //
 // What a managed Pulsar run deploys, all in the run's namespace, with the
 // chart's fullname forced to the release name: StatefulSets

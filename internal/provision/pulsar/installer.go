@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,6 +118,12 @@ type InstallerOptions struct {
 	Timeout time.Duration
 	// Log receives Helm's debug output; nil discards it.
 	Log func(format string, args ...any)
+	// StorageNamespace is where the release records are kept: the
+	// operator's own namespace, which tenants cannot write
+	// (releaseStore). Required: an Installer without it fails every
+	// operation rather than keep the records where a tenant could forge
+	// one.
+	StorageNamespace string
 }
 
 // Installer runs Helm operations on Pulsar releases in the background, at
@@ -132,6 +139,8 @@ type Installer struct {
 	chart   *chartCache
 	timeout time.Duration
 	log     func(format string, args ...any)
+	// storageNamespace holds the release records (InstallerOptions).
+	storageNamespace string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -164,13 +173,14 @@ func NewInstaller(config *rest.Config, opts InstallerOptions) *Installer {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Installer{
-		config:  rest.CopyConfig(config),
-		chart:   &chartCache{source: src, dir: dir},
-		timeout: timeout,
-		log:     logf,
-		ctx:     ctx,
-		cancel:  cancel,
-		ops:     map[string]*Result{},
+		config:           rest.CopyConfig(config),
+		chart:            &chartCache{source: src, dir: dir},
+		timeout:          timeout,
+		log:              logf,
+		storageNamespace: opts.StorageNamespace,
+		ctx:              ctx,
+		cancel:           cancel,
+		ops:              map[string]*Result{},
 	}
 }
 
@@ -350,14 +360,25 @@ func (i *Installer) status(namespace, name string) (ReleaseStatus, error) {
 	return ReleaseStatus(last.Info.Status), nil
 }
 
-// actionConfig is a Helm configuration for one operation in namespace:
-// releases stored as Secrets there (Helm's default), objects created
-// there.
+// actionConfig is a Helm configuration for one operation on a release in
+// namespace: objects created there, the release records kept in the
+// operator's namespace (releaseStore), not there, as Helm would.
 func (i *Installer) actionConfig(namespace string) (*action.Configuration, error) {
+	if i.storageNamespace == "" {
+		return nil, errors.New("the Installer has no namespace for Helm's release records (InstallerOptions.StorageNamespace): give the manager --operator-namespace")
+	}
+	cs, err := kubernetes.NewForConfig(i.config)
+	if err != nil {
+		return nil, err
+	}
 	cfg := new(action.Configuration)
 	if err := cfg.Init(NewRESTClientGetter(i.config, namespace), namespace, "secret", i.log); err != nil {
 		return nil, err
 	}
+	// Init's store would keep the records in namespace; it is replaced
+	// before anything reads it (its Secrets client is made lazily).
+	cfg.Releases = storage.Init(newReleaseStore(cs.CoreV1().Secrets(i.storageNamespace), namespace, i.log))
+	cfg.Releases.Log = i.log
 	// Belt and braces: the getter already reports namespace.
 	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
 		kc.Namespace = namespace
@@ -384,7 +405,7 @@ func (i *Installer) install(ctx context.Context, rel Release) error {
 		// Failed, or left pending by a process that stopped mid-install:
 		// an upgrade would not render the init Jobs, so start over.
 		i.log("release %s/%s is %s; uninstalling it before a fresh install", rel.Namespace, rel.Name, last.Info.Status)
-		if err := i.helmUninstall(cfg, rel.Name); err != nil {
+		if err := i.helmUninstall(cfg, rel.Namespace, rel.Name); err != nil {
 			return fmt.Errorf("removing the %s release before installing again: %w", last.Info.Status, err)
 		}
 		if cfg, err = i.actionConfig(rel.Namespace); err != nil {
@@ -405,6 +426,7 @@ func (i *Installer) install(ctx context.Context, rel Release) error {
 	// Never wait here: readiness is polled with Ready, and Wait would hold
 	// this goroutine for the minutes the pods take.
 	install.Wait = false
+	install.DisableHooks = disableHooks
 	install.Timeout = i.timeout
 	install.PostRenderer = releaseRenderer(rel)
 	_, err = install.RunWithContext(ctx, ch, rel.Values)
@@ -416,7 +438,7 @@ func (i *Installer) uninstall(ctx context.Context, namespace, name string, delet
 	if err != nil {
 		return err
 	}
-	if err := i.helmUninstall(cfg, name); err != nil {
+	if err := i.helmUninstall(cfg, namespace, name); err != nil {
 		return err
 	}
 	if !deleteClaims {
@@ -425,13 +447,41 @@ func (i *Installer) uninstall(ctx context.Context, namespace, name string, delet
 	return deleteReleaseClaims(ctx, i.config, namespace, name)
 }
 
-func (i *Installer) helmUninstall(cfg *action.Configuration, name string) error {
+// disableHooks: the Installer runs no chart hook, on install or
+// uninstall. With the values streambench gives, chart 4.7.0 renders
+// pre-upgrade hooks only (the broker's and ZooKeeper's statefulset-cleanup
+// Jobs, for releases of charts before 4.6.0), and the Installer never
+// upgrades; its pre-install jwt-secret-init Job renders only with
+// auth.authentication.jwt.generateSecrets, which stays off (the operator
+// writes the token Secrets). TestChartHooks pins that. So no hook is
+// needed, and the hooks a record holds are never created, whoever wrote
+// the record.
+const disableHooks = true
+
+// helmUninstall uninstalls release name of namespace, once CheckManifest
+// passes every stored revision of it: Helm deletes what the record's
+// manifest lists, with the operator's rights, and the records, though
+// only the operator writes them now, are checked as the rendered chart
+// was (defence in depth).
+func (i *Installer) helmUninstall(cfg *action.Configuration, namespace, name string) error {
+	revisions, err := cfg.Releases.History(name)
+	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+		return err
+	}
+	for _, r := range revisions {
+		if err := CheckManifest(r.Manifest, namespace); err != nil {
+			return fmt.Errorf("refusing to uninstall: the release record %s in namespace %s lists what streambench never installs for a run in %s: %w; "+
+				"the operator did not render this record: inspect the Secret and delete it and the objects by hand",
+				RecordName(namespace, name, r.Version), i.storageNamespace, namespace, err)
+		}
+	}
 	u := action.NewUninstall(cfg)
 	u.IgnoreNotFound = true
+	u.DisableHooks = disableHooks
 	u.Wait = false
 	u.Timeout = i.timeout
 	u.DeletionPropagation = "background"
-	_, err := u.Run(name)
+	_, err = u.Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil
 	}

@@ -17,7 +17,10 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/repo"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -188,6 +191,40 @@ func (r *chartRepo) unblock() {
 	}
 }
 
+// operatorNS is the operator's namespace, where the Installer keeps the
+// release records.
+const operatorNS = "streambench-system"
+
+func createNamespaces(t *testing.T, cs kubernetes.Interface, names ...string) {
+	t.Helper()
+	for _, ns := range names {
+		if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// releaseRecords are the Secrets holding the records of release in
+// namespace: in the operator's namespace, labelled with the release's; and
+// it fails the test when Helm's default place, the release's namespace,
+// holds any.
+func releaseRecords(t *testing.T, cs kubernetes.Interface, namespace, release string) []corev1.Secret {
+	t.Helper()
+	sel := "owner=helm,name=" + release
+	there, err := cs.CoreV1().Secrets(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(there.Items) != 0 {
+		t.Errorf("%d records of release %s in its own namespace %s, where a tenant can write", len(there.Items), release, namespace)
+	}
+	ours, err := cs.CoreV1().Secrets(operatorNS).List(context.Background(), metav1.ListOptions{LabelSelector: sel + "," + LabelReleaseNamespace + "=" + namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ours.Items
+}
+
 func startAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
 	cfg, _ := apiservertest.StartWith(t)
@@ -243,17 +280,14 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	cfg := startAPIServer(t)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
-	for _, ns := range []string{"bench", "other"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNamespaces(t, cs, "bench", "other", operatorNS)
 
 	chartRepo := newChartRepo(t)
 	inst := NewInstaller(cfg, InstallerOptions{
-		Chart:    ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "0.1.0"},
-		CacheDir: t.TempDir(),
-		Log:      t.Logf,
+		Chart:            ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "0.1.0"},
+		CacheDir:         t.TempDir(),
+		Log:              t.Logf,
+		StorageNamespace: operatorNS,
 	})
 	t.Cleanup(inst.Close)
 
@@ -351,12 +385,9 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	if res := waitDone(t, inst, "bench", rel.Name); !errors.As(res.Err, &notOwned) || !strings.Contains(res.Err.Error(), "was installed by another run") {
 		t.Fatalf("install for another owner: %v; want a NotOwnedError", res.Err)
 	}
-	secrets, err := cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-a-pulsar"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(secrets.Items) != 1 || secrets.Items[0].Labels["version"] != "1" {
-		t.Errorf("release revisions after a second install: %d secrets (want 1, revision 1)", len(secrets.Items))
+	secrets := releaseRecords(t, cs, "bench", "run-a-pulsar")
+	if len(secrets) != 1 || secrets[0].Labels["version"] != "1" {
+		t.Errorf("release revisions after a second install: %d secrets (want 1, revision 1)", len(secrets))
 	}
 	if n := chartRepo.archives.Load(); n != 1 {
 		t.Errorf("chart archive downloaded %d times, want 1", n)
@@ -442,12 +473,99 @@ func TestInstallerAgainstAPIServer(t *testing.T) {
 	if _, err := cs.BatchV1().Jobs("bench").Get(ctx, "run-f-pulsar-pulsar-init", metav1.GetOptions{}); err != nil {
 		t.Errorf("init Job after the fresh install: %v", err)
 	}
-	secrets, err = cs.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=run-f-pulsar"})
+	secrets = releaseRecords(t, cs, "bench", "run-f-pulsar")
+	if len(secrets) != 1 || secrets[0].Labels["version"] != "1" || secrets[0].Labels["status"] != "deployed" {
+		t.Errorf("release revisions after the fresh install: %d secrets, want one deployed revision 1", len(secrets))
+	}
+}
+
+// TestInstallerUninstallsOnlyRecordsItKeeps: the uninstall reads no
+// record from the run's namespace (where a tenant, or an operator before
+// issue #58, may have left one), and refuses a record of its own store
+// whose manifest lists an object in another namespace; either way the
+// object the record names stays.
+func TestInstallerUninstallsOnlyRecordsItKeeps(t *testing.T) {
+	cfg := startAPIServer(t)
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	createNamespaces(t, cs, "bench", "other", operatorNS)
+	victim, err := cs.CoreV1().ConfigMaps("other").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "victim"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(secrets.Items) != 1 || secrets.Items[0].Labels["version"] != "1" || secrets.Items[0].Labels["status"] != "deployed" {
-		t.Errorf("release revisions after the fresh install: %d secrets, want one deployed revision 1", len(secrets.Items))
+	chartRepo := newChartRepo(t)
+	chartRepo.unblock()
+	inst := NewInstaller(cfg, InstallerOptions{
+		Chart:            ChartSource{RepoURL: chartRepo.URL, Name: "pulsar", Version: "0.1.0"},
+		CacheDir:         t.TempDir(),
+		Log:              t.Logf,
+		StorageNamespace: operatorNS,
+	})
+	t.Cleanup(inst.Close)
+	forged := func(name string) *release.Release {
+		return &release.Release{
+			Name: name, Namespace: "bench", Version: 1,
+			Info:     &release.Info{Status: release.StatusDeployed},
+			Chart:    &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "pulsar", Version: "0.1.0"}},
+			Manifest: "---\n# Source: pulsar/templates/x.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: victim\n  namespace: other\n",
+			Hooks: []*release.Hook{{Name: "planted", Kind: "ConfigMap", Path: "pulsar/templates/h.yaml", Events: []release.HookEvent{release.HookPreDelete},
+				Manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: planted\n  namespace: other\n"}},
+			Labels: map[string]string{LabelOwner: "uid-of-run-a"},
+		}
+	}
+	victimStays := func(when string) {
+		t.Helper()
+		got, err := cs.CoreV1().ConfigMaps("other").Get(ctx, "victim", metav1.GetOptions{})
+		if err != nil || got.UID != victim.UID || got.DeletionTimestamp != nil {
+			t.Errorf("%s: the ConfigMap the record names: %v, %v; want it untouched", when, got, err)
+		}
+		if _, err := cs.CoreV1().ConfigMaps("other").Get(ctx, "planted", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s: the record's pre-delete hook ran: %v", when, err)
+		}
+	}
+
+	// A record where Helm keeps it by default, the run's namespace.
+	old := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets("bench")))
+	if err := old.Create(forged("run-a-pulsar")); err != nil {
+		t.Fatal(err)
+	}
+	if owner, exists, err := inst.Owner(ctx, "bench", "run-a-pulsar"); err != nil || exists {
+		t.Errorf("Owner of a release recorded in the run's namespace only = %q, %v, %v; want none", owner, exists, err)
+	}
+	if !inst.StartUninstall("bench", "run-a-pulsar", true) {
+		t.Fatal("StartUninstall did not start")
+	}
+	if res := waitDone(t, inst, "bench", "run-a-pulsar"); res.Err != nil {
+		t.Errorf("uninstall of a release the store does not hold: %v; want nothing done", res.Err)
+	}
+	victimStays("a record in the run's namespace")
+	if _, err := old.Last("run-a-pulsar"); err != nil {
+		t.Errorf("the record in the run's namespace: %v; want it left to its namespace's owner", err)
+	}
+
+	// A record in the operator's namespace that lists an object of another
+	// namespace: the operator never renders one (ScopeRenderer), so it was
+	// written by hand.
+	store := storage.Init(newReleaseStore(cs.CoreV1().Secrets(operatorNS), "bench", t.Logf))
+	if err := store.Create(forged("run-b-pulsar")); err != nil {
+		t.Fatal(err)
+	}
+	if !inst.StartUninstall("bench", "run-b-pulsar", true) {
+		t.Fatal("StartUninstall did not start")
+	}
+	res := waitDone(t, inst, "bench", "run-b-pulsar")
+	for _, want := range []string{
+		"refusing to uninstall: the release record " + RecordName("bench", "run-b-pulsar", 1) + " in namespace " + operatorNS,
+		"ConfigMap other/victim names namespace other, not the run's (bench)",
+		"inspect the Secret and delete it and the objects by hand",
+	} {
+		if res.Err == nil || !strings.Contains(res.Err.Error(), want) {
+			t.Errorf("uninstall of a record naming another namespace: %v; want %q", res.Err, want)
+		}
+	}
+	victimStays("a record in the operator's namespace naming another")
+	if st, err := inst.Status(ctx, "bench", "run-b-pulsar"); err != nil || st != "deployed" {
+		t.Errorf("Status of the refused record = %q, %v; want it kept, deployed", st, err)
 	}
 }
 
@@ -499,9 +617,7 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	admin, env := apiservertest.StartWith(t, filepath.Join(upstreamDir, "prometheus-operator-v0.93.0"))
 	cs := kubernetes.NewForConfigOrDie(admin)
 	ctx := context.Background()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespaces(t, cs, "bench", operatorNS)
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -529,9 +645,10 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 	repo := newChartRepoOf(t, ch)
 	repo.unblock()
 	inst := NewInstaller(operator.Config(), InstallerOptions{
-		Chart:    ChartSource{RepoURL: repo.URL, Name: DefaultChartName, Version: DefaultChartVersion},
-		CacheDir: t.TempDir(),
-		Log:      t.Logf,
+		Chart:            ChartSource{RepoURL: repo.URL, Name: DefaultChartName, Version: DefaultChartVersion},
+		CacheDir:         t.TempDir(),
+		Log:              t.Logf,
+		StorageNamespace: operatorNS,
 	})
 	t.Cleanup(inst.Close)
 	run := newRun(func(r *v1alpha1.BenchmarkRun) { r.UID = "uid-of-run-a" })
@@ -552,6 +669,9 @@ func TestUpstreamChartUnderOperatorRole(t *testing.T) {
 		if _, err := cs.AppsV1().StatefulSets("bench").Get(ctx, name, metav1.GetOptions{}); err != nil {
 			t.Errorf("StatefulSet %s: %v", name, err)
 		}
+	}
+	if recs := releaseRecords(t, cs, "bench", rel.Name); len(recs) != 1 {
+		t.Errorf("%d records of the release in %s, want 1", len(recs), operatorNS)
 	}
 	if roles, err := cs.RbacV1().Roles("bench").List(ctx, metav1.ListOptions{}); err != nil || len(roles.Items) != 0 {
 		t.Errorf("Roles in the run's namespace: %v, %v; want none (the broker's is left out)", roles, err)

@@ -323,7 +323,9 @@ func docAPIVersion(doc string) string {
 // releaseRenderer is the post-render of a release: the broker's RBAC left
 // out, the chart's Certificates left out with TLS, the placement's
 // affinity when there is one, the auxiliary components' when there is
-// one, and the monitoring labels on the PodMonitors when there are any.
+// one, the monitoring labels on the PodMonitors when there are any, and
+// last the check that every object is of a kind the chart renders for
+// streambench, in the run's namespace (ScopeRenderer).
 func releaseRenderer(rel Release) postrender.PostRenderer {
 	c := chainRenderer{NewBrokerRBACRenderer(rel.Name)}
 	if rel.TLS {
@@ -338,5 +340,6 @@ func releaseRenderer(rel Release) postrender.PostRenderer {
 	if len(rel.MonitorLabels) > 0 {
 		c = append(c, &PodMonitorRenderer{Labels: rel.MonitorLabels})
 	}
-	return c
+	// Last: what is checked is what Helm applies.
+	return append(c, ScopeRenderer{Namespace: rel.Namespace})
 }

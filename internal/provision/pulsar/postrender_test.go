@@ -157,12 +157,18 @@ kind: Role
 metadata:
   name: run-b-pulsar-broker-role
 `
-	out, err := releaseRenderer(Release{Name: "run-a-pulsar"}).Run(bytes.NewBufferString(in))
+	out, err := NewBrokerRBACRenderer("run-a-pulsar").Run(bytes.NewBufferString(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	docs := docSeparator.Split(out.String(), -1)[1:]
 	if len(docs) != 2 || !strings.Contains(docs[0], "kind: ConfigMap") || !strings.Contains(docs[1], "run-b-pulsar-broker-role") {
 		t.Fatalf("want the ConfigMap and another release's Role left, got:\n%s", out)
+	}
+	// The release's whole post-render drops its own RBAC and refuses any
+	// other Role (ScopeRenderer): the chart renders none for streambench.
+	_, err = releaseRenderer(Release{Name: "run-a-pulsar", Namespace: "bench"}).Run(bytes.NewBufferString(in))
+	if err == nil || !strings.Contains(err.Error(), "Role run-b-pulsar-broker-role") || strings.Contains(err.Error(), "run-a-pulsar-broker-role") {
+		t.Fatalf("releaseRenderer: %v; want another release's Role refused, and its own dropped before the check", err)
 	}
 }
