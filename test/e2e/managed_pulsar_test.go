@@ -126,6 +126,10 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			}
 			logf("bookies on %s:\n%s", strings.Join(bookieNodes, ", "), kubectl(nil, "-n", testNS, "get", "pods", "-o", "wide", "-l", "release="+rel))
 
+			By("Helm's release record is in the operator's namespace, out of the tenant's reach, and none is in the run's (docs/security.md)")
+			Expect(releaseRecords(operatorNamespace, rel)).NotTo(BeEmpty(), "the release's record in %s", operatorNamespace)
+			Expect(releaseRecords(testNS, rel)).To(BeEmpty(), "a release record in the run's namespace")
+
 			By("ZooKeeper's data is on its own class, off the bookies' disks")
 			var claims corev1.PersistentVolumeClaimList
 			Expect(k8s.List(ctx, &claims, client.InNamespace(testNS), client.MatchingLabels{"release": rel, "component": pulsar.ComponentZooKeeper})).To(Succeed())
@@ -214,7 +218,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			By("kubectl delete leaves no release, no claim, no pod in the API or on any node's kubelet and, once freed as README says, no Failed volume on any node")
 			kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
 			Eventually(func() string {
-				return kubectl(nil, "-n", testNS, "get", "secret,pvc,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm") +
+				return releaseRecords(operatorNamespace, rel) +
 					kubectl(nil, "-n", testNS, "get", "pvc,statefulset,job,pod", "-o", "name", "-l", pulsar.ClaimSelector(rel).String())
 			}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
 			Eventually(func() []string {
@@ -273,7 +277,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		By("kubectl delete leaves no release, no Secret of the run's, no claim and, once freed, no Failed volume")
 		kubectl(nil, "-n", testNS, "delete", "benchmarkrun", got.Name, "--wait=true", "--timeout=5m")
 		Eventually(func() string {
-			return kubectl(nil, "-n", testNS, "get", "secret,pvc,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm") +
+			return releaseRecords(operatorNamespace, rel) +
 				kubectl(nil, "-n", testNS, "get", "pvc,statefulset,job", "-o", "name", "-l", pulsar.ClaimSelector(rel).String()) +
 				kubectl(nil, "-n", testNS, "get", "secret", "-o", "name", "-l", pulsar.LabelRun+"="+got.Name)
 		}).WithTimeout(5 * time.Minute).WithPolling(5 * time.Second).Should(BeEmpty())
@@ -295,10 +299,21 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		Expect(got.Status.Message).To(ContainSubstring("nodeSelector"))
 		rel := pulsar.ReleaseName(got)
 		Eventually(func() string {
-			return kubectl(nil, "-n", testNS, "get", "secret,statefulset", "-o", "name", "-l", "name="+rel+",owner=helm")
+			return releaseRecords(operatorNamespace, rel) + kubectl(nil, "-n", testNS, "get", "statefulset", "-o", "name", "-l", pulsar.ClaimSelector(rel).String())
 		}).WithTimeout(2*time.Minute).WithPolling(5*time.Second).Should(BeEmpty(), "teardown removes the release of a failed run")
 	}, SpecTimeout(10*time.Minute))
 })
+
+// releaseRecords names the Helm release records of the test namespace's
+// release rel kept in namespace ns (the operator's keeps them, labelled
+// with the release's namespace: internal/provision/pulsar, releasestore.go).
+func releaseRecords(ns, rel string) string {
+	sel := "owner=helm,name=" + rel + "," + pulsar.LabelReleaseNamespace + "=" + testNS
+	if ns == testNS {
+		sel = "owner=helm,name=" + rel // any record there at all
+	}
+	return kubectl(nil, "-n", ns, "get", "secret", "-o", "name", "-l", sel)
+}
 
 // expectBrokerRefusesAnonymous asks the release's first broker, at its pod
 // address, for the clusters through the TLS web port: verified against
