@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
@@ -67,6 +68,14 @@ func Job(run *v1alpha1.BenchmarkRun, image string, index, repeat int, action v1a
 	}
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("pod %s has no running container to signal", pod.Name)
+	}
+	for _, id := range ids {
+		// The Job signals whatever its arguments name, as root on the
+		// node: only a whole id of the target's own containers goes in
+		// (signal-container checks again).
+		if err := faults.CheckContainerID(id); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
 	}
 	if pod.Spec.NodeName == "" {
 		return nil, fmt.Errorf("pod %s is on no node yet", pod.Name)
