@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/pagecache"
-	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
@@ -23,10 +20,11 @@ import (
 // from memory; with spec.testbed.dropPageCache the coordinator asks,
 // between the backlog build and the drain, for another drop: a request in
 // its results ConfigMap (internal/pagecache), answered here, in the Running
-// phase, with the same privileged Jobs as the drop before the load. The
-// state is the request and the answer in the ConfigMap, the Jobs named
-// after the request's seq, and the record in status.testbed.pageCacheDrops,
-// so a restarted operator continues where it was.
+// phase, with the same privileged Jobs as the drop before the load, in
+// the operator's namespace (privileged_jobs.go). The state is the request
+// and the answer in the ConfigMap, the Jobs named after the request's seq,
+// and the record in status.testbed.pageCacheDrops, so a restarted operator
+// continues where it was.
 
 // reconcilePageCacheRequest answers the coordinator's pending request, if
 // any. wait > 0 means drop Jobs are still running.
@@ -92,12 +90,9 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	if r.Recorder != nil {
 		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", note)
 	}
-	// Done with; a Job left behind goes with the run.
-	var jobs []client.Object
-	for _, n := range nodes {
-		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobNameFor(run, n.name, req.Seq)}})
-	}
-	_, err = deleteAll(ctx, r.Client, run, jobs...)
+	// Done with; a Job left behind goes when the run finishes
+	// (phase_finished.go).
+	_, err = r.deletePrivileged(ctx, run, dropCacheJobNames(run, nodes, req.Seq)...)
 	return 0, err
 }
 

@@ -34,7 +34,7 @@ func runningManagedPulsar(dropPageCache bool) *v1alpha1.BenchmarkRun {
 	}
 	if dropPageCache {
 		for _, node := range []string{"node-a", "node-b"} {
-			finishJob(getJob(run, probe.DropCacheJobName(run, node)), true)
+			finishJob(getPrivilegedJob(probe.DropCacheJobName(run, node)), true)
 		}
 	}
 	return waitPhase(run, v1alpha1.PhaseRunning)
@@ -75,15 +75,16 @@ func resultsConfigMap(run *v1alpha1.BenchmarkRun) *corev1.ConfigMap {
 // Job ever runs here. The specs play the Job controller by hand
 // (finishJob), which is what the operator reads.
 var _ = Describe("the page-cache drop before the catch-up reads", func() {
-	It("answers the coordinator's mid-run request with drop Jobs on every broker node, also across an operator restart, and records each drop", func() {
+	It("answers the coordinator's mid-run request with drop Jobs on every broker node in the operator's namespace, also across an operator restart, and records each drop", func() {
 		run := runningManagedPulsar(true)
 		Expect(getRun(run).Status.Testbed.PageCacheDrops).To(HaveLen(1), "the drop before the load is recorded as request 0")
 		Expect(getRun(run).Status.Testbed.PageCacheDrops[0].Reason).To(Equal(pagecache.ReasonBeforeLoad))
 
 		answer := askForDrop(run, time.Minute)
-		Eventually(jobNamesWithRole(run.Namespace, probe.RoleDropCache)).Should(ConsistOf(
+		Eventually(privilegedJobNames(run, probe.RoleDropCache)).Should(ConsistOf(
 			probe.DropCacheJobNameFor(run, "node-a", 1)+"@node-a", probe.DropCacheJobNameFor(run, "node-b", 1)+"@node-b"))
-		job := getJob(run, probe.DropCacheJobNameFor(run, "node-b", 1))
+		noPrivilegedJobIn(run.Namespace)
+		job := getPrivilegedJob(probe.DropCacheJobNameFor(run, "node-b", 1))
 		Expect(*job.Spec.Template.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
 		Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"drop-page-cache"}))
 		// Not answered while the Jobs run.
@@ -91,8 +92,8 @@ var _ = Describe("the page-cache drop before the catch-up reads", func() {
 
 		// A restarted operator finds the request and its Jobs again.
 		restartManager()
-		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-a", 1)), true)
-		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-b", 1)), true)
+		finishJob(getPrivilegedJob(probe.DropCacheJobNameFor(run, "node-a", 1)), true)
+		finishJob(getPrivilegedJob(probe.DropCacheJobNameFor(run, "node-b", 1)), true)
 		var got dropAnswer
 		Eventually(answer, "20s").Should(Receive(&got))
 		Expect(got.err).NotTo(HaveOccurred())
@@ -108,16 +109,16 @@ var _ = Describe("the page-cache drop before the catch-up reads", func() {
 		Expect(drops[1].Seq).To(Equal(int32(1)))
 		Expect(drops[1].Reason).To(Equal(pagecache.ReasonBeforeDrain))
 		Expect(drops[1].Dropped).To(BeTrue())
-		Eventually(jobNamesWithRole(run.Namespace, probe.RoleDropCache)).Should(BeEmpty())
+		Eventually(privilegedJobNames(run, probe.RoleDropCache)).Should(BeEmpty())
 		Expect(getRun(run).Status.Phase).To(Equal(v1alpha1.PhaseRunning))
 
 		// A second request gets Jobs of its own; one fails, and the
 		// coordinator hears on which node.
 		answer = askForDrop(run, time.Minute)
-		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-a", 2)), true)
-		finishJob(getJob(run, probe.DropCacheJobNameFor(run, "node-b", 2)), false)
+		finishJob(getPrivilegedJob(probe.DropCacheJobNameFor(run, "node-a", 2)), true)
+		finishJob(getPrivilegedJob(probe.DropCacheJobNameFor(run, "node-b", 2)), false)
 		Eventually(answer, "20s").Should(Receive(&got))
-		Expect(got.err).To(MatchError(ContainSubstring("node node-b: Job " + probe.DropCacheJobNameFor(run, "node-b", 2) + " failed")))
+		Expect(got.err).To(MatchError(ContainSubstring("node node-b: Job " + operatorNamespace + "/" + probe.DropCacheJobNameFor(run, "node-b", 2) + " failed")))
 		Expect(got.drop.Dropped).To(BeFalse())
 		Eventually(func() []v1alpha1.PageCacheDrop { return getRun(run).Status.Testbed.PageCacheDrops }).Should(HaveLen(3))
 		Expect(getRun(run).Status.Testbed.PageCacheDrops[2].Message).To(ContainSubstring("node node-b"))
@@ -129,7 +130,7 @@ var _ = Describe("the page-cache drop before the catch-up reads", func() {
 		var got dropAnswer
 		Eventually(answer, "20s").Should(Receive(&got))
 		Expect(got.err).To(MatchError(ContainSubstring("spec.testbed.dropPageCache is false")))
-		Expect(jobNamesWithRole(run.Namespace, probe.RoleDropCache)()).To(BeEmpty())
+		Expect(privilegedJobNames(run, probe.RoleDropCache)()).To(BeEmpty())
 		tb := getRun(run).Status.Testbed
 		Expect(tb.PageCacheDrops).To(HaveLen(1))
 		Expect(tb.PageCacheDrops[0].Dropped).To(BeFalse())
