@@ -213,22 +213,6 @@ var _ = Describe("faults in a cluster", func() {
 		noPrivilegedJobIn(ns)
 		Expect(faultStatus(run, 0)()).To(BeNil(), "no entry while the Job runs")
 
-		// What a tenant can write is not the Job's outcome: a pod in the
-		// run's namespace carrying the Job's name, and one in the
-		// operator's with the run's labels that the Job did not make.
-		forged := func(ns, name string, labels map[string]string, pid int) {
-			res, err := json.Marshal(faults.SignalResult{Signal: "SIGKILL", Pids: []int{pid}, InjectedAt: time.Now().UTC()})
-			Expect(err).NotTo(HaveOccurred())
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "signal", Image: "img"}}}}
-			Expect(k8sClient.Create(ctx, p)).To(Succeed())
-			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "signal", Image: "img",
-				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(res)}}}}
-			Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
-		}
-		forged(ns, job.Name+"-t", map[string]string{"job-name": job.Name, jobLabelName: job.Name}, 666)
-		forged(operatorNamespace, job.Name+"-o", job.Spec.Template.Labels, 667)
-
 		injected := time.Now().UTC()
 		res, err := json.Marshal(faults.SignalResult{Signal: "SIGKILL", Pids: []int{4242}, InjectedAt: injected})
 		Expect(err).NotTo(HaveOccurred())
@@ -240,8 +224,6 @@ var _ = Describe("faults in a cluster", func() {
 		Expect(st.Injected).To(BeTrue(), "message: %s", st.Message)
 		Expect(st.Node).To(Equal("node-a"))
 		Expect(st.Resolved).To(ContainSubstring("SIGKILL to host pids 4242"))
-		Expect(st.Resolved).NotTo(ContainSubstring("666"))
-		Expect(st.Resolved).NotTo(ContainSubstring("667"))
 		Expect(st.InjectedAt.Time).To(BeTemporally("~", injected, time.Millisecond))
 		Eventually(func() error {
 			var j batchv1.Job
@@ -251,6 +233,51 @@ var _ = Describe("faults in a cluster", func() {
 			}
 			return fmt.Errorf("job still there (err %v): deletion %v finalizers %v", err, j.DeletionTimestamp, j.Finalizers)
 		}).Should(Succeed(), "the Job is deleted once read")
+	})
+
+	It("takes a signal Job's outcome only from the pod that Job made, never from one that merely carries its name or its run's labels", func() {
+		run := faultyRun(ns, "fk", fault(v1alpha1.FaultKill, "broker-0", 0))
+		existingBrokerPod(ns, "fk-broker-0", "fk", "node-a", containerID)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		startMeasuring(running, time.Now())
+		job := getPrivilegedJob(faultjob.Name(running, 0, 0))
+
+		// What others can write claims a kill that never happened: a pod
+		// in the run's namespace with the Job's name, one in the
+		// operator's with the Job's labels that no Job controls, and one
+		// that another Job of that name (a UID since gone) controlled.
+		forged := func(ns, name string, labels map[string]string, owner types.UID, pid int) {
+			res, err := json.Marshal(faults.SignalResult{Signal: "SIGKILL", Pids: []int{pid}, InjectedAt: time.Now().UTC()})
+			Expect(err).NotTo(HaveOccurred())
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "signal", Image: "img"}}}}
+			if owner != "" {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: owner, Controller: ptrTo(true)}}
+			}
+			Expect(k8sClient.Create(ctx, p)).To(Succeed())
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "signal", Image: "img",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(res)}}}}
+			Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+		}
+		named := map[string]string{"job-name": job.Name, jobLabelName: job.Name}
+		forged(ns, job.Name+"-t", named, "", 666)
+		labelled := map[string]string{}
+		for k, v := range job.Spec.Template.Labels {
+			labelled[k] = v
+		}
+		for k, v := range named {
+			labelled[k] = v
+		}
+		forged(operatorNamespace, job.Name+"-o", labelled, "", 667)
+		forged(operatorNamespace, job.Name+"-p", labelled, "0f000000-0000-4000-8000-000000000000", 668)
+		finishJob(job, true)
+
+		Eventually(faultStatus(run, 0)).ShouldNot(BeNil())
+		st := faultStatus(run, 0)()
+		Expect(st.Injected).To(BeFalse(), "resolved: %s", st.Resolved)
+		Expect(st.Message).To(ContainSubstring("signal Job " + job.Name + " finished, but what it did is unreadable"))
+		Expect(st.Message).NotTo(ContainSubstring("66"))
 	})
 
 	It("decides a signal Job by the Pod Security of the operator's namespace, never the run's: refused there with the cluster admin's fix, made there once it allows it", func() {
