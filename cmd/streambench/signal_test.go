@@ -23,8 +23,8 @@ func TestSignalContainer(t *testing.T) {
 	proc := t.TempDir()
 	for pid, cgroup := range map[string]string{
 		"4194401": "0::/kubepods.slice/kubepods-burstable.slice/cri-containerd-" + id + ".scope\n", // the container
-		"4194402": "0::/kubepods/burstable/pod1234/x" + id + "\n",                                 // holds the id, is not it
-		"4194403": "0::/kubepods/burstable/pod1234/" + strings.Repeat("a", 64) + "\n",             // another container
+		"4194402": "0::/kubepods/burstable/pod1234/x" + id + "\n",                                  // holds the id, is not it
+		"4194403": "0::/kubepods/burstable/pod1234/" + strings.Repeat("a", 64) + "\n",              // another container
 	} {
 		if err := os.MkdirAll(filepath.Join(proc, pid), 0o755); err != nil {
 			t.Fatal(err)
