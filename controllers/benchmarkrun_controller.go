@@ -140,7 +140,9 @@ func (r *BenchmarkRunReconciler) fail(ctx context.Context, run *v1alpha1.Benchma
 }
 
 // SetupWithManager registers the reconciler with the manager. Jobs are
-// watched so a finished coordinator moves its run on at once; the load
+// watched so a finished coordinator moves its run on at once, and so are
+// the privileged Jobs in the operator's namespace, mapped to their run by
+// label as no owner reference crosses namespaces (privileged_jobs.go); the load
 // pods so a deleted one fails its run at once, by name; results
 // ConfigMaps so a coordinator's page-cache drop request (and its results)
 // are seen at once. The coordinator, not the controller, creates that
@@ -152,6 +154,7 @@ func (r *BenchmarkRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BenchmarkRun{}).
 		Owns(&batchv1.Job{}).
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.privilegedJobRun)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(resultsConfigMapRun)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(loadPodRun)).
 		Watches(&v1alpha1.BenchmarkRun{}, handler.EnqueueRequestsFromMapFunc(r.wakeQueued)).

@@ -16,7 +16,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/provision/faultjob"
-	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
@@ -107,6 +107,47 @@ func faultStatus(run *v1alpha1.BenchmarkRun, index int) func() *v1alpha1.FaultSt
 	}
 }
 
+// containerID is a broker container's id, as containerd makes them.
+const containerID = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// privilegedJobPod plays the Job controller and the kubelet for a
+// privileged Job: a pod in the operator's namespace that the Job
+// controls, whose container ended with message.
+func privilegedJobPod(job *batchv1.Job, message string) error {
+	labels := map[string]string{jobLabelName: job.Name, "job-name": job.Name}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-x", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: c.Name, Image: c.Image}}},
+	}
+	if err := k8sClient.Create(ctx, p); err != nil {
+		return err
+	}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: message}}}}
+	return k8sClient.Status().Update(ctx, p)
+}
+
+// pausing brings an existing-cluster run to Running with a Pause of
+// broker-0 under way: its signal Job made, and never finished (envtest
+// has no Job controller).
+func pausing(ns string, mutate func(*v1alpha1.BenchmarkRun)) *v1alpha1.BenchmarkRun {
+	p := fault(v1alpha1.FaultPause, "broker-0", 0)
+	p.Duration = &metav1.Duration{Duration: time.Minute}
+	run := faultyRun(ns, "pz", p)
+	mutate(run)
+	existingBrokerPod(ns, "pz-broker-0", "pz", "node-a", containerID)
+	ExpectWithOffset(1, k8sClient.Create(ctx, run)).To(Succeed())
+	running := waitPhase(run, v1alpha1.PhaseRunning)
+	startMeasuring(running, time.Now())
+	getPrivilegedJob(faultjob.Name(running, 0, 0))
+	return running
+}
+
 var _ = Describe("faults in a cluster", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
@@ -159,30 +200,29 @@ var _ = Describe("faults in a cluster", func() {
 		Expect(faultEntry(done, 1, 0).Impact).To(BeNil(), "a fault not injected has no figures")
 	})
 
-	It("kills the target through a privileged hostPID Job on its node and reads what it did (the Job's pod played by the test: envtest has no kubelet)", func() {
+	It("kills the target through a privileged hostPID Job on its node in the operator's namespace, reads what it did only from the pod that Job made, and deletes it (the Job's pod played by the test: envtest has no kubelet)", func() {
 		run := faultyRun(ns, "kk", fault(v1alpha1.FaultKill, "broker-0", 0))
-		const id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-		existingBrokerPod(ns, "kk-broker-0", "kk", "node-a", id)
+		existingBrokerPod(ns, "kk-broker-0", "kk", "node-a", containerID)
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		running := waitPhase(run, v1alpha1.PhaseRunning)
 		startMeasuring(running, time.Now())
 
-		job := getJob(run, faultjob.Name(running, 0, 0))
+		job := getPrivilegedJob(faultjob.Name(running, 0, 0))
 		spec := job.Spec.Template.Spec
 		Expect(spec.NodeName).To(Equal("node-a"))
 		Expect(spec.HostPID).To(BeTrue())
-		Expect(spec.Containers[0].Args).To(ContainElements("--container-ids="+id, "--signal=KILL"))
+		Expect(spec.Containers[0].Args).To(ContainElements("--container-ids="+containerID, "--signal=KILL"))
+		Expect(job.OwnerReferences).To(BeEmpty(), "no owner reference crosses namespaces")
+		Expect(job.Labels).To(HaveKeyWithValue(privileged.LabelRunUID, string(running.UID)))
+		Expect(job.Labels).To(HaveKeyWithValue(privileged.LabelRunNamespace, ns))
+		Expect(job.Annotations).To(HaveKeyWithValue(faultjob.AnnotationTarget, ns+"/kk-broker-0"))
+		noPrivilegedJobIn(ns)
 		Expect(faultStatus(run, 0)()).To(BeNil(), "no entry while the Job runs")
 
 		injected := time.Now().UTC()
 		res, err := json.Marshal(faults.SignalResult{Signal: "SIGKILL", Pids: []int{4242}, InjectedAt: injected})
 		Expect(err).NotTo(HaveOccurred())
-		jobPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job.Name + "-x", Labels: map[string]string{"job-name": job.Name}},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "signal", Image: "img"}}}}
-		Expect(k8sClient.Create(ctx, jobPod)).To(Succeed())
-		jobPod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "signal", Image: "img",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(res)}}}}
-		Expect(k8sClient.Status().Update(ctx, jobPod)).To(Succeed())
+		Expect(privilegedJobPod(job, string(res))).To(Succeed())
 		finishJob(job, true)
 
 		Eventually(faultStatus(run, 0)).ShouldNot(BeNil())
@@ -193,33 +233,107 @@ var _ = Describe("faults in a cluster", func() {
 		Expect(st.InjectedAt.Time).To(BeTemporally("~", injected, time.Millisecond))
 		Eventually(func() error {
 			var j batchv1.Job
-			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: job.Name}, &j)
+			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: job.Name}, &j)
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("job still there (err %v): deletion %v finalizers %v owners %v", err, j.DeletionTimestamp, j.Finalizers, j.OwnerReferences)
+			return fmt.Errorf("job still there (err %v): deletion %v finalizers %v", err, j.DeletionTimestamp, j.Finalizers)
 		}).Should(Succeed(), "the Job is deleted once read")
 	})
 
-	It("does not pause a pod from a namespace whose Pod Security forbids the privileged Job, and says why", func() {
-		var nsObj corev1.Namespace
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: ns}, &nsObj)).To(Succeed())
-		nsObj.Labels = map[string]string{probe.LabelPodSecurityEnforce: "baseline"}
-		Expect(k8sClient.Update(ctx, &nsObj)).To(Succeed())
-		p := fault(v1alpha1.FaultPause, "broker-0", 0)
-		p.Duration = &metav1.Duration{Duration: 5 * time.Second}
-		run := faultyRun(ns, "pp", p)
-		existingBrokerPod(ns, "pp-broker-0", "pp", "node-a", "0123456789abcdef0123456789abcdef")
+	It("takes a signal Job's outcome only from the pod that Job made, never from one that merely carries its name or its run's labels", func() {
+		run := faultyRun(ns, "fk", fault(v1alpha1.FaultKill, "broker-0", 0))
+		existingBrokerPod(ns, "fk-broker-0", "fk", "node-a", containerID)
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
-		startMeasuring(waitPhase(run, v1alpha1.PhaseRunning), time.Now())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		startMeasuring(running, time.Now())
+		job := getPrivilegedJob(faultjob.Name(running, 0, 0))
+
+		// What others can write claims a kill that never happened: a pod
+		// in the run's namespace with the Job's name, one in the
+		// operator's with the Job's labels that no Job controls, and one
+		// that another Job of that name (a UID since gone) controlled.
+		forged := func(ns, name string, labels map[string]string, owner types.UID, pid int) {
+			res, err := json.Marshal(faults.SignalResult{Signal: "SIGKILL", Pids: []int{pid}, InjectedAt: time.Now().UTC()})
+			Expect(err).NotTo(HaveOccurred())
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "signal", Image: "img"}}}}
+			if owner != "" {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: owner, Controller: ptrTo(true)}}
+			}
+			Expect(k8sClient.Create(ctx, p)).To(Succeed())
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "signal", Image: "img",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: string(res)}}}}
+			Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+		}
+		named := map[string]string{"job-name": job.Name, jobLabelName: job.Name}
+		forged(ns, job.Name+"-t", named, "", 666)
+		labelled := map[string]string{}
+		for k, v := range job.Spec.Template.Labels {
+			labelled[k] = v
+		}
+		for k, v := range named {
+			labelled[k] = v
+		}
+		forged(operatorNamespace, job.Name+"-o", labelled, "", 667)
+		forged(operatorNamespace, job.Name+"-p", labelled, "0f000000-0000-4000-8000-000000000000", 668)
+		finishJob(job, true)
+
+		Eventually(faultStatus(run, 0)).ShouldNot(BeNil())
+		st := faultStatus(run, 0)()
+		Expect(st.Injected).To(BeFalse(), "resolved: %s", st.Resolved)
+		Expect(st.Message).To(ContainSubstring("signal Job " + job.Name + " finished, but what it did is unreadable"))
+		Expect(st.Message).NotTo(ContainSubstring("66"))
+	})
+
+	It("decides a signal Job by the Pod Security of the operator's namespace, never the run's: refused there with the cluster admin's fix, made there once it allows it", func() {
+		// A tenant's namespace that admits no privileged pod does not
+		// matter: the Job does not run there.
+		labelNamespace(ns, map[string]string{privileged.LabelPodSecurityEnforce: "baseline"})
+		labelOperatorNamespace(map[string]string{privileged.LabelPodSecurityEnforce: "baseline"})
+		first, second := fault(v1alpha1.FaultPause, "broker-0", 0), fault(v1alpha1.FaultPause, "broker-0", 8*time.Second)
+		first.Duration, second.Duration = &metav1.Duration{Duration: 5 * time.Second}, &metav1.Duration{Duration: 5 * time.Second}
+		run := faultyRun(ns, "pp", first, second)
+		existingBrokerPod(ns, "pp-broker-0", "pp", "node-a", containerID)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		running := waitPhase(run, v1alpha1.PhaseRunning)
+		startMeasuring(running, time.Now())
 		Eventually(faultStatus(run, 0)).ShouldNot(BeNil())
 		st := faultStatus(run, 0)()
 		Expect(st.Injected).To(BeFalse())
 		Expect(st.Message).To(ContainSubstring("privileged signal Job with hostPID on node node-a"))
-		Expect(st.Message).To(ContainSubstring(probe.LabelPodSecurityEnforce))
-		Expect(getRun(run).Status.Phase).To(Equal(v1alpha1.PhaseRunning))
-		err := k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: faultjob.Name(run, 0, 0)}, &batchv1.Job{})
-		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no Job was made: %v", err)
+		Expect(st.Message).To(ContainSubstring("the operator's namespace " + operatorNamespace))
+		Expect(st.Message).To(ContainSubstring("a cluster admin allows them with `kubectl label namespace " + operatorNamespace + " pod-security.kubernetes.io/enforce=privileged --overwrite`"))
+		Expect(st.Message).NotTo(ContainSubstring("namespace "+ns), "the tenant is never told to let their namespace run privileged pods")
+		Expect(getRun(run).Status.Phase).To(Equal(v1alpha1.PhaseRunning), "a fault that cannot be done fails the fault, not the run")
+		Expect(privilegedJobNames(running, faultjob.Role)()).To(BeEmpty(), "no Job was made")
+		noPrivilegedJobIn(ns)
+
+		// The cluster's admin allows it; the tenant's namespace stays as it was.
+		labelNamespace(operatorNamespace, map[string]string{privileged.LabelPodSecurityEnforce: "privileged"})
+		job := getPrivilegedJob(faultjob.Name(running, 1, 0))
+		Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--container-ids="+containerID, "--signal=STOP", "--pause=5s"))
+		Expect(faultStatus(run, 1)()).To(BeNil(), "the Job runs")
+		noPrivilegedJobIn(ns)
+	})
+
+	It("removes a Pause's Job from the operator's namespace when its run is deleted mid-pause, whatever its teardown policy", func() {
+		running := pausing(ns, func(run *v1alpha1.BenchmarkRun) { run.Spec.Teardown.Policy = v1alpha1.TeardownNever })
+		job := getPrivilegedJob(faultjob.Name(running, 0, 0))
+		Expect(k8sClient.Delete(ctx, getRun(running))).To(Succeed())
+		Eventually(gone(&v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: running.Name, Namespace: ns}})).Should(BeTrue())
+		Expect(gone(job)()).To(BeTrue(), "the run went, and its privileged Job is still in %s", operatorNamespace)
+		Expect(privilegedJobNames(running, faultjob.Role)()).To(BeEmpty())
+	})
+
+	It("removes a Pause's Job from the operator's namespace when its run ends, even one whose teardown policy keeps its workers", func() {
+		running := pausing(ns, func(run *v1alpha1.BenchmarkRun) { run.Spec.Teardown.Policy = v1alpha1.TeardownNever })
+		job := getPrivilegedJob(faultjob.Name(running, 0, 0))
+		finishJob(getJob(running, workers.CoordinatorName(running)), false)
+		waitPhase(running, v1alpha1.PhaseFailed)
+		Eventually(gone(job)).Should(BeTrue(), "a finished run's privileged Job stays in %s", operatorNamespace)
+		workerJob := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.WorkerJobName(running), Namespace: ns}}
+		Expect(gone(workerJob)()).To(BeFalse(), "the policy still keeps the run's own")
 	})
 
 	It("hits the broker the coordinator names as leader at the fault's time, and a leader it cannot name fails the fault", func() {

@@ -20,8 +20,15 @@ import (
 // reconcileFinished applies spec.teardown to a run that succeeded or failed:
 // the policy decides whether brokers and workers go now, and
 // ttlSecondsAfterFinished deletes the run itself (and with it the results
-// ConfigMap) later.
+// ConfigMap) later. The run's privileged Jobs go now whatever the policy:
+// they are the operator's, not the run's to keep (privileged_jobs.go), and
+// a Pause still under way lets its target go as its pod ends.
 func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	if gone, err := r.deleteAllPrivileged(ctx, run, r.Client); err != nil {
+		return ctrl.Result{}, err
+	} else if !gone {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if run.WantsTeardown() && !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTornDown) {
 		done, err := r.teardown(ctx, run)
 		if err != nil {
@@ -49,9 +56,17 @@ func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1a
 	return ctrl.Result{}, nil
 }
 
-// teardown removes the workers and the brokers the run deployed; the
-// results ConfigMap is left to the run's owner reference.
+// teardown removes the workers and the brokers the run deployed, and its
+// privileged Jobs in the operator's namespace (which no owner reference
+// removes); the results ConfigMap is left to the run's owner reference.
 func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.BenchmarkRun) (bool, error) {
+	// Listed from the API server: a run deleted a moment after its Job
+	// was made must not leave it behind for want of a cache that has
+	// seen it.
+	privilegedGone, err := r.deleteAllPrivileged(ctx, run, r.apiReader())
+	if err != nil {
+		return false, err
+	}
 	sa, role, binding := workers.CoordinatorRBAC(run)
 	// Deleting needs only the name; building the Job would fail for a run
 	// refused in Pending (its driver file never read), and that run must
@@ -87,7 +102,7 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	if err != nil {
 		return false, err
 	}
-	return workersGone && brokersGone && monitorsGone, nil
+	return privilegedGone && workersGone && brokersGone && monitorsGone, nil
 }
 
 // finalize tears down everything of a deleted run, whatever its policy

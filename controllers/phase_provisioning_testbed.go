@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -115,15 +115,18 @@ func (r *BenchmarkRunReconciler) reconcileTestbed(ctx context.Context, run *v1al
 		}
 	}
 	// The testbed's pods are done with; removing them keeps a failed probe
-	// pod from being read as a failed worker later.
+	// pod from being read as a failed worker later, and the privileged
+	// drop Jobs from staying in the operator's namespace.
 	var jobs []client.Object
 	for _, n := range nodes {
-		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.JobName(run, n.name)}},
-			&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobName(run, n.name)}})
+		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.JobName(run, n.name)}})
 	}
 	jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.WorkerPoolJobName(run)}},
 		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.JavaJobName(run)}})
 	if _, err := deleteAll(ctx, r.Client, run, jobs...); err != nil {
+		return false, ctrl.Result{}, err
+	}
+	if _, err := r.deletePrivileged(ctx, run, dropCacheJobNames(run, nodes, 0)...); err != nil {
 		return false, ctrl.Result{}, err
 	}
 	return true, ctrl.Result{}, nil
@@ -346,7 +349,9 @@ func nodeNames(nodes []brokerNode) []string {
 
 // dropPageCaches runs the privileged page-cache Job on every broker node,
 // for the coordinator's request seq (0: before the load); failure says
-// which did not succeed.
+// which did not succeed. The Jobs run in the operator's namespace
+// (privileged_jobs.go); the nodes are those of the run's brokers
+// (brokerNodes), never any a request could name.
 func (r *BenchmarkRunReconciler) dropPageCaches(ctx context.Context, run *v1alpha1.BenchmarkRun, nodes []brokerNode, seq int32) (finished bool, failure string, err error) {
 	if len(nodes) == 0 {
 		note := ""
@@ -355,28 +360,39 @@ func (r *BenchmarkRunReconciler) dropPageCaches(ctx context.Context, run *v1alph
 		}
 		return true, "spec.testbed.dropPageCache: no broker node was found to drop the page cache on (" + note + ")", nil
 	}
+	if msg, err := r.privilegedRefusal(ctx); err != nil {
+		return false, "", err
+	} else if msg != "" {
+		return true, dropRefused(msg), nil
+	}
 	finished = true
 	var failures []string
 	for _, n := range nodes {
-		want := probe.DropCacheJobFor(run, r.WorkerImage, n.name, seq)
-		if err := createOwned(ctx, r.Client, run, want); err != nil {
+		want := probe.DropCacheJobFor(run, r.OperatorNamespace, r.WorkerImage, n.name, seq)
+		if err := r.createPrivileged(ctx, run, want); err != nil {
+			switch {
+			case apierrors.IsForbidden(err):
+				return true, dropRefused(r.privilegedForbidden("page-cache Job", want.Name, err)), nil
+			case errors.Is(err, errNotRunsJob):
+				return true, dropRefused(err.Error()), nil
+			}
 			return false, "", err
 		}
-		var job batchv1.Job
-		if err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: want.Name}, &job); err != nil {
-			if apierrors.IsNotFound(err) {
+		job, err := r.privilegedJob(ctx, run, want.Name)
+		if err != nil {
+			if apierrors.IsNotFound(err) { // not in the cache yet
 				finished = false
 				continue
 			}
 			return false, "", err
 		}
 		overdue := time.Since(job.CreationTimestamp.Time) > time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second+probeGrace
-		switch c := jobCondition(&job, batchv1.JobFailed); {
-		case jobCondition(&job, batchv1.JobComplete) != nil:
+		switch c := jobCondition(job, batchv1.JobFailed); {
+		case jobCondition(job, batchv1.JobComplete) != nil:
 		case c != nil:
-			failures = append(failures, fmt.Sprintf("node %s: Job %s failed: %s: %s", n.name, job.Name, c.Reason, c.Message))
+			failures = append(failures, fmt.Sprintf("node %s: Job %s/%s failed: %s: %s", n.name, job.Namespace, job.Name, c.Reason, c.Message))
 		case overdue:
-			failures = append(failures, fmt.Sprintf("node %s: Job %s did not finish within its deadline", n.name, job.Name))
+			failures = append(failures, fmt.Sprintf("node %s: Job %s/%s did not finish within its deadline", n.name, job.Namespace, job.Name))
 		default:
 			finished = false
 		}
@@ -386,26 +402,38 @@ func (r *BenchmarkRunReconciler) dropPageCaches(ctx context.Context, run *v1alph
 	}
 	if len(failures) > 0 {
 		return true, "spec.testbed.dropPageCache: the page cache was not dropped on every broker node (" + strings.Join(failures, "; ") +
-			"); see the Jobs' pods, or set dropPageCache to false", nil
+			"); see the Jobs' pods in the operator's namespace " + r.OperatorNamespace + ", or set dropPageCache to false", nil
 	}
 	return true, "", nil
 }
 
-// checkPodSecurity fails a run that asks for a privileged pod in a
-// namespace whose Pod Security level forbids it, before anything is
-// deployed.
+// dropRefused is the failure of a drop the cluster does not allow.
+func dropRefused(why string) string {
+	return "spec.testbed.dropPageCache needs a privileged pod on each broker node, and " + why + "; or set spec.testbed.dropPageCache to false"
+}
+
+// dropCacheJobNames are the page-cache Jobs of request seq on nodes.
+func dropCacheJobNames(run *v1alpha1.BenchmarkRun, nodes []brokerNode, seq int32) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, probe.DropCacheJobNameFor(run, n.name, seq))
+	}
+	return out
+}
+
+// checkPodSecurity fails a run that asks for the privileged page-cache
+// Jobs when the operator's namespace, where they run, forbids them,
+// before anything is deployed. The run's own namespace is not looked at:
+// it needs no privilege.
 func (r *BenchmarkRunReconciler) checkPodSecurity(ctx context.Context, run *v1alpha1.BenchmarkRun) (string, error) {
 	if !dropPageCache(run) {
 		return "", nil
 	}
-	var ns corev1.Namespace
-	if err := r.Get(ctx, types.NamespacedName{Name: run.Namespace}, &ns); err != nil {
+	msg, err := r.privilegedRefusal(ctx)
+	if err != nil || msg == "" {
 		return "", err
 	}
-	if ok, msg := probe.PrivilegedAllowed(run.Namespace, ns.Labels); !ok {
-		return msg, nil
-	}
-	return "", nil
+	return dropRefused(msg), nil
 }
 
 // pulsarVersion fills in the Pulsar a managed Pulsar run deployed (the

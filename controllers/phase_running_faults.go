@@ -21,7 +21,6 @@ import (
 	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/provision/faultjob"
-	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
@@ -35,10 +34,12 @@ import (
 // that start plus its `at`. A due fault is resolved to one of the run's
 // pods (faults.PodFor) and carried out: a DeletePod through the API, a
 // Kill or a Pause by a signal Job on the pod's node
-// (internal/provision/faultjob). Every outcome is an entry of
+// (internal/provision/faultjob), which runs in the operator's namespace,
+// never the run's (privileged_jobs.go). Every outcome is an entry of
 // status.faults, injected or not and why: a fault that cannot be done
 // fails the fault, never the run. The state is status.faults and the
-// Jobs, named after the fault, so a restarted operator carries on.
+// Jobs, named after the fault and the run's UID, so a restarted operator
+// carries on.
 
 // leaderWait is how long after a leader fault's time the operator waits
 // for the coordinator to name the leader: its look-up's bound and a
@@ -183,10 +184,9 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 	}
 	if f.Action != v1alpha1.FaultDeletePod {
 		// A Job from an earlier reconcile (or an operator before a restart).
-		var job batchv1.Job
-		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: faultjob.Name(run, index, repeat)}, &job)
+		job, err := r.privilegedJob(ctx, run, faultjob.Name(run, index, repeat))
 		if err == nil {
-			return r.signalOutcome(ctx, run, &job, st)
+			return r.signalOutcome(ctx, run, job, st)
 		}
 		if !apierrors.IsNotFound(err) {
 			return st, false, err
@@ -238,27 +238,30 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 		return st, false, nil
 	}
 
-	var nsObj corev1.Namespace
-	if err := r.Get(ctx, types.NamespacedName{Name: run.Namespace}, &nsObj); err != nil {
+	// The Pod Security of the operator's namespace, where the Job runs;
+	// the run's own need not admit it.
+	if msg, err := r.privilegedRefusal(ctx); err != nil {
 		return st, false, err
-	}
-	if ok, msg := probe.PrivilegedAllowed(run.Namespace, nsObj.Labels); !ok {
-		return notInjected("a %s needs a privileged signal Job with hostPID on node %s: %s", f.Action, st.Node, msg)
+	} else if msg != "" {
+		return notInjected("a %s needs a privileged signal Job with hostPID on node %s, and %s", f.Action, st.Node, msg)
 	}
 	var pause time.Duration
 	if f.Duration != nil {
 		pause = f.Duration.Duration
 	}
-	job, err := faultjob.Job(run, r.WorkerImage, index, repeat, f.Action, pause, pod, faults.ContainerIDs(pod))
+	job, err := faultjob.Job(run, r.OperatorNamespace, r.WorkerImage, index, repeat, f.Action, pause, pod, faults.ContainerIDs(pod))
 	if err != nil {
 		return notInjected("%v", err)
 	}
 	if leader != "" {
 		job.Annotations[faultjob.AnnotationLeader] = leader
 	}
-	if err := createOwned(ctx, r.Client, run, job); err != nil {
-		if apierrors.IsForbidden(err) {
-			return notInjected("the operator may not create signal Job %s: %v", job.Name, err)
+	if err := r.createPrivileged(ctx, run, job); err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
+			return notInjected("%s", r.privilegedForbidden("signal Job", job.Name, err))
+		case errors.Is(err, errNotRunsJob):
+			return notInjected("%v", err)
 		}
 		return st, false, err
 	}
@@ -312,25 +315,18 @@ func (r *BenchmarkRunReconciler) faultPods(ctx context.Context, run *v1alpha1.Be
 	return pods.Items, ns, nil
 }
 
-// signalOutcome reads what a signal Job did once it ended, from its
-// pod's termination message, and deletes it.
+// signalOutcome reads what a signal Job did once it ended, from the
+// termination message of the pod it made (privilegedTermination: not any
+// pod of its name), and deletes it.
 func (r *BenchmarkRunReconciler) signalOutcome(ctx context.Context, run *v1alpha1.BenchmarkRun, job *batchv1.Job, st v1alpha1.FaultStatus) (v1alpha1.FaultStatus, bool, error) {
 	st.Pod, st.Node = job.Annotations[faultjob.AnnotationTarget], job.Spec.Template.Spec.NodeName
 	done, failed := jobCondition(job, batchv1.JobComplete), jobCondition(job, batchv1.JobFailed)
 	if done == nil && failed == nil {
 		return st, true, nil
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+	msg, err := r.privilegedTermination(ctx, run, job)
+	if err != nil {
 		return st, false, err
-	}
-	var msg string
-	for _, p := range pods.Items {
-		for _, cs := range p.Status.ContainerStatuses {
-			if t := cs.State.Terminated; t != nil && t.Message != "" {
-				msg = strings.TrimSpace(t.Message)
-			}
-		}
 	}
 	if done != nil {
 		var res faults.SignalResult
@@ -355,8 +351,8 @@ func (r *BenchmarkRunReconciler) signalOutcome(ctx context.Context, run *v1alpha
 		}
 	}
 	// Its outcome is in status now (the caller records it); a Job left
-	// behind goes with the run.
-	if _, err := deleteAll(ctx, r.Client, run, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name}}); err != nil {
+	// behind goes when the run finishes (phase_finished.go).
+	if _, err := r.deletePrivileged(ctx, run, job.Name); err != nil {
 		return st, false, err
 	}
 	return st, false, nil

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/pagecache"
-	"github.com/streambench/streambench-operator/internal/provision/probe"
 )
 
 // The mid-run page-cache drop. A backlog or mixed workload writes its
@@ -21,10 +18,18 @@ import (
 // from memory; with spec.testbed.dropPageCache the coordinator asks,
 // between the backlog build and the drain, for another drop: a request in
 // its results ConfigMap (internal/pagecache), answered here, in the Running
-// phase, with the same privileged Jobs as the drop before the load. The
-// state is the request and the answer in the ConfigMap, the Jobs named
-// after the request's seq, and the record in status.testbed.pageCacheDrops,
-// so a restarted operator continues where it was.
+// phase, with the same privileged Jobs as the drop before the load, in
+// the operator's namespace (privileged_jobs.go). The state is the request
+// and the answer in the ConfigMap, the Jobs named after the request's seq,
+// and the record in status.testbed.pageCacheDrops, so a restarted operator
+// continues where it was.
+//
+// The ConfigMap is writable by whoever may edit ConfigMaps in the run's
+// namespace, not only by the coordinator. So a request runs Jobs only
+// if its seq is one the coordinator can ask (pagecache.MaxRequests: one
+// per repeat of a backlog workload) and was not answered before (an
+// answer overwritten is given again from the record, with no Job); the
+// nodes are always the run's broker nodes, which a request cannot name.
 
 // reconcilePageCacheRequest answers the coordinator's pending request, if
 // any. wait > 0 means drop Jobs are still running.
@@ -44,15 +49,30 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	}
 	ack := pagecache.Ack{Seq: req.Seq}
 	var nodes []brokerNode
-	if !dropPageCache(run) {
+	if dropPageCache(run) {
+		if nodes, _, err = r.brokerNodes(ctx, run); err != nil {
+			return 0, err
+		}
+	}
+	recorded := recordedDrop(run.Status.Testbed, req.Seq)
+	refusal := pagecache.Refusal(req, pagecache.MaxRequests(run))
+	switch {
+	case !dropPageCache(run):
 		// Answered, not ignored: a coordinator that waits for nobody
 		// would stall the run for its whole timeout.
 		ack.State, ack.Message = pagecache.StateFailed,
 			"spec.testbed.dropPageCache is false, so the operator runs no page-cache Job for this run; set spec.testbed.dropPageCache to true in a new run, or start the coordinator without --drop-page-cache"
-	} else {
-		if nodes, _, err = r.brokerNodes(ctx, run); err != nil {
-			return 0, err
+	case recorded != nil:
+		// Answered before: a restart between the record and the answer,
+		// or an answer overwritten. The record says again; no Job runs
+		// twice for one request.
+		ack.State, ack.Message, ack.Nodes = pagecache.StateFailed, recorded.Message, recorded.Nodes
+		if recorded.Dropped {
+			ack.State = pagecache.StateDone
 		}
+	case refusal != "":
+		ack.State, ack.Message = pagecache.StateFailed, refusal
+	default:
 		finished, failure, err := r.dropPageCaches(ctx, run, nodes, req.Seq)
 		if err != nil {
 			return 0, err
@@ -67,17 +87,24 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 		}
 	}
 	ack.At = time.Now().UTC()
+	if recorded != nil {
+		ack.At = recorded.At.UTC()
+	}
 
 	// The record first, then the answer: the answer ends the request, so
 	// a record written after it would be lost to a restart in between; the
-	// seq keeps a retried record from being added twice.
-	if _, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
-		if tb := run.Status.Testbed; tb != nil && !hasDrop(tb, req.Seq) {
-			tb.PageCacheDrops = append(tb.PageCacheDrops, pagecache.Drop(req, ack))
+	// seq keeps a retried record from being added twice. Only the requests
+	// the run can make are recorded: one written beyond them is answered
+	// (and an event says so), but cannot grow the run's status.
+	if refusal == "" {
+		if _, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
+			if tb := run.Status.Testbed; tb != nil && !hasDrop(tb, req.Seq) {
+				tb.PageCacheDrops = append(tb.PageCacheDrops, pagecache.Drop(req, ack))
+			}
+			return true
+		}); err != nil {
+			return 0, err
 		}
-		return true
-	}); err != nil {
-		return 0, err
 	}
 	if cm.Data, err = pagecache.Put(cm.Data, pagecache.KeyAck, ack); err != nil {
 		return 0, err
@@ -93,20 +120,28 @@ func (r *BenchmarkRunReconciler) reconcilePageCacheRequest(ctx context.Context, 
 	if r.Recorder != nil {
 		r.Recorder.Eventf(run, nil, eventType, reason, string(run.Status.Phase), "%s", note)
 	}
-	// Done with; a Job left behind goes with the run.
-	var jobs []client.Object
-	for _, n := range nodes {
-		jobs = append(jobs, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: probe.DropCacheJobNameFor(run, n.name, req.Seq)}})
+	// Done with; a Job left behind goes when the run finishes
+	// (phase_finished.go).
+	if len(nodes) > 0 && refusal == "" {
+		_, err = r.deletePrivileged(ctx, run, dropCacheJobNames(run, nodes, req.Seq)...)
 	}
-	_, err = deleteAll(ctx, r.Client, run, jobs...)
 	return 0, err
 }
 
 func hasDrop(tb *v1alpha1.Testbed, seq int32) bool {
-	for _, d := range tb.PageCacheDrops {
-		if d.Seq == seq {
-			return true
+	return recordedDrop(tb, seq) != nil
+}
+
+// recordedDrop is the record of request seq in status.testbed, if the
+// operator answered it.
+func recordedDrop(tb *v1alpha1.Testbed, seq int32) *v1alpha1.PageCacheDrop {
+	if tb == nil {
+		return nil
+	}
+	for i := range tb.PageCacheDrops {
+		if d := &tb.PageCacheDrops[i]; d.Seq == seq {
+			return d
 		}
 	}
-	return false
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/faultjob"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
@@ -58,8 +61,14 @@ func playTestbed(ctx context.Context) {
 			if (role != probe.RoleProbe && role != probe.RoleDropCache && role != probe.RoleJava) || jobCondition(job, batchv1.JobComplete) != nil || jobCondition(job, batchv1.JobFailed) != nil {
 				continue
 			}
+			// A privileged Job is in the operator's namespace; its run's
+			// namespace says whether the test plays it.
+			runNS := job.Namespace
+			if l := job.Labels[privileged.LabelRunNamespace]; l != "" {
+				runNS = l
+			}
 			var ns corev1.Namespace
-			if err := k8sClient.Get(ctx, client.ObjectKey{Name: job.Namespace}, &ns); err != nil {
+			if err := k8sClient.Get(ctx, client.ObjectKey{Name: runNS}, &ns); err != nil {
 				continue
 			}
 			manual := ns.Labels[manualTestbedLabel] == "true"
@@ -184,13 +193,56 @@ func brokerPod(ns, name, node string, labels map[string]string) {
 }
 
 func jobNamesWithRole(ns, role string) func() []string {
+	return jobNames(client.InNamespace(ns), client.MatchingLabels{workers.LabelRole: role})
+}
+
+// privilegedJobNames are run's privileged Jobs of role, in the operator's
+// namespace, found by the run's UID.
+func privilegedJobNames(run *v1alpha1.BenchmarkRun, role string) func() []string {
+	return jobNames(client.InNamespace(operatorNamespace), client.MatchingLabels{workers.LabelRole: role, privileged.LabelRunUID: string(run.UID)})
+}
+
+func jobNames(opts ...client.ListOption) func() []string {
 	return func() []string {
 		var jobs batchv1.JobList
-		Expect(k8sClient.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{workers.LabelRole: role})).To(Succeed())
+		Expect(k8sClient.List(ctx, &jobs, opts...)).To(Succeed())
 		var out []string
 		for _, j := range jobs.Items {
 			out = append(out, fmt.Sprintf("%s@%s", j.Name, j.Annotations[probe.AnnotationNode]))
 		}
 		return out
 	}
+}
+
+// getPrivilegedJob waits for the privileged Job name in the operator's
+// namespace.
+func getPrivilegedJob(name string) *batchv1.Job {
+	var job batchv1.Job
+	EventuallyWithOffset(1, func() error {
+		return k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: name}, &job)
+	}).Should(Succeed())
+	return &job
+}
+
+// noPrivilegedJobIn says the run's namespace holds no privileged Job of
+// role: what a tenant could exec into.
+func noPrivilegedJobIn(ns string) {
+	for _, role := range []string{probe.RoleDropCache, faultjob.Role} {
+		ExpectWithOffset(1, jobNamesWithRole(ns, role)()).To(BeEmpty(), "a privileged %s Job in the run's namespace %s", role, ns)
+	}
+}
+
+// labelOperatorNamespace sets the operator's namespace's labels for the
+// spec, and restores them after it: the specs share the namespace.
+func labelOperatorNamespace(labels map[string]string) {
+	var ns corev1.Namespace
+	ExpectWithOffset(1, k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, &ns)).To(Succeed())
+	before := ns.Labels
+	DeferCleanup(func() {
+		var ns corev1.Namespace
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: operatorNamespace}, &ns)).To(Succeed())
+		ns.Labels = before
+		Expect(k8sClient.Update(ctx, &ns)).To(Succeed())
+	})
+	labelNamespace(operatorNamespace, labels)
 }

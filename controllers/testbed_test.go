@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
@@ -73,7 +74,7 @@ var _ = Describe("the testbed of a run", func() {
 		// No load before the probes are done, and no page-cache Job when
 		// not asked for.
 		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "1s").Should(Equal(v1alpha1.PhaseProvisioning))
-		Expect(jobNamesWithRole(ns, probe.RoleDropCache)()).To(BeEmpty())
+		Expect(privilegedJobNames(run, probe.RoleDropCache)()).To(BeEmpty())
 
 		// node-a's probe succeeds; node-b's Job fails: recorded, not fatal.
 		Expect(probePod(jobA, "node-a", nodeResult("node-a", 3.25, 640))).To(Succeed())
@@ -116,7 +117,7 @@ var _ = Describe("the testbed of a run", func() {
 		Eventually(gone(jobA)).Should(BeTrue())
 	})
 
-	It("drops the page cache on every broker node with a privileged Job, after the probes and before the load, only when asked", func() {
+	It("drops the page cache on every broker node with a privileged Job in the operator's namespace, after the probes and before the load, only when asked", func() {
 		ns := manualNamespace()
 		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
 			r.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
@@ -125,23 +126,29 @@ var _ = Describe("the testbed of a run", func() {
 			job := getJob(run, probe.JobName(run, node))
 			// The caches are dropped after the probes, whose writes would
 			// otherwise fill them again.
-			Expect(jobNamesWithRole(ns, probe.RoleDropCache)()).To(BeEmpty())
+			Expect(privilegedJobNames(run, probe.RoleDropCache)()).To(BeEmpty())
 			Expect(probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
 			finishJob(job, true)
 		}
-		Eventually(jobNamesWithRole(ns, probe.RoleDropCache)).Should(ConsistOf(
+		// Only on the run's broker nodes: not node-c, its ZooKeeper's.
+		Eventually(privilegedJobNames(run, probe.RoleDropCache)).Should(ConsistOf(
 			probe.DropCacheJobName(run, "node-a")+"@node-a", probe.DropCacheJobName(run, "node-b")+"@node-b"))
-		drop := getJob(run, probe.DropCacheJobName(run, "node-b"))
+		noPrivilegedJobIn(ns)
+		drop := getPrivilegedJob(probe.DropCacheJobName(run, "node-b"))
 		Expect(*drop.Spec.Template.Spec.Containers[0].SecurityContext.Privileged).To(BeTrue())
 		Expect(drop.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"drop-page-cache"}))
+		Expect(drop.OwnerReferences).To(BeEmpty(), "no owner reference crosses namespaces")
+		Expect(drop.Labels).To(HaveKeyWithValue(privileged.LabelRunNamespace, ns))
 		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "1s").Should(Equal(v1alpha1.PhaseProvisioning))
 
-		finishJob(getJob(run, probe.DropCacheJobName(run, "node-a")), true)
+		finishJob(getPrivilegedJob(probe.DropCacheJobName(run, "node-a")), true)
 		finishJob(drop, true)
 		running := waitPhase(run, v1alpha1.PhaseRunning)
 		Expect(running.Status.Testbed.PageCacheDropped).NotTo(BeNil())
 		// A testbed section without probe is probed: the CRD's default.
 		Expect(running.Spec.Testbed.Probe).To(HaveValue(BeTrue()))
+		// Done with, they go from the operator's namespace.
+		Eventually(privilegedJobNames(run, probe.RoleDropCache)).Should(BeEmpty())
 	})
 
 	It("claims no volume of a static class (each one a bookie's disk): no probe Job, and status.testbed says why", func() {
@@ -221,26 +228,46 @@ var _ = Describe("the testbed of a run", func() {
 			Expect(probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
 			finishJob(job, true)
 		}
-		finishJob(getJob(run, probe.DropCacheJobName(run, "node-a")), true)
-		finishJob(getJob(run, probe.DropCacheJobName(run, "node-b")), false)
+		finishJob(getPrivilegedJob(probe.DropCacheJobName(run, "node-a")), true)
+		finishJob(getPrivilegedJob(probe.DropCacheJobName(run, "node-b")), false)
 		failed := waitPhase(run, v1alpha1.PhaseFailed)
 		Expect(failed.Status.Message).To(ContainSubstring("the page cache was not dropped on every broker node (node node-b"))
 	})
 
-	It("refuses at once a page-cache drop in a namespace whose Pod Security level forbids privileged pods", func() {
+	It("refuses at once a page-cache drop when the operator's namespace forbids privileged pods, telling the cluster admin the fix, never the tenant", func() {
 		ns := newNamespace()
-		labelNamespace(ns, map[string]string{probe.LabelPodSecurityEnforce: "baseline"})
+		labelOperatorNamespace(map[string]string{privileged.LabelPodSecurityEnforce: "baseline"})
 		run := validRun(ns, v1alpha1.SystemPulsar)
 		run.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		failed := waitPhase(run, v1alpha1.PhaseFailed)
-		Expect(failed.Status.Message).To(ContainSubstring(`enforces Pod Security level "baseline"`))
-		Expect(failed.Status.Message).To(ContainSubstring("kubectl label namespace " + ns + " pod-security.kubernetes.io/enforce=privileged"))
+		Expect(failed.Status.Message).To(ContainSubstring(`the operator's namespace ` + operatorNamespace + `, where it runs its privileged Jobs, enforces Pod Security level "baseline"`))
+		Expect(failed.Status.Message).To(ContainSubstring("a cluster admin allows them with `kubectl label namespace " + operatorNamespace + " pod-security.kubernetes.io/enforce=privileged --overwrite`"))
+		Expect(failed.Status.Message).NotTo(ContainSubstring("kubectl label namespace "+ns), "the tenant's namespace needs no privilege")
+		Expect(failed.Status.Message).To(ContainSubstring("or set spec.testbed.dropPageCache to false"))
 		// Nothing was deployed: the Helm release's objects never appear.
 		var cms corev1.ConfigMapList
 		Expect(k8sClient.List(ctx, &cms, client.InNamespace(ns), client.MatchingLabels{"release": pulsar.ReleaseName(run)})).To(Succeed())
 		Expect(cms.Items).To(BeEmpty())
 		Expect(failed.Status.StartTime).To(BeNil())
+	})
+
+	It("drops the page cache for a run whose own namespace forbids privileged pods: the Jobs run in the operator's", func() {
+		ns := manualNamespace()
+		labelNamespace(ns, map[string]string{privileged.LabelPodSecurityEnforce: "baseline"})
+		run := managedPulsarWithBrokerPods(ns, func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Testbed = &v1alpha1.TestbedSpec{DropPageCache: true}
+		})
+		for _, node := range []string{"node-a", "node-b"} {
+			job := getJob(run, probe.JobName(run, node))
+			Expect(probePod(job, node, nodeResult(node, 1, 900))).To(Succeed())
+			finishJob(job, true)
+		}
+		for _, node := range []string{"node-a", "node-b"} {
+			finishJob(getPrivilegedJob(probe.DropCacheJobName(run, node)), true)
+		}
+		Expect(waitPhase(run, v1alpha1.PhaseRunning).Status.Testbed.PageCacheDropped).NotTo(BeNil())
+		noPrivilegedJobIn(ns)
 	})
 
 	It("refuses a page-cache drop for an existing cluster, whose broker nodes are not known", func() {

@@ -199,7 +199,8 @@ func TestClusterWideRBACIsTheGeneratedRole(t *testing.T) {
 			t.Fatalf("cluster-wide mode passes %s", a)
 		}
 	}
-	// Only the leader election Role, in the release namespace.
+	// Only the leader election Role, in the release namespace: the
+	// ClusterRole covers the privileged Jobs there.
 	for _, role := range r.roles {
 		if role.Namespace != releaseNS || !strings.HasSuffix(role.Name, "-leader-election") {
 			t.Fatalf("unexpected Role %s/%s", role.Namespace, role.Name)
@@ -250,6 +251,9 @@ func TestWatchNamespacesRBACIsLeastPrivilege(t *testing.T) {
 				}
 			}
 			continue
+		}
+		if strings.HasSuffix(role.Name, "-privileged-jobs") {
+			continue // TestWatchNamespacesGrantsThePrivilegedJobs
 		}
 		if role.Namespace != "team-a" && role.Namespace != "team-b" {
 			t.Errorf("manager Role in %s, which is not watched", role.Namespace)
@@ -517,5 +521,87 @@ func TestInstallDryRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWatchNamespacesGrantsThePrivilegedJobs: the privileged signal and
+// page-cache Jobs run in the release namespace, never a watched one
+// (controllers/privileged_jobs.go), so in watchNamespaces mode a Role
+// there grants what the manager does with them (create, get, list,
+// watch, delete) and with their pods (get, list, watch: their termination
+// messages), nothing more, and is bound to the manager; the manager
+// caches only Jobs and pods there (cmd/streambench, cacheOptions).
+func TestWatchNamespacesGrantsThePrivilegedJobs(t *testing.T) {
+	r := render(t, watched)
+	generated := grants(t, generatedRules(t))
+	var role *rbacv1.Role
+	for i := range r.roles {
+		if strings.HasSuffix(r.roles[i].Name, "-privileged-jobs") {
+			if role != nil {
+				t.Fatalf("two privileged-jobs Roles")
+			}
+			role = &r.roles[i]
+		}
+	}
+	if role == nil || role.Namespace != releaseNS {
+		t.Fatalf("no privileged-jobs Role in the release namespace %s: %+v", releaseNS, role)
+	}
+	want := []string{"/pods get", "/pods list", "/pods watch",
+		"batch/jobs create", "batch/jobs delete", "batch/jobs get", "batch/jobs list", "batch/jobs watch"}
+	got := grants(t, role.Rules)
+	if !slices.Equal(got, want) {
+		t.Errorf("the privileged-jobs Role grants\n %v\nwant\n %v", got, want)
+	}
+	for _, g := range got {
+		if !slices.Contains(generated, g) {
+			t.Errorf("the privileged-jobs Role grants %q, which controller-gen's role does not", g)
+		}
+	}
+	bound := false
+	for _, b := range r.bindings {
+		if b.RoleRef.Name == role.Name && b.Namespace == releaseNS {
+			bound = len(b.Subjects) == 1 && b.Subjects[0].Namespace == releaseNS && b.Subjects[0].Name == r.deployment.Spec.Template.Spec.ServiceAccountName
+		}
+	}
+	if !bound {
+		t.Errorf("the privileged-jobs Role is not bound to the manager's ServiceAccount: %+v", r.bindings)
+	}
+	if !slices.Contains(r.deployment.Spec.Template.Spec.Containers[0].Args, "--operator-namespace="+releaseNS) {
+		t.Errorf("the manager is not told its namespace: %v", r.deployment.Spec.Template.Spec.Containers[0].Args)
+	}
+}
+
+// TestReleaseNamespaceMustAdmitPrivilegedPods: the chart says, where an
+// installer reads it, that the privileged Jobs run in the release
+// namespace and how a cluster admin lets them, and never sends anyone to
+// label a tenant's namespace.
+func TestReleaseNamespaceMustAdmitPrivilegedPods(t *testing.T) {
+	fix := "kubectl label namespace " + releaseNS + " pod-security.kubernetes.io/enforce=privileged --overwrite"
+	c := loadChart(t)
+	vals, err := chartutil.ToRenderValues(c, watched, chartutil.ReleaseOptions{Name: "streambench", Namespace: releaseNS, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(c, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := files["streambench/templates/NOTES.txt"]
+	if !strings.Contains(notes, fix) || !strings.Contains(notes, "run in\n"+releaseNS+", never in the runs' namespaces") {
+		t.Errorf("NOTES.txt does not say where the privileged Jobs run and the fix %q:\n%s", fix, notes)
+	}
+	raw, err := os.ReadFile("values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "The release namespace must admit privileged pods") || !strings.Contains(string(raw), "pod-security.kubernetes.io/enforce=privileged") {
+		t.Error("values.yaml does not document that the release namespace must admit privileged pods")
+	}
+	dep, err := os.ReadFile(filepath.Join("templates", "deployment.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(dep), "run in the runs' namespaces") || !strings.Contains(string(dep), "run in this, its own namespace") {
+		t.Error("deployment.yaml's comment does not say the privileged Jobs run in the release namespace")
 	}
 }

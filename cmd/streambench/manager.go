@@ -7,11 +7,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -130,21 +133,34 @@ func newManagerCmd() *cobra.Command {
 	return cmd
 }
 
-// cacheOptions limits the manager's informers to the watched namespaces
-// and its own (where the privileged Jobs run): with the chart's Roles only
-// there, a cluster-wide list would be forbidden. Cluster-scoped objects
-// (the run's Namespace, read for its Pod Security label) are still cached
-// cluster-wide; the chart grants that one cluster-scoped resource.
+// cacheOptions limits the manager's informers to the watched namespaces:
+// with the chart's Roles only there, a cluster-wide list would be
+// forbidden. Jobs and pods are cached in the operator's own namespace
+// too, where the privileged signal and page-cache Jobs run
+// (controllers/privileged_jobs.go), and nothing else is: the chart's Role
+// there grants those two alone, and an informer it does not cover would
+// never sync. Cluster-scoped objects (the run's Namespace, read for its
+// Pod Security label) are still cached cluster-wide; the chart grants
+// that one cluster-scoped resource.
 func cacheOptions(namespaces []string, operatorNamespace string) cache.Options {
 	if len(namespaces) == 0 {
 		return cache.Options{}
 	}
-	byNS := make(map[string]cache.Config, len(namespaces)+1)
-	for _, ns := range namespaces {
-		byNS[ns] = cache.Config{}
+	byNS := func(extra string) map[string]cache.Config {
+		out := make(map[string]cache.Config, len(namespaces)+1)
+		for _, ns := range namespaces {
+			out[ns] = cache.Config{}
+		}
+		if extra != "" {
+			out[extra] = cache.Config{}
+		}
+		return out
 	}
-	if operatorNamespace != "" {
-		byNS[operatorNamespace] = cache.Config{}
+	return cache.Options{
+		DefaultNamespaces: byNS(""),
+		ByObject: map[client.Object]cache.ByObject{
+			&batchv1.Job{}: {Namespaces: byNS(operatorNamespace)},
+			&corev1.Pod{}:  {Namespaces: byNS(operatorNamespace)},
+		},
 	}
-	return cache.Options{DefaultNamespaces: byNS}
 }

@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 // The run command's own decisions; the local run itself is tested end to
@@ -40,19 +45,35 @@ func TestRunCommand(t *testing.T) {
 }
 
 // TestCacheOptions: --watch-namespaces limits the manager's cache to those
-// namespaces (the chart's Roles exist only there) and the operator's own,
-// where its privileged Jobs run; none means every one.
+// namespaces (the chart's Roles exist only there); Jobs and pods are
+// cached in the operator's own namespace too, where its privileged Jobs
+// run, and nothing else is (the chart's Role there grants those alone);
+// none means every one.
 func TestCacheOptions(t *testing.T) {
-	if got := cacheOptions(nil, "streambench-system"); got.DefaultNamespaces != nil {
-		t.Fatalf("no namespaces: DefaultNamespaces = %v, want all (nil)", got.DefaultNamespaces)
+	if got := cacheOptions(nil, "streambench-system"); got.DefaultNamespaces != nil || got.ByObject != nil {
+		t.Fatalf("no namespaces: %+v, want all", got)
 	}
-	got := cacheOptions([]string{"team-a", "team-b"}, "streambench-system").DefaultNamespaces
-	if len(got) != 3 {
-		t.Fatalf("DefaultNamespaces = %v", got)
-	}
-	for _, ns := range []string{"team-a", "team-b", "streambench-system"} {
-		if _, ok := got[ns]; !ok {
-			t.Fatalf("DefaultNamespaces = %v, misses %s", got, ns)
+	got := cacheOptions([]string{"team-a", "team-b"}, "streambench-system")
+	keys := func(m map[string]cache.Config) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
 		}
+		sort.Strings(out)
+		return out
+	}
+	if k := keys(got.DefaultNamespaces); !slices.Equal(k, []string{"team-a", "team-b"}) {
+		t.Errorf("DefaultNamespaces = %v, want the watched ones alone: the operator's namespace grants jobs and pods only", k)
+	}
+	kinds := map[string]bool{}
+	for obj, by := range got.ByObject {
+		kind := fmt.Sprintf("%T", obj)
+		kinds[kind] = true
+		if k := keys(by.Namespaces); !slices.Equal(k, []string{"streambench-system", "team-a", "team-b"}) {
+			t.Errorf("%s cached in %v, want the watched namespaces and the operator's", kind, k)
+		}
+	}
+	if len(kinds) != 2 || !kinds["*v1.Job"] || !kinds["*v1.Pod"] {
+		t.Errorf("cached in the operator's namespace: %v, want Jobs and pods alone", kinds)
 	}
 }

@@ -33,7 +33,13 @@ cgroup and signals them: KILL sends SIGKILL; STOP sends SIGSTOP, waits
 --pause and sends SIGCONT (also when it is stopped early, so nothing is left
 stopped). It needs the host's PID namespace (hostPID) and root: the kernel
 ignores SIGSTOP and SIGKILL sent to a container's init from inside its own
-namespace. The result is one JSON object on stdout and in --termination-log.`,
+namespace. The result is one JSON object on stdout and in --termination-log.
+
+Each id must be a whole containerd, CRI-O or Docker id (64 lowercase hex
+digits), and a process is the container's only when a whole component of
+its cgroup path is the id or the runtime's scope of it
+(cri-containerd-<id>.scope, crio-<id>.scope, docker-<id>.scope): never a
+part of an id, never a substring.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pids, err := faults.ContainerPids(procRoot, ids)
@@ -73,7 +79,7 @@ namespace. The result is one JSON object on stdout and in --termination-log.`,
 			return err
 		},
 	}
-	cmd.Flags().StringSliceVar(&ids, "container-ids", nil, "the containers' ids (without the runtime's containerd:// prefix)")
+	cmd.Flags().StringSliceVar(&ids, "container-ids", nil, "the containers' ids: 64 lowercase hex digits each, without the runtime's containerd:// prefix; anything else is refused")
 	cmd.Flags().StringVar(&sig, "signal", "", "KILL, or STOP (then CONT after --pause)")
 	cmd.Flags().DurationVar(&pause, "pause", 0, "how long STOP lasts")
 	cmd.Flags().StringVar(&termLog, "termination-log", "/dev/termination-log", "also write the result here")

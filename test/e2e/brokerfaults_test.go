@@ -3,13 +3,20 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/faultjob"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
 // faultMinutes is the measured phase of a three-node run with faults:
@@ -74,4 +81,22 @@ func expectFaults(got *v1alpha1.BenchmarkRun) string {
 			st.Index, f.Action, f.Target, im.InjectedSeconds, st.Resolved, back, 100*im.LowestRateFraction, im.TargetRateMsgPerSec, rec, worst, im.PublishErrors)
 	}
 	return out
+}
+
+// expectNoPrivilegedJobs checks, once a run has finished, that its
+// privileged Jobs (the signal Jobs of its faults, its page-cache drops)
+// ran in the operator's namespace and are gone from it, and that the
+// run's namespace never held one (issue 58: a tenant with pods/exec
+// there could enter it).
+func expectNoPrivilegedJobs(ctx context.Context, run *v1alpha1.BenchmarkRun) {
+	Eventually(func(g Gomega) {
+		var jobs batchv1.JobList
+		g.Expect(k8s.List(ctx, &jobs, client.InNamespace(operatorNamespace), client.MatchingLabels{privileged.LabelRunUID: string(run.UID)})).To(Succeed())
+		g.Expect(jobs.Items).To(BeEmpty(), "privileged Jobs of %s left in %s", run.Name, operatorNamespace)
+	}).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	for _, role := range []string{faultjob.Role, probe.RoleDropCache} {
+		var jobs batchv1.JobList
+		Expect(k8s.List(ctx, &jobs, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name, workers.LabelRole: role})).To(Succeed())
+		Expect(jobs.Items).To(BeEmpty(), "a privileged %s Job in the run's namespace %s", role, run.Namespace)
+	}
 }

@@ -148,6 +148,8 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 				for _, st := range got.Status.Faults {
 					Expect(st.Resolved).To(HavePrefix("leader broker-"), "the coordinator named the leader")
 				}
+				By("the signal Job ran in the operator's namespace, never the run's, and is gone")
+				expectNoPrivilegedJobs(ctx, got)
 			}
 			p := got.Status.Results.PublishLatencyMs
 			logf("%s (three brokers, RF 3, level %d): publish p50 %.2f ms, p99 %.2f ms, %.2f MB/s", got.Name, level, p.P50, p.P99, got.Status.Results.PublishMBPerSec)

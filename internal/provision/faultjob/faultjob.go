@@ -15,7 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/provision/workers"
+	"github.com/streambench/streambench-operator/internal/faults"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
 )
 
 // Role is the signal Jobs' streambench.io/role label.
@@ -36,23 +37,29 @@ const (
 // node the load keeps busy, and the signals.
 const Slack = 120
 
-// Name is the Job of fault index in repeat (0 for a run not repeated).
+// Name is the Job of fault index in repeat (0 for a run not repeated),
+// in the operator's namespace: <run>-fault<i>[-r<repeat>]-<8 hex digits
+// of the run's UID>, so runs of one name in two namespaces never share
+// one. At most 40 + 8 + 4 + 9 characters (16 faults, 20 repeats): a
+// label value still.
 func Name(run *v1alpha1.BenchmarkRun, index, repeat int) string {
 	if repeat == 0 {
-		return fmt.Sprintf("%s-fault%d", run.Name, index)
+		return fmt.Sprintf("%s-fault%d-%s", run.Name, index, privileged.Suffix(run))
 	}
-	return fmt.Sprintf("%s-fault%d-r%d", run.Name, index, repeat)
+	return fmt.Sprintf("%s-fault%d-r%d-%s", run.Name, index, repeat, privileged.Suffix(run))
 }
 
 // Job signals the containers ids of pod on node: action Kill or Pause
-// (for pause). Pure.
+// (for pause). It is made in namespace, the operator's: never the run's
+// (internal/provision/privileged says why), and labelled with the run's
+// UID, namespace and name instead of an owner reference. Pure.
 //
 // It is privileged with hostPID: only from the host's PID namespace do
 // SIGSTOP and SIGKILL reach a container's init. It is bound to the node
 // by spec.nodeName, not the scheduler: it asks for no resources, so a
 // node the brokers fill still admits it, and it tolerates every taint
 // (it is there for a moment, for one pod of the run's own).
-func Job(run *v1alpha1.BenchmarkRun, image string, index, repeat int, action v1alpha1.FaultAction, pause time.Duration, pod *corev1.Pod, ids []string) (*batchv1.Job, error) {
+func Job(run *v1alpha1.BenchmarkRun, namespace, image string, index, repeat int, action v1alpha1.FaultAction, pause time.Duration, pod *corev1.Pod, ids []string) (*batchv1.Job, error) {
 	args := []string{"signal-container", "--container-ids=" + strings.Join(ids, ",")}
 	switch action {
 	case v1alpha1.FaultKill:
@@ -68,13 +75,24 @@ func Job(run *v1alpha1.BenchmarkRun, image string, index, repeat int, action v1a
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("pod %s has no running container to signal", pod.Name)
 	}
+	for _, id := range ids {
+		// The Job signals whatever its arguments name, as root on the
+		// node: only a whole id of the target's own containers goes in
+		// (signal-container checks again).
+		if err := faults.CheckContainerID(id); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
+	}
 	if pod.Spec.NodeName == "" {
 		return nil, fmt.Errorf("pod %s is on no node yet", pod.Name)
 	}
-	l := map[string]string{workers.LabelRun: run.Name, workers.LabelRole: Role, workers.LabelManagedBy: "streambench"}
+	if namespace == "" {
+		return nil, fmt.Errorf("no namespace for the signal Job: the operator's own (--operator-namespace) is required")
+	}
+	l := privileged.Labels(run, Role)
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: Name(run, index, repeat), Namespace: run.Namespace, Labels: l,
+			Name: Name(run, index, repeat), Namespace: namespace, Labels: l,
 			Annotations: map[string]string{
 				AnnotationFault:  fmt.Sprintf("%d/%d", index, repeat),
 				AnnotationTarget: pod.Namespace + "/" + pod.Name,
@@ -84,7 +102,7 @@ func Job(run *v1alpha1.BenchmarkRun, image string, index, repeat int, action v1a
 			BackoffLimit:          ptr.To[int32](0),
 			ActiveDeadlineSeconds: ptr.To(int64(pause/time.Second) + Slack),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				ObjectMeta: metav1.ObjectMeta{Labels: privileged.Labels(run, Role)},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
 					NodeName:      pod.Spec.NodeName,

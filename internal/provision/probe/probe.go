@@ -2,9 +2,9 @@
 // (or bookie) node, on a volume of the brokers' StorageClass when that
 // class provisions volumes on demand (PlanFor); a probe Job on the
 // workers' pool for existing clusters; and the privileged Job that drops
-// a node's page cache. Builders are pure; the controller reads the
-// StorageClasses, finds the nodes, creates the Jobs and reads the probes'
-// termination messages.
+// a node's page cache, in the operator's namespace. Builders are pure;
+// the controller reads the StorageClasses, finds the nodes, creates the
+// Jobs and reads the probes' termination messages.
 package probe
 
 import (
@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 )
 
@@ -102,16 +103,19 @@ func DropCacheJobName(run *v1alpha1.BenchmarkRun, node string) string {
 }
 
 // DropCacheJobNameFor is the page-cache Job of one node for the
-// coordinator's mid-run request seq (0: the drop before the load). Each
-// request has its own names, so a new request never meets the previous
-// one's Jobs still being deleted, and a restarted operator finds the
-// Jobs of the request it was answering. At most 40 + 10 + 3 + 1 + 8
-// characters for seq < 1000: a label value still.
+// coordinator's mid-run request seq (0: the drop before the load), in the
+// operator's namespace: its suffix hashes the run's UID with the node, so
+// runs of one name in two namespaces never share one. Each request has
+// its own names, so a new request never meets the previous one's Jobs
+// still being deleted, and a restarted operator finds the Jobs of the
+// request it was answering. At most 40 + 10 + 3 + 1 + 8 characters for
+// seq < 1000 (the operator answers at most spec.repeats: pagecache.MaxRequests):
+// a label value still.
 func DropCacheJobNameFor(run *v1alpha1.BenchmarkRun, node string, seq int32) string {
 	if seq == 0 {
-		return fmt.Sprintf("%s-dropcache-%s", run.Name, nodeHash(node))
+		return fmt.Sprintf("%s-dropcache-%s", run.Name, privileged.Suffix(run, node))
 	}
-	return fmt.Sprintf("%s-dropcache%d-%s", run.Name, seq, nodeHash(node))
+	return fmt.Sprintf("%s-dropcache%d-%s", run.Name, seq, privileged.Suffix(run, node))
 }
 
 // WorkerPoolJobName is the probe Job of an existing-cluster run.
@@ -267,18 +271,23 @@ const DropCacheDeadline = 120
 
 // DropCacheJob drops the page cache of one node. It is privileged: the
 // kernel accepts writes to /proc/sys/vm/drop_caches only from a
-// privileged container (root with a writable /proc/sys); hence the Pod
-// Security check before a run that asks for it (PrivilegedAllowed).
-func DropCacheJob(run *v1alpha1.BenchmarkRun, image, node string) *batchv1.Job {
-	return DropCacheJobFor(run, image, node, 0)
+// privileged container (root with a writable /proc/sys). So it runs in
+// namespace, the operator's, never the run's (internal/provision/privileged
+// says why), labelled with the run's UID, namespace and name instead of
+// an owner reference; hence the Pod Security check of that namespace
+// before a run that asks for it (privileged.Allowed).
+func DropCacheJob(run *v1alpha1.BenchmarkRun, namespace, image, node string) *batchv1.Job {
+	return DropCacheJobFor(run, namespace, image, node, 0)
 }
 
 // AnnotationDropSeq is the mid-run request a page-cache Job answers.
 const AnnotationDropSeq = "streambench.io/page-cache-drop-seq"
 
 // DropCacheJobFor is DropCacheJob for the coordinator's request seq (0:
-// the drop before the load).
-func DropCacheJobFor(run *v1alpha1.BenchmarkRun, image, node string, seq int32) *batchv1.Job {
+// the drop before the load). Its node is one of the run's broker nodes,
+// which the operator finds from the brokers' pods: a request names no
+// node.
+func DropCacheJobFor(run *v1alpha1.BenchmarkRun, namespace, image, node string, seq int32) *batchv1.Job {
 	var placement v1alpha1.Placement
 	if m := run.Spec.Cluster.Managed; m != nil {
 		placement = m.Placement
@@ -300,29 +309,11 @@ func DropCacheJobFor(run *v1alpha1.BenchmarkRun, image, node string, seq int32) 
 		}},
 	}
 	j := job(run, DropCacheJobNameFor(run, node, seq), RoleDropCache, spec)
+	j.Namespace = namespace
+	j.Labels, j.Spec.Template.Labels = privileged.Labels(run, RoleDropCache), privileged.Labels(run, RoleDropCache)
 	j.Spec.ActiveDeadlineSeconds = ptr.To[int64](DropCacheDeadline)
 	j.Annotations = map[string]string{AnnotationNode: node, AnnotationDropSeq: fmt.Sprint(seq)}
 	return j
-}
-
-// LabelPodSecurityEnforce is the namespace label of Pod Security
-// admission's enforced level.
-const LabelPodSecurityEnforce = "pod-security.kubernetes.io/enforce"
-
-// PrivilegedAllowed says whether a namespace with these labels admits a
-// privileged pod, and if not, a message that says why and how to allow
-// it. A namespace without the label gets the cluster's default level,
-// which is privileged unless the admission configuration says otherwise;
-// such a refusal shows up as the Job's failure.
-func PrivilegedAllowed(namespace string, nsLabels map[string]string) (bool, string) {
-	level, ok := nsLabels[LabelPodSecurityEnforce]
-	if !ok || level == "privileged" {
-		return true, ""
-	}
-	return false, fmt.Sprintf(
-		"spec.testbed.dropPageCache needs a privileged pod on each broker node, and namespace %s enforces Pod Security level %q (label %s); "+
-			"allow it with `kubectl label namespace %s %s=privileged --overwrite`, run in a namespace that allows privileged pods, or set spec.testbed.dropPageCache to false",
-		namespace, level, LabelPodSecurityEnforce, namespace, LabelPodSecurityEnforce)
 }
 
 // ParseResult reads a probe container's termination message.

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/privileged"
 )
 
 func sp(s string) *string { return &s }
@@ -135,7 +136,8 @@ func TestWorkerPoolJob(t *testing.T) {
 }
 
 func TestDropCacheJob(t *testing.T) {
-	j := DropCacheJob(run(v1alpha1.SystemPulsar, nil), "img:1", "node-7")
+	r := run(v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) { r.UID = "u-1" })
+	j := DropCacheJob(r, "streambench-system", "img:1", "node-7")
 	c := j.Spec.Template.Spec.Containers[0]
 	if c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged || c.Args[0] != "drop-page-cache" {
 		t.Errorf("container %+v: want a privileged drop-page-cache", c)
@@ -143,19 +145,33 @@ func TestDropCacheJob(t *testing.T) {
 	if j.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0] != "node-7" {
 		t.Error("not pinned to node-7")
 	}
-	if j.Name == JobName(run(v1alpha1.SystemPulsar, nil), "node-7") {
+	if j.Name == JobName(r, "node-7") {
 		t.Error("drop-cache and probe Jobs of a node share a name")
+	}
+	// In the operator's namespace, never the run's: its labels, not an
+	// owner reference (none crosses namespaces), name the run.
+	if j.Namespace != "streambench-system" || len(j.OwnerReferences) != 0 {
+		t.Errorf("Job in %q with owners %v, want the operator's namespace and none", j.Namespace, j.OwnerReferences)
+	}
+	for _, l := range []map[string]string{j.Labels, j.Spec.Template.Labels} {
+		if l[privileged.LabelRunUID] != "u-1" || l[privileged.LabelRunNamespace] != "bench" || l["streambench.io/run"] != "run-a" || l["streambench.io/role"] != RoleDropCache {
+			t.Errorf("labels %v do not name the run by UID, namespace and name", l)
+		}
+	}
+	other := run(v1alpha1.SystemPulsar, func(r *v1alpha1.BenchmarkRun) { r.Namespace, r.UID = "bench-2", "u-2" })
+	if DropCacheJobName(other, "node-7") == j.Name {
+		t.Errorf("runs run-a of bench and bench-2 share the Job %s", j.Name)
 	}
 }
 
 // Each mid-run request gets Jobs of its own names, within a label value's
 // 63 characters even for the longest run name.
 func TestDropCacheJobFor(t *testing.T) {
-	r := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) { r.Name = strings.Repeat("r", 40) })
-	before := DropCacheJob(r, "img:1", "node-7")
+	r := run(v1alpha1.SystemKafka, func(r *v1alpha1.BenchmarkRun) { r.Name, r.UID = strings.Repeat("r", 40), "u-1" })
+	before := DropCacheJob(r, "ops", "img:1", "node-7")
 	names := map[string]bool{before.Name: true}
 	for _, seq := range []int32{1, 2, 999} {
-		j := DropCacheJobFor(r, "img:1", "node-7", seq)
+		j := DropCacheJobFor(r, "ops", "img:1", "node-7", seq)
 		if names[j.Name] {
 			t.Errorf("request %d reuses the Job name %s", seq, j.Name)
 		}
@@ -163,35 +179,15 @@ func TestDropCacheJobFor(t *testing.T) {
 		if len(j.Name) > 63 {
 			t.Errorf("request %d: Job name %s has %d characters, more than a label value's 63", seq, j.Name, len(j.Name))
 		}
-		if j.Annotations[AnnotationDropSeq] != fmt.Sprint(seq) || j.Annotations[AnnotationNode] != "node-7" {
-			t.Errorf("request %d: annotations %v", seq, j.Annotations)
+		if j.Annotations[AnnotationDropSeq] != fmt.Sprint(seq) || j.Annotations[AnnotationNode] != "node-7" || j.Namespace != "ops" {
+			t.Errorf("request %d: namespace %s annotations %v", seq, j.Namespace, j.Annotations)
 		}
 		if !*j.Spec.Template.Spec.Containers[0].SecurityContext.Privileged {
 			t.Errorf("request %d: not privileged", seq)
 		}
 	}
-	if DropCacheJobFor(r, "img:1", "node-7", 0).Name != before.Name {
+	if DropCacheJobFor(r, "ops", "img:1", "node-7", 0).Name != before.Name {
 		t.Error("request 0 is not the drop before the load")
-	}
-}
-
-func TestPrivilegedAllowed(t *testing.T) {
-	for _, tc := range []struct {
-		labels map[string]string
-		ok     bool
-	}{
-		{nil, true}, // the cluster's default level
-		{map[string]string{LabelPodSecurityEnforce: "privileged"}, true},
-		{map[string]string{LabelPodSecurityEnforce: "baseline"}, false},
-		{map[string]string{LabelPodSecurityEnforce: "restricted", "pod-security.kubernetes.io/warn": "privileged"}, false},
-	} {
-		ok, msg := PrivilegedAllowed("bench", tc.labels)
-		if ok != tc.ok {
-			t.Errorf("%v: allowed %v, want %v", tc.labels, ok, tc.ok)
-		}
-		if !ok && (!strings.Contains(msg, "spec.testbed.dropPageCache") || !strings.Contains(msg, "kubectl label namespace bench pod-security.kubernetes.io/enforce=privileged")) {
-			t.Errorf("message %q does not name the field and the fix", msg)
-		}
 	}
 }
 
