@@ -165,7 +165,7 @@ var _ = Describe("the page-cache drop before the catch-up reads", func() {
 		}
 		// The coordinator's ConfigMap, before it wrote anything.
 		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: workers.ResultsName(run),
-			Labels: map[string]string{results.LabelRun: run.Name}}})).To(Succeed())
+			Labels: map[string]string{results.LabelRun: run.Name}, OwnerReferences: coordinatorOwner(run)}})).To(Succeed())
 
 		// A request that names nodes of its own: the Jobs go to the run's
 		// broker nodes all the same, never node-c (its ZooKeeper's) or
