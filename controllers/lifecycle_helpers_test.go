@@ -53,7 +53,7 @@ func waitPhase(run *v1alpha1.BenchmarkRun, phase v1alpha1.Phase) *v1alpha1.Bench
 // installStrimziCRDs installs the minimal Strimzi CRDs of config/test.
 func installStrimziCRDs() {
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range []string{"kafka.strimzi.io_kafkas.yaml", "kafka.strimzi.io_kafkanodepools.yaml", "kafka.strimzi.io_kafkausers.yaml"} {
+	for _, f := range []string{"kafka.strimzi.io_kafkas.yaml", "kafka.strimzi.io_kafkanodepools.yaml", "kafka.strimzi.io_kafkausers.yaml", "core.strimzi.io_strimzipodsets.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "config", "test", "strimzi", f))
 		Expect(err).NotTo(HaveOccurred())
 		crd := &apiextensionsv1.CustomResourceDefinition{}

@@ -434,6 +434,10 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, SpecPriority(10
 	// (brokers_strimzi_version_test.go).
 	kafkaVersionSpecs()
 
+	// Broker pods told from look-alikes by their StrimziPodSet
+	// (testbed_java_test.go).
+	lookalikeStrimziBrokerSpecs()
+
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)
