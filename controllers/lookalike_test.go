@@ -95,3 +95,31 @@ var _ = Describe("a running run, among look-alikes", func() {
 		Expect(collected).To(BeFalse())
 	})
 })
+
+var _ = Describe("a BenchmarkSuite, among look-alikes", func() {
+	It("fails a cell whose run name someone else's BenchmarkRun holds, never taking that run's results as the cell's", func() {
+		ns := newNamespace()
+		// Made before the suite, with the name its first cell gets, and
+		// finished with results of its own.
+		theirs := existingKafkaRun(ns)
+		theirs.GenerateName, theirs.Name = "", "pre-kafka-l1-lat"
+		theirs.Spec.Workload.ProducerRate = 5
+		Expect(k8sClient.Create(ctx, theirs)).To(Succeed())
+		runToSucceeded(theirs)
+
+		s := existingSuite(ns, "pre", []v1alpha1.Level{1}, nil)
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		var cell v1alpha1.SuiteCell
+		Eventually(func(g Gomega) {
+			cells := getSuite(s).Status.Cells
+			g.Expect(cells).To(HaveLen(1))
+			cell = cells[0]
+			g.Expect(cell.Phase).To(Equal(v1alpha1.CellFailed))
+		}).Should(Succeed())
+		Expect(cell.Name).To(Equal(theirs.Name))
+		Expect(cell.Message).To(Equal("BenchmarkRun pre-kafka-l1-lat exists and was not created by this suite (it has no controller); " +
+			"streambench neither uses nor deletes it: delete it, or create the suite under another name"))
+		Expect(cell.Results).To(BeNil(), "not the other run's results")
+		Expect(getRun(theirs).DeletionTimestamp).To(BeNil(), "someone else's run is left alone")
+	})
+})
