@@ -8,10 +8,12 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
@@ -229,6 +231,25 @@ var _ = Describe("the testbed of a run, among look-alike pods", func() {
 // lookalikeStrimziBrokerSpecs run inside the Ordered container that
 // installs Strimzi's CRDs (lifecycle_test.go).
 func lookalikeStrimziBrokerSpecs() {
+	It("fails when its Kafka is no longer its own, rather than sending its clients to that Kafka's bootstrap", func() {
+		ns := newNamespace()
+		run := validRun(ns, v1alpha1.SystemKafka)
+		Expect(k8sClient.Create(ctx, run)).To(Succeed())
+		waitPhase(run, v1alpha1.PhaseProvisioning)
+		kafka := kafkaObject(run)
+		Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(kafka), kafka) }).Should(Succeed())
+		kafka.SetOwnerReferences(nil)
+		Expect(k8sClient.Update(ctx, kafka)).To(Succeed())
+		strimziReady(run)
+
+		failed := waitPhase(run, v1alpha1.PhaseFailed)
+		Expect(meta.FindStatusCondition(failed.Status.Conditions, v1alpha1.ConditionFailed).Reason).To(Equal("BrokersFailed"))
+		Expect(failed.Status.Message).To(Equal("Kafka " + ns + "/" + kafka.GetName() + " is no longer controlled by " + run.Name +
+			" (it has no controller): it was replaced or taken over while the run waited for it, so its status is not that of the brokers the run deployed; streambench neither uses nor deletes it"))
+		noJobs(run)
+		Expect(gone(kafkaObject(run))()).To(BeFalse(), "teardown leaves a Kafka the run does not control")
+	})
+
 	It("takes the Java probe's image and node from a pod of the run's StrimziPodSet, not from a look-alike with Strimzi's labels", func() {
 		ns := javaNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)
