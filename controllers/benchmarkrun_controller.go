@@ -45,6 +45,10 @@ type BenchmarkRunReconciler struct {
 	// WorkerImage is the streambench image the worker and coordinator Jobs
 	// use unless a run overrides it.
 	WorkerImage string
+	// AllowedWorkerImages are the other images a run may name in
+	// spec.workers.image (workers.ImagePolicy: exact references, or
+	// prefixes ending in '*'); empty, WorkerImage alone.
+	AllowedWorkerImages []string
 	// Helm installs managed Pulsar clusters; nil leaves managed Pulsar runs
 	// to fail with a message that says so.
 	Helm *pulsar.Installer

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,22 +64,47 @@ func (b strimziBrokers) Deploy(ctx context.Context, run *v1alpha1.BenchmarkRun) 
 		}
 		objs = append(objs, user)
 	}
-	var owner client.Object = run
-	if b.owner != nil {
-		owner = b.owner
-	}
 	for _, obj := range objs {
-		if err := createOwned(ctx, b.Client, owner, obj); err != nil {
+		if err := createOwned(ctx, b.Client, b.ownerOf(run), obj); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// ownerOf is what controls the objects Deploy made for run: the run, or
+// the suite that deploys its clusters.
+func (b strimziBrokers) ownerOf(run *v1alpha1.BenchmarkRun) client.Object {
+	if b.owner != nil {
+		return b.owner
+	}
+	return run
+}
+
+// kafka is the run's Kafka, read by its name; one the run (or its suite)
+// no longer controls fails the run: its readiness and its bootstrap, to
+// which the run's clients would take their credentials, are not the
+// run's brokers' (issue 58).
 func (b strimziBrokers) kafka(ctx context.Context, run *v1alpha1.BenchmarkRun) (*unstructured.Unstructured, error) {
 	kafka := strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run))
-	err := b.Get(ctx, client.ObjectKeyFromObject(kafka), kafka)
-	return kafka, err
+	if err := b.Get(ctx, client.ObjectKeyFromObject(kafka), kafka); err != nil {
+		return kafka, err
+	}
+	if err := notOwnedAnyMore(kafka, b.ownerOf(run)); err != nil {
+		return nil, err
+	}
+	return kafka, nil
+}
+
+// notOwnedAnyMore fails permanently when obj, which the run's Deploy
+// created, is no longer controlled by owner: replaced by someone else's of
+// the same name, or taken over.
+func notOwnedAnyMore(obj, owner client.Object) error {
+	if metav1.IsControlledBy(obj, owner) {
+		return nil
+	}
+	return permanent(fmt.Errorf("%s %s/%s is no longer controlled by %s (it has %s): it was replaced or taken over while the run waited for it, so its status is not that of the brokers the run deployed; streambench neither uses nor deletes it",
+		obj.GetObjectKind().GroupVersionKind().Kind, obj.GetNamespace(), obj.GetName(), owner.GetName(), notControlled(obj)))
 }
 
 func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*v1alpha1.BrokerEndpoints, string, error) {
@@ -146,6 +172,9 @@ func (b strimziBrokers) userReady(ctx context.Context, run *v1alpha1.BenchmarkRu
 	if err != nil {
 		return "", err
 	}
+	if err := notOwnedAnyMore(user, b.ownerOf(run)); err != nil {
+		return "", err
+	}
 	_, reason := strimzi.UserReady(user)
 	return reason, nil
 }
@@ -161,11 +190,7 @@ func (b strimziBrokers) Teardown(ctx context.Context, run *v1alpha1.BenchmarkRun
 	}
 	// Deleting needs only kind, name and namespace; the builders would also
 	// re-validate a spec that is long past validation.
-	var owner client.Object = run
-	if b.owner != nil {
-		owner = b.owner
-	}
-	return deleteAll(ctx, b.Client, owner,
+	return deleteAll(ctx, b.Client, b.ownerOf(run),
 		strimziRef(strimzi.KafkaUserGVK, run.Namespace, strimzi.UserName(run)),
 		strimziRef(strimzi.KafkaGVK, run.Namespace, strimzi.ClusterName(run)),
 		strimziRef(strimzi.KafkaNodePoolGVK, run.Namespace, strimzi.PoolName(run)),

@@ -121,7 +121,8 @@ var _ = Describe("faults and bad input", func() {
 		// a real pod does during its grace period.
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-workers-0-x", Namespace: ns, Finalizers: []string{"streambench.io/test"},
-				Labels: map[string]string{workers.LabelRun: run.Name, workers.LabelRole: workers.RoleWorker}},
+				OwnerReferences: jobControlled(loadJob(run, workers.RoleWorker)),
+				Labels:          map[string]string{workers.LabelRun: run.Name, workers.LabelRole: workers.RoleWorker}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: testImage}}},
 		}
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())

@@ -53,7 +53,7 @@ func waitPhase(run *v1alpha1.BenchmarkRun, phase v1alpha1.Phase) *v1alpha1.Bench
 // installStrimziCRDs installs the minimal Strimzi CRDs of config/test.
 func installStrimziCRDs() {
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range []string{"kafka.strimzi.io_kafkas.yaml", "kafka.strimzi.io_kafkanodepools.yaml", "kafka.strimzi.io_kafkausers.yaml"} {
+	for _, f := range []string{"kafka.strimzi.io_kafkas.yaml", "kafka.strimzi.io_kafkanodepools.yaml", "kafka.strimzi.io_kafkausers.yaml", "core.strimzi.io_strimzipodsets.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "config", "test", "strimzi", f))
 		Expect(err).NotTo(HaveOccurred())
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -163,13 +163,22 @@ func writeRepeatedResults(run *v1alpha1.BenchmarkRun, d *v1alpha1.EffectiveDurab
 	return summary
 }
 
-// failPod plays the kubelet: a pod of the run's Job whose container exited
-// with an error.
+// loadJob is the run's Job of role: the coordinator's or the workers'.
+func loadJob(run *v1alpha1.BenchmarkRun, role string) *batchv1.Job {
+	if role == workers.RoleCoord {
+		return getJob(run, workers.CoordinatorName(run))
+	}
+	return getJob(run, workers.WorkerJobName(run))
+}
+
+// failPod plays the Job controller and the kubelet: a pod of the run's Job
+// of role whose container exited with an error.
 func failPod(run *v1alpha1.BenchmarkRun, role, message string) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: run.Name + "-" + role + "-0", Namespace: run.Namespace,
-			Labels: map[string]string{workers.LabelRun: run.Name, workers.LabelRole: role},
+			Labels:          map[string]string{workers.LabelRun: run.Name, workers.LabelRole: role},
+			OwnerReferences: jobControlled(loadJob(run, role)),
 		},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: role, Image: testImage}}},
 	}

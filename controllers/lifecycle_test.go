@@ -244,7 +244,7 @@ var _ = Describe("a run against an existing cluster", func() {
 		Expect(k8sClient.Create(ctx, run)).To(Succeed())
 		waitPhase(run, v1alpha1.PhaseRunning)
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-workers-1-x", Namespace: ns,
+			ObjectMeta: metav1.ObjectMeta{Name: run.Name + "-workers-1-x", Namespace: ns, OwnerReferences: jobControlled(loadJob(run, workers.RoleWorker)),
 				Labels: map[string]string{workers.LabelRun: run.Name, workers.LabelRole: workers.RoleWorker}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker", Image: testImage}}},
 		}
@@ -433,6 +433,10 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, SpecPriority(10
 	// The Kafka version, read from the installed Strimzi
 	// (brokers_strimzi_version_test.go).
 	kafkaVersionSpecs()
+
+	// Broker pods told from look-alikes by their StrimziPodSet
+	// (testbed_java_test.go).
+	lookalikeStrimziBrokerSpecs()
 
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,12 +63,8 @@ func checkOwned(ctx context.Context, c client.Client, owner client.Object, obj c
 	if metav1.IsControlledBy(existing, owner) {
 		return nil
 	}
-	holder := "no controller"
-	if ref := metav1.GetControllerOf(existing); ref != nil {
-		holder = fmt.Sprintf("controller %s %s", ref.Kind, ref.Name)
-	}
 	return permanent(fmt.Errorf("%s %s/%s exists already and was not created by this run (it has %s); streambench neither uses nor deletes it: rename the run, or delete that object if it is a leftover",
-		kindOf(c, obj), obj.GetNamespace(), obj.GetName(), holder))
+		kindOf(c, obj), obj.GetNamespace(), obj.GetName(), notControlled(existing)))
 }
 
 // deleteAll deletes those of objs that owner controls, in the background,
@@ -106,6 +103,36 @@ func deleteAll(ctx context.Context, c client.Client, owner client.Object, objs .
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// controlledPods keeps the pods whose controller is one of owners, by
+// UID. What the operator reads back from a pod (its phase, its
+// termination message, its node, its image) is taken only from pods its
+// own Jobs (or the run's brokers' workloads) made: a pod's name and labels
+// are anyone's to copy who may create pods in the namespace, and a
+// look-alike must neither fail a run, nor fill in its results, nor choose
+// where or what the operator runs next (issue 58). A pod made to name
+// owner's UID as its controller passes; the Job controller would count
+// such a pod as its own too.
+func controlledPods(pods []corev1.Pod, owners ...metav1.Object) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range pods {
+		for _, o := range owners {
+			if o != nil && metav1.IsControlledBy(&p, o) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// notControlled says, for a message, who controls obj instead of owner.
+func notControlled(obj metav1.Object) string {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return fmt.Sprintf("controller %s %s", ref.Kind, ref.Name)
+	}
+	return "no controller"
+}
 
 // kindOf names obj's kind for a message.
 func kindOf(c client.Client, obj client.Object) string {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -80,11 +81,19 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	// go only once its pod is gone: a coordinator stopped mid-run (pod
 	// deleted, evicted, the Job's deadline) writes its results within its
 	// termination grace period, after the run already failed.
+	// Only pods the coordinator Job made count: a look-alike with their
+	// labels would keep that permission, and the run's finalizer, for as
+	// long as it stays. The Job may be gone already (its UID with it), so
+	// its pods are known by their controller's kind and name; the garbage
+	// collector deletes a pod whose controller does not exist.
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name, workers.LabelRole: workers.RoleCoord}); err != nil {
 		return false, err
 	}
-	if len(pods.Items) > 0 {
+	if slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool {
+		ref := metav1.GetControllerOf(&p)
+		return ref != nil && ref.Kind == "Job" && ref.Name == workers.CoordinatorName(run)
+	}) {
 		workersGone = false
 	} else {
 		rbacGone, err := deleteAll(ctx, r.Client, run, binding, role, sa,

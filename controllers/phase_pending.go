@@ -80,6 +80,16 @@ func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1
 	return ctrl.Result{}, nil
 }
 
+// ReasonImageNotAllowed is the reason of a run refused in Pending for an
+// image its operator does not run (workers.ImagePolicy).
+const ReasonImageNotAllowed = "ImageNotAllowed"
+
+// imagePolicy is which images the run's pods may run: the operator's
+// worker image and its admin's allow-list.
+func (r *BenchmarkRunReconciler) imagePolicy() workers.ImagePolicy {
+	return workers.ImagePolicy{Default: r.WorkerImage, Allowed: r.AllowedWorkerImages}
+}
+
 // joinErrors is every problem of a field list in one message, one after
 // the other, each naming its field.
 func joinErrors(errs field.ErrorList) string {
@@ -113,6 +123,12 @@ func runTimeoutCheck(run *v1alpha1.BenchmarkRun) statusTx {
 // and starts the provisioning clock. A bad file or a missing Secret or key
 // fails the run before anything is deployed.
 func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
+	// The image first: a run whose pods would run an image the operator's
+	// admin did not allow is refused before any of its files or Secrets
+	// is read.
+	if err := r.imagePolicy().Check(run); err != nil {
+		return r.fail(ctx, run, ReasonImageNotAllowed, err.Error())
+	}
 	refused, dropped, err := r.readRunFiles(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -169,10 +169,10 @@ var _ = Describe("the workers' nodes", func() {
 })
 
 // loadPod plays the Job controller and the scheduler: a pending pod of
-// the run's role, bound to node.
+// the run's Job of role, bound to node.
 func loadPod(run *v1alpha1.BenchmarkRun, name, role, node string) {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, OwnerReferences: jobControlled(loadJob(run, role)),
 			Labels: map[string]string{workers.LabelRun: run.Name, workers.LabelRole: role}},
 		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: role, Image: testImage}}},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -34,8 +33,10 @@ const (
 // checkSecrets checks, before anything is deployed, that every Secret key
 // the run's clients read (security.Refs) exists in the run's namespace and
 // is not empty, and that security.Resolve takes the spec. Bad input is a
-// refusal whose message names the field, the Secret, the key, the keys the
-// Secret has (names only) and the fix. A Secret that Strimzi writes itself
+// refusal whose message names the field, the Secret, the key asked for and
+// the fix; never the Secret's other keys, not even their names: whoever
+// may create a run need not be someone who may read the namespace's
+// Secrets (issue 58). A Secret that Strimzi writes itself
 // (the CA of spec.cluster.existing.strimziCluster, a KafkaUser's) may not
 // exist yet when the run is created with its Kafka or KafkaUser: it is
 // waited for, as the Kafka is, within spec.timeouts.provisioning; waiting
@@ -82,11 +83,10 @@ func (r *BenchmarkRunReconciler) checkSecrets(ctx context.Context, run *v1alpha1
 		case err != nil:
 			return nil, "", err
 		}
-		keys := secretKeys(&s)
 		for _, ref := range refs {
 			v, ok := s.Data[ref.Key]
 			if !ok {
-				return &refusal{ReasonSecretKeyMissing, missingKey(run, ref, keys, refs)}, "", nil
+				return &refusal{ReasonSecretKeyMissing, missingKey(run, ref, refs)}, "", nil
 			}
 			if len(v) == 0 {
 				return &refusal{ReasonSecretKeyMissing, fmt.Sprintf(
@@ -148,15 +148,13 @@ func missingSecret(run *v1alpha1.BenchmarkRun, name string, refs []security.Ref)
 	return msg + fmt.Sprintf("create it (%s), then create the run again", createSecret(run.Namespace, name, refs))
 }
 
-// missingKey is the refusal of a key the Secret lacks, with the keys it
-// has and what to set.
-func missingKey(run *v1alpha1.BenchmarkRun, ref security.Ref, keys []string, refs []security.Ref) string {
+// missingKey is the refusal of a key the Secret lacks, with what to set.
+// It names the key asked for and the Secret only: the keys the Secret has
+// are for those who may read it to list (kubectl describe secret), which
+// the run's author need not be.
+func missingKey(run *v1alpha1.BenchmarkRun, ref security.Ref, refs []security.Ref) string {
 	e := run.Spec.Cluster.Existing
-	have := "none"
-	if len(keys) > 0 {
-		have = strings.Join(keys, ", ")
-	}
-	head := fmt.Sprintf("Secret %s has no key %s (its keys: %s)", ref.Name, ref.Key, have)
+	head := fmt.Sprintf("Secret %s has no key %s", ref.Name, ref.Key)
 	if a := e.Authentication; a != nil && a.StrimziKafkaUser != nil && a.StrimziKafkaUser.SecretName == ref.Name {
 		return fmt.Sprintf("%s: %s: Strimzi writes key %s for a KafkaUser of type scram-sha-512, and %s and %s for one of type tls; set spec.cluster.existing.authentication.strimziKafkaUser.type to the KafkaUser's spec.authentication.type",
 			ref.Field, head, security.StrimziPasswordKey, security.StrimziUserCertKey, security.StrimziUserKeyKey)
@@ -172,8 +170,8 @@ func missingKey(run *v1alpha1.BenchmarkRun, ref security.Ref, keys []string, ref
 			field = ref.Field + ".certificateKey"
 		}
 	}
-	return fmt.Sprintf("%s: %s; set it to one of them, or create the Secret with the key (%s)",
-		field, head, createSecret(run.Namespace, ref.Name, refs))
+	return fmt.Sprintf("%s: %s; set it to the key that holds the file (kubectl describe secret %s -n %s lists the Secret's keys, for those who may read it), or create the Secret with the key (%s)",
+		field, head, ref.Name, run.Namespace, createSecret(run.Namespace, ref.Name, refs))
 }
 
 func tlsClientCert(e *v1alpha1.ExistingCluster) *v1alpha1.ClientCertificate {
@@ -206,16 +204,6 @@ func refKeys(refs []security.Ref) []string {
 	for i, r := range refs {
 		keys[i] = r.Key
 	}
-	return keys
-}
-
-// secretKeys are the names of a Secret's keys, sorted; never values.
-func secretKeys(s *corev1.Secret) []string {
-	keys := make([]string, 0, len(s.Data))
-	for k := range s.Data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	return keys
 }
 

@@ -99,6 +99,12 @@ func brokersMessage(e *v1alpha1.BrokerEndpoints) string {
 // write the results, the workers' headless Service, the worker Job and the
 // coordinator Job, all owned by the run.
 func (r *BenchmarkRunReconciler) startWorkers(ctx context.Context, run *v1alpha1.BenchmarkRun, brokers v1alpha1.BrokerEndpoints) error {
+	// Pending checked it; a run that passed Pending under an operator with
+	// another allow-list (restarted with new flags) is checked again
+	// before its image reaches a pod.
+	if err := r.imagePolicy().Check(run); err != nil {
+		return permanent(err)
+	}
 	coordinator, err := workers.CoordinatorJob(run, r.WorkerImage, brokers)
 	if err != nil {
 		return permanent(err)

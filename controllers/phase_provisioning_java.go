@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -72,6 +73,14 @@ func (r *BenchmarkRunReconciler) brokerJava(ctx context.Context, run *v1alpha1.B
 	if err != nil {
 		return javaProbe{}, err
 	}
+	if !metav1.IsControlledBy(&job, run) {
+		// Someone else's Job of the probe's name: neither its image nor
+		// its pods' output is the brokers' Java (issue 58). The probe
+		// never fails a run: the Java stays unknown, saying why.
+		return javaProbe{done: true, note: fmt.Sprintf(
+			"the brokers' Java version was not read: Job %s exists and was not created by this run (it has %s); streambench neither uses nor deletes it",
+			job.Name, notControlled(&job))}, nil
+	}
 	out := javaProbe{image: job.Spec.Template.Spec.Containers[0].Image}
 	message, err := r.terminationMessage(ctx, run, &job)
 	if err != nil {
@@ -103,17 +112,18 @@ func (r *BenchmarkRunReconciler) brokerJava(ctx context.Context, run *v1alpha1.B
 	return out, nil
 }
 
-// javaBrokerPod is the broker pod whose image the probe runs: a running
-// one first (its image is on its node), by name, so a retried reconcile
-// picks the same.
+// javaBrokerPod is the broker pod whose image the probe runs: one the
+// run's brokers made (brokerPods; a look-alike's image and security
+// context must not reach the probe's pod), a running one first (its image
+// is on its node), by name, so a retried reconcile picks the same.
 func (r *BenchmarkRunReconciler) javaBrokerPod(ctx context.Context, run *v1alpha1.BenchmarkRun) (*corev1.Pod, error) {
 	sels := brokerSelectors(run)
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), sels[len(sels)-1].labels); err != nil {
+	pods, err := r.brokerPods(ctx, run, sels[len(sels)-1])
+	if err != nil {
 		return nil, err
 	}
 	var candidates []corev1.Pod
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if _, ok := probe.BrokerContainer(&p); ok && p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
 			candidates = append(candidates, p)
 		}
@@ -132,14 +142,16 @@ func (r *BenchmarkRunReconciler) javaBrokerPod(ctx context.Context, run *v1alpha
 }
 
 // terminationMessage is what the container of a Job's pod left as its
-// termination message (the last pod's, if there were several).
+// termination message (the last pod's, if there were several): of a pod
+// the Job made (controlledPods), not of any pod carrying its job-name
+// label.
 func (r *BenchmarkRunReconciler) terminationMessage(ctx context.Context, run *v1alpha1.BenchmarkRun, job *batchv1.Job) (string, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{jobLabelName: job.Name}); err != nil {
 		return "", err
 	}
 	var message string
-	for _, p := range pods.Items {
+	for _, p := range controlledPods(pods.Items, job) {
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; t != nil && t.Message != "" {
 				message = t.Message

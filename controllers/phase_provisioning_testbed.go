@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -159,23 +164,87 @@ type brokerNode struct {
 	roles []string
 }
 
-// podSelector selects the pods of one role of a managed run's brokers.
+// podSelector selects the pods of one role of a managed run's brokers:
+// by their labels, and by the workload that controls them (a StatefulSet
+// of the Pulsar release, the StrimziPodSet of the run's node pool).
 type podSelector struct {
 	role   string
 	labels client.MatchingLabels
+	// owner is the controller the pods must have (brokerPods).
+	owner schema.GroupVersionKind
+	name  string
 }
 
 // brokerSelectors select the pods Strimzi (Kafka's brokers) or the Pulsar
 // chart (bookies, brokers) made for a managed run; the brokers last.
 func brokerSelectors(run *v1alpha1.BenchmarkRun) []podSelector {
+	sts := appsv1.SchemeGroupVersion.WithKind("StatefulSet")
 	if run.Spec.System == v1alpha1.SystemPulsar {
 		rel := pulsar.ReleaseName(run)
 		return []podSelector{
-			{"bookie", client.MatchingLabels{"release": rel, "component": "bookie"}},
-			{"broker", client.MatchingLabels{"release": rel, "component": "broker"}},
+			{"bookie", client.MatchingLabels{"release": rel, "component": pulsar.ComponentBookie}, sts, rel + "-" + pulsar.ComponentBookie},
+			{"broker", client.MatchingLabels{"release": rel, "component": pulsar.ComponentBroker}, sts, rel + "-" + pulsar.ComponentBroker},
 		}
 	}
-	return []podSelector{{"broker", client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run), "strimzi.io/broker-role": "true"}}}
+	return []podSelector{{"broker", client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run), "strimzi.io/broker-role": "true"},
+		strimzi.PodSetGVK, strimzi.PodSetName(run)}}
+}
+
+// The StrimziPodSet of a run's node pool is read to tell its broker pods
+// from look-alikes (brokerWorkload), from the API server: one get per
+// look, no cache of every StrimziPodSet of the cluster.
+// +kubebuilder:rbac:groups=core.strimzi.io,resources=strimzipodsets,verbs=get
+
+// brokerPods are the pods of sel that the run's brokers are: listed by
+// their labels, which anyone who may create a pod in the namespace can
+// copy, and kept only when their controller is the workload that made
+// them (brokerWorkload), by UID. The probes and the privileged page-cache
+// Job go to those pods' nodes and the Java probe runs one's image and
+// security context: a look-alike must choose none of them (issue 58).
+func (r *BenchmarkRunReconciler) brokerPods(ctx context.Context, run *v1alpha1.BenchmarkRun, sel podSelector) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), sel.labels); err != nil {
+		return nil, err
+	}
+	if len(pods.Items) == 0 {
+		return nil, nil
+	}
+	owner, err := r.brokerWorkload(ctx, run, sel)
+	if err != nil || owner == nil {
+		return nil, err
+	}
+	return controlledPods(pods.Items, owner), nil
+}
+
+// brokerWorkload is the object that makes the pods of sel, when it is the
+// run's; nil while it does not exist. A Pulsar StatefulSet is the run's
+// release's by its name (Deploy refused a release of the run's name that
+// the run did not install). A StrimziPodSet is the run's when it is owned
+// by the run's KafkaNodePool, by UID: Strimzi names the pool its owner,
+// and the run controls the pool (createOwned).
+func (r *BenchmarkRunReconciler) brokerWorkload(ctx context.Context, run *v1alpha1.BenchmarkRun, sel podSelector) (metav1.Object, error) {
+	key := types.NamespacedName{Namespace: run.Namespace, Name: sel.name}
+	if sel.owner != strimzi.PodSetGVK {
+		var sts appsv1.StatefulSet
+		if err := r.Get(ctx, key, &sts); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return &sts, nil
+	}
+	podSet := strimziRef(strimzi.PodSetGVK, run.Namespace, sel.name)
+	if err := r.apiReader().Get(ctx, key, podSet); apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	pool := strimziRef(strimzi.KafkaNodePoolGVK, run.Namespace, strimzi.PoolName(run))
+	if err := r.Get(ctx, client.ObjectKeyFromObject(pool), pool); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(pool, run) || !slices.ContainsFunc(podSet.GetOwnerReferences(), func(o metav1.OwnerReference) bool { return o.UID == pool.GetUID() }) {
+		return nil, nil
+	}
+	return podSet, nil
 }
 
 // brokerNodes finds the nodes the run's brokers (Kafka) or bookies and
@@ -188,11 +257,11 @@ func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.
 	sels := brokerSelectors(run)
 	roles := map[string]map[string]bool{}
 	for _, s := range sels {
-		var pods corev1.PodList
-		if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), s.labels); err != nil {
+		pods, err := r.brokerPods(ctx, run, s)
+		if err != nil {
 			return nil, "", err
 		}
-		for _, p := range pods.Items {
+		for _, p := range pods {
 			if p.Spec.NodeName == "" {
 				continue
 			}
@@ -207,7 +276,7 @@ func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.
 		for _, s := range sels {
 			wanted = append(wanted, labelsText(s.labels))
 		}
-		return nil, fmt.Sprintf("no broker pods found on any node (labels %s), so no broker node was measured", strings.Join(wanted, " or ")), nil
+		return nil, fmt.Sprintf("no broker pods found on any node (labels %s, made by the run's brokers), so no broker node was measured", strings.Join(wanted, " or ")), nil
 	}
 	var out []brokerNode
 	for n, rs := range roles {
@@ -272,6 +341,12 @@ func (r *BenchmarkRunReconciler) runProbes(ctx context.Context, run *v1alpha1.Be
 			}
 			return nil, false, err
 		}
+		if !metav1.IsControlledBy(&job, run) {
+			// Replaced since createOwned saw the run's own: its result
+			// is not the node's.
+			return nil, false, permanent(fmt.Errorf("probe Job %s/%s was replaced by one this run did not create (it has %s); streambench neither uses nor deletes it: delete it, and create the run again",
+				job.Namespace, job.Name, notControlled(&job)))
+		}
 		res, ok, err := r.probeResult(ctx, run, &job)
 		if err != nil {
 			return nil, false, err
@@ -291,8 +366,10 @@ func (r *BenchmarkRunReconciler) runProbes(ctx context.Context, run *v1alpha1.Be
 }
 
 // probeResult reads one probe Job's result: the JSON its container left as
-// termination message. A failed (or overdue) Job gives a node with the
-// reason in Error, never a run that waits forever.
+// termination message, in a pod the Job made (controlledPods: a
+// look-alike carrying the Job's label would write the node's figures). A
+// failed (or overdue) Job gives a node with the reason in Error, never a
+// run that waits forever.
 func (r *BenchmarkRunReconciler) probeResult(ctx context.Context, run *v1alpha1.BenchmarkRun, job *batchv1.Job) (v1alpha1.NodeProbe, bool, error) {
 	node := job.Annotations[probe.AnnotationNode]
 	var pods corev1.PodList
@@ -300,7 +377,7 @@ func (r *BenchmarkRunReconciler) probeResult(ctx context.Context, run *v1alpha1.
 		return v1alpha1.NodeProbe{}, false, err
 	}
 	var message, podNode string
-	for _, p := range pods.Items {
+	for _, p := range controlledPods(pods.Items, job) {
 		for _, cs := range p.Status.ContainerStatuses {
 			if t := cs.State.Terminated; t != nil && t.Message != "" {
 				message, podNode = t.Message, p.Spec.NodeName

@@ -39,12 +39,19 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if !metav1.IsControlledBy(&job, run) {
+			// Made again by someone else, or taken over: its state (a
+			// Complete that would move the run on) is not the run's.
+			return r.fail(ctx, run, "JobReplaced", fmt.Sprintf(
+				"Job %s is no longer controlled by this run (it has %s): it was replaced or taken over while the run was running, and the run cannot tell from it how its workload went; streambench neither uses nor deletes it",
+				name, notControlled(&job)))
+		}
 		jobs[name] = &job
 	}
 	coordinator, workerJob := jobs[workers.CoordinatorName(run)], jobs[workers.WorkerJobName(run)]
 	// Before a finished coordinator moves the run on: its pods still say
 	// where they ran (phase_running_placement.go).
-	if err := r.recordWorkerPlacement(ctx, run); err != nil {
+	if err := r.recordWorkerPlacement(ctx, run, coordinator, workerJob); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -58,9 +65,11 @@ func (r *BenchmarkRunReconciler) reconcileRunning(ctx context.Context, run *v1al
 		return ctrl.Result{}, err
 	}
 	// Only the load generator's pods: a probe pod that failed earlier is
-	// recorded in status.testbed, not a failure of the workload.
+	// recorded in status.testbed, not a failure of the workload; and only
+	// pods of the run's two Jobs, not a look-alike with their labels, whose
+	// failure (and message) would be the run's (controlledPods).
 	var loadPods []corev1.Pod
-	for _, p := range pods.Items {
+	for _, p := range controlledPods(pods.Items, coordinator, workerJob) {
 		if role := p.Labels[workers.LabelRole]; role == workers.RoleWorker || role == workers.RoleCoord {
 			loadPods = append(loadPods, p)
 		}

@@ -3,7 +3,9 @@ package controllers
 import (
 	"context"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -17,8 +19,10 @@ import (
 // status.testbed.machines, once all of them are scheduled, once: their
 // spread is preferred, not insisted on, so whether they shared nodes is
 // part of what the run stood on. Workers that share a node are announced
-// with a warning unless the placement asked for it.
-func (r *BenchmarkRunReconciler) recordWorkerPlacement(ctx context.Context, run *v1alpha1.BenchmarkRun) error {
+// with a warning unless the placement asked for it. The pods are those
+// of jobs (the coordinator's and the workers' Jobs), by controller: a
+// look-alike with their labels must not say where the workload ran.
+func (r *BenchmarkRunReconciler) recordWorkerPlacement(ctx context.Context, run *v1alpha1.BenchmarkRun, jobs ...*batchv1.Job) error {
 	if run.Status.Testbed == nil || run.Status.Testbed.Workers != nil {
 		return nil
 	}
@@ -26,7 +30,11 @@ func (r *BenchmarkRunReconciler) recordWorkerPlacement(ctx context.Context, run 
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels{workers.LabelRun: run.Name}); err != nil {
 		return err
 	}
-	placed, ok := workers.PlacementOf(run, pods.Items)
+	owners := make([]metav1.Object, len(jobs))
+	for i, j := range jobs {
+		owners[i] = j
+	}
+	placed, ok := workers.PlacementOf(run, controlledPods(pods.Items, owners...))
 	if !ok {
 		return nil
 	}

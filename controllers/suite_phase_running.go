@@ -69,6 +69,15 @@ func (r *BenchmarkSuiteReconciler) reconcileSuiteRunning(ctx context.Context, s 
 	case err != nil:
 		return ctrl.Result{}, err
 	}
+	if !metav1.IsControlledBy(&child, s) {
+		// A run of the cell's name that someone else made (before the
+		// suite, or in place of its own): its spec and results are not
+		// the cell's (issue 58).
+		r.endCell(s, cell, v1alpha1.CellFailed, fmt.Sprintf(
+			"BenchmarkRun %s exists and was not created by this suite (it has %s); streambench neither uses nor deletes it: delete it, or create the suite under another name",
+			cell.Name, notControlled(&child)))
+		return r.afterCell(ctx, s, cell)
+	}
 	if cell.Phase == v1alpha1.CellWaiting {
 		// Created by an operator that stopped before it recorded so.
 		cell.Phase = v1alpha1.CellRunning

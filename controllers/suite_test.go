@@ -150,15 +150,16 @@ func startManager() {
 		StorageNamespace: operatorNamespace,
 	})
 	Expect((&BenchmarkRunReconciler{
-		Client:             mgr.GetClient(),
-		APIReader:          mgr.GetAPIReader(),
-		Scheme:             mgr.GetScheme(),
-		Recorder:           mgr.GetEventRecorder("streambench"),
-		WorkerImage:        testImage,
-		Helm:               helm,
-		UnschedulableGrace: 0,
-		Monitoring:         monitoring.Config{Release: testMonitoringRelease},
-		OperatorNamespace:  operatorNamespace,
+		Client:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		Scheme:              mgr.GetScheme(),
+		Recorder:            mgr.GetEventRecorder("streambench"),
+		WorkerImage:         testImage,
+		AllowedWorkerImages: testAllowedImages,
+		Helm:                helm,
+		UnschedulableGrace:  0,
+		Monitoring:          monitoring.Config{Release: testMonitoringRelease},
+		OperatorNamespace:   operatorNamespace,
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&BenchmarkSuiteReconciler{
 		Client:    mgr.GetClient(),

@@ -8,11 +8,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -106,13 +108,19 @@ func nodeResult(node string, p99, mbps float64) v1alpha1.NodeProbe {
 			FsyncLatencyMs: v1alpha1.FsyncLatency{Count: 2000, AppendBytes: 4096, P50: p99 / 10, P99: p99, P999: p99 * 2, Max: p99 * 3}}}}
 }
 
-// terminatedPod plays the kubelet for a Job of one container: a pod on
-// the Job's node whose container ended with message as its termination
-// message.
+// jobControlled is the owner reference the Job controller gives the pods
+// it makes: the Job, as controller.
+func jobControlled(job *batchv1.Job) []metav1.OwnerReference {
+	return []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))}
+}
+
+// terminatedPod plays the Job controller and the kubelet for a Job of one
+// container: a pod of the Job on the Job's node whose container ended
+// with message as its termination message.
 func terminatedPod(job *batchv1.Job, role, message string) error {
 	c := job.Spec.Template.Spec.Containers[0]
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace, OwnerReferences: jobControlled(job),
 			Labels: map[string]string{jobLabelName: job.Name, workers.LabelRun: job.Labels[workers.LabelRun], workers.LabelRole: role}},
 		Spec: corev1.PodSpec{NodeName: job.Annotations[probe.AnnotationNode], RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: c.Name, Image: c.Image}}},
@@ -127,15 +135,16 @@ func terminatedPod(job *batchv1.Job, role, message string) error {
 	return k8sClient.Status().Update(ctx, pod)
 }
 
-// probePod plays the kubelet for one probe Job: a pod on node whose probe
-// container terminated with result as its termination message.
+// probePod plays the Job controller and the kubelet for one probe Job: a
+// pod of the Job on node whose probe container terminated with result as
+// its termination message.
 func probePod(job *batchv1.Job, node string, result v1alpha1.NodeProbe) error {
 	msg, err := json.Marshal(result)
 	if err != nil {
 		return err
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: job.Namespace, OwnerReferences: jobControlled(job),
 			Labels: map[string]string{jobLabelName: job.Name, workers.LabelRun: job.Labels[workers.LabelRun], workers.LabelRole: probe.RoleProbe}},
 		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: "probe", Image: testImage}}},
@@ -182,12 +191,18 @@ func storageClass(name, provisioner string) {
 	}
 }
 
-// brokerPod plays Strimzi or the Pulsar chart: a running broker pod with
-// the given labels on node.
+// brokerPod plays the StatefulSet controller of a Pulsar release: a pod
+// of the release's StatefulSet of the component its labels name
+// (<release>-<component>, which Helm installed), on node.
 func brokerPod(ns, name, node string, labels map[string]string) {
+	var sts appsv1.StatefulSet
+	EventuallyWithOffset(1, func() error {
+		return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: labels["release"] + "-" + labels["component"]}, &sts)
+	}).Should(Succeed())
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "kafka", Image: "broker:1"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(&sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "kafka", Image: "broker:1"}}},
 	}
 	ExpectWithOffset(1, k8sClient.Create(ctx, pod)).To(Succeed())
 }

@@ -25,9 +25,10 @@ const dynamicProvisioner = "ebs.csi.aws.com"
 
 // managedPulsarWithBrokerPods creates a managed Pulsar run whose bookies
 // and brokers (pods the chart's StatefulSets would make, played here) sit
-// on node-a and node-b, and makes the release ready. Its journal and
-// ledgers classes provision volumes on demand, unless mutate says other.
-func managedPulsarWithBrokerPods(ns string, mutate func(*v1alpha1.BenchmarkRun)) *v1alpha1.BenchmarkRun {
+// on node-a and node-b, and makes the release ready, after beforeReady.
+// Its journal and ledgers classes provision volumes on demand, unless
+// mutate says other.
+func managedPulsarWithBrokerPods(ns string, mutate func(*v1alpha1.BenchmarkRun), beforeReady ...func(*v1alpha1.BenchmarkRun)) *v1alpha1.BenchmarkRun {
 	storageClass("nvme-journal", dynamicProvisioner)
 	storageClass("nvme-ledgers", dynamicProvisioner)
 	run := validRun(ns, v1alpha1.SystemPulsar)
@@ -46,6 +47,9 @@ func managedPulsarWithBrokerPods(ns string, mutate func(*v1alpha1.BenchmarkRun))
 	brokerPod(ns, release+"-broker-0", "node-b", map[string]string{"release": release, "component": "broker"})
 	// Not a broker node: a ZooKeeper on node-c is not probed.
 	brokerPod(ns, release+"-zookeeper-0", "node-c", map[string]string{"release": release, "component": "zookeeper"})
+	for _, f := range beforeReady {
+		f(run)
+	}
 	pulsarReady(ns, release, pulsar.StatefulSetNames(release), pulsar.InitJobNames(release))
 	return run
 }

@@ -435,6 +435,27 @@ func TestDefaultsAreTheRelease(t *testing.T) {
 	}
 }
 
+// allowedWorkerImages reaches the manager as --allowed-worker-images, and
+// only when set: by default a run may name no image but workerImage.
+func TestAllowedWorkerImages(t *testing.T) {
+	flags := func(values map[string]any) []string {
+		var out []string
+		for _, a := range render(t, values).deployment.Spec.Template.Spec.Containers[0].Args {
+			if strings.HasPrefix(a, "--allowed-worker-images") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	if got := flags(nil); len(got) != 0 {
+		t.Errorf("by default the manager got %v; want no --allowed-worker-images (workerImage only)", got)
+	}
+	got := flags(map[string]any{"allowedWorkerImages": []any{"registry.example/streambench:0.2.0", "registry.example/streambench-dev:*"}})
+	if want := "--allowed-worker-images=registry.example/streambench:0.2.0,registry.example/streambench-dev:*"; !slices.Equal(got, []string{want}) {
+		t.Errorf("manager args %v, want %s", got, want)
+	}
+}
+
 func TestCRDsAreTheGeneratedOnes(t *testing.T) {
 	c := loadChart(t)
 	for _, f := range c.Files {
@@ -490,6 +511,9 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"unpinned Pulsar chart", map[string]any{"pulsarChart": map[string]any{"version": "latest"}}, regexp.MustCompile(`pulsarChart.*version`)},
 		{"misspelt key", map[string]any{"imag": map[string]any{"tag": "x"}}, regexp.MustCompile(`imag`)},
 		{"leader election as text", map[string]any{"leaderElection": "yes"}, regexp.MustCompile(`leaderElection`)},
+		{"an allowed image with '*' inside", map[string]any{"allowedWorkerImages": []any{"registry.example/*/x:1"}}, regexp.MustCompile(`allowedWorkerImages`)},
+		{"an empty allowed image", map[string]any{"allowedWorkerImages": []any{""}}, regexp.MustCompile(`allowedWorkerImages`)},
+		{"allowed images as one string", map[string]any{"allowedWorkerImages": "a.example/x:1,b.example/y:1"}, regexp.MustCompile(`allowedWorkerImages`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := chartutil.ToRenderValues(c, tc.values, chartutil.ReleaseOptions{Name: "streambench", Namespace: releaseNS, IsInstall: true}, chartutil.DefaultCapabilities)

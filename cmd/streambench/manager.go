@@ -23,6 +23,7 @@ import (
 	"github.com/streambench/streambench-operator/controllers"
 	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
+	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/version"
 )
 
@@ -31,6 +32,7 @@ func init() { rootCmd.AddCommand(newManagerCmd()) }
 func newManagerCmd() *cobra.Command {
 	var (
 		metricsAddr, probeAddr, workerImage string
+		allowedWorkerImages                 []string
 		leaderElect, workerNodeCheck        bool
 		chart                               pulsar.ChartSource
 		helmCache                           string
@@ -48,10 +50,14 @@ func newManagerCmd() *cobra.Command {
 			if workerImage == "" {
 				return fmt.Errorf("--worker-image is required: this build (%s) has no released image to default to; give e.g. --worker-image=%s:<version>", version.Get(), version.Repository)
 			}
+			allowed, err := workers.AllowedImages(allowedWorkerImages)
+			if err != nil {
+				return fmt.Errorf("--allowed-worker-images: %w", err)
+			}
 			if operatorNamespace == "" {
 				return fmt.Errorf("--operator-namespace is required (or the POD_NAMESPACE environment variable): the namespace the manager runs in, where it keeps what tenants must not reach (Helm's release records, the privileged fault and page-cache Jobs); the chart sets it to its release namespace")
 			}
-			ctrl.Log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit, "workerImage", workerImage)
+			ctrl.Log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit, "workerImage", workerImage, "allowedWorkerImages", allowed)
 			scheme := runtime.NewScheme()
 			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 			utilruntime.Must(v1alpha1.AddToScheme(scheme))
@@ -81,6 +87,7 @@ func newManagerCmd() *cobra.Command {
 				Scheme:              mgr.GetScheme(),
 				Recorder:            mgr.GetEventRecorder("streambench"),
 				WorkerImage:         workerImage,
+				AllowedWorkerImages: allowed,
 				Helm:                helm,
 				UnschedulableGrace:  unschedulableGrace,
 				SkipWorkerNodeCheck: !workerNodeCheck,
@@ -116,6 +123,9 @@ func newManagerCmd() *cobra.Command {
 	// they run the released image of the manager's own version.
 	defaultWorkerImage, _ := version.Get().Image()
 	f.StringVar(&workerImage, "worker-image", defaultWorkerImage, "streambench image of the coordinator and worker Jobs; default: the released image of this version")
+	// A run's spec.workers.image runs beside the Secrets the run mounts:
+	// only the admin says which images may (issue 58).
+	f.StringSliceVar(&allowedWorkerImages, "allowed-worker-images", nil, "images a run may name in spec.workers.image besides --worker-image, comma-separated: exact references, or prefixes ending in '*' (registry.example/streambench:* for every tag of one repository; '*' alone: any image); default: none, --worker-image only")
 	f.StringVar(&chart.RepoURL, "pulsar-chart-repo", pulsar.DefaultRepoURL, "Helm repository of the Pulsar chart for managed Pulsar runs")
 	f.StringVar(&chart.Name, "pulsar-chart", pulsar.DefaultChartName, "name of the Pulsar chart in --pulsar-chart-repo")
 	f.StringVar(&chart.Version, "pulsar-chart-version", pulsar.DefaultChartVersion, "version of the Pulsar chart (pinned, so runs are reproducible)")

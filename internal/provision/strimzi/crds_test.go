@@ -45,6 +45,8 @@ func TestTestCRDs(t *testing.T) {
 		{"kafka.strimzi.io_kafkas.yaml", "kafkas", kafka},
 		{"kafka.strimzi.io_kafkanodepools.yaml", "kafkanodepools", pools[0]},
 		{"kafka.strimzi.io_kafkausers.yaml", "kafkausers", user},
+		// The cluster operator's, which the operator reads only.
+		{"core.strimzi.io_strimzipodsets.yaml", "strimzipodsets", podSet()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -60,7 +62,7 @@ func TestTestCRDs(t *testing.T) {
 			if crd.APIVersion != "apiextensions.k8s.io/v1" || crd.Kind != "CustomResourceDefinition" {
 				t.Errorf("apiVersion/kind %s/%s, want apiextensions.k8s.io/v1 CustomResourceDefinition", crd.APIVersion, crd.Kind)
 			}
-			if want := tc.plural + "." + Group; crd.Name != want {
+			if want := tc.plural + "." + tc.built.GroupVersionKind().Group; crd.Name != want {
 				t.Errorf("metadata.name %q, want %q", crd.Name, want)
 			}
 			if crd.Spec.Group != gvk.Group || crd.Spec.Names.Kind != gvk.Kind || crd.Spec.Names.Plural != tc.plural {
@@ -100,4 +102,11 @@ func TestTestCRDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podSet is a StrimziPodSet as the operator reads one (PodSetGVK).
+func podSet() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(PodSetGVK)
+	return u
 }

@@ -28,6 +28,11 @@ var (
 	KafkaGVK         = GroupVersion.WithKind(KindKafka)
 	KafkaNodePoolGVK = GroupVersion.WithKind(KindKafkaNodePool)
 	KafkaUserGVK     = GroupVersion.WithKind(KindKafkaUser)
+	// PodSetGVK is the kind of the objects whose pods Strimzi's cluster
+	// operator makes: a node pool's brokers are the pods of its
+	// StrimziPodSet (core.strimzi.io, v1 as Strimzi 1.x serves it), which
+	// is their controller and is owned by the KafkaNodePool.
+	PodSetGVK = schema.GroupVersionKind{Group: "core.strimzi.io", Version: "v1", Kind: "StrimziPodSet"}
 )
 
 // Labels on every object built here.
@@ -83,6 +88,10 @@ func ClusterName(run *v1alpha1.BenchmarkRun) string {
 // names: the pool takes the cluster's name (a pod is then
 // <cluster>-<cluster>-<id>, e.g. run-a-run-a-0).
 func PoolName(run *v1alpha1.BenchmarkRun) string { return ClusterName(run) }
+
+// PodSetName is the name of the StrimziPodSet that makes the pods of the
+// run's node pool: <cluster>-<pool>, the prefix of its pods' names.
+func PodSetName(run *v1alpha1.BenchmarkRun) string { return ClusterName(run) + "-" + PoolName(run) }
 
 // UserName is the name of the run's KafkaUser, which is also the SCRAM
 // user name, the CN of its client certificate, and the name of the Secret

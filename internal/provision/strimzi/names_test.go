@@ -42,6 +42,9 @@ func TestClusterName(t *testing.T) {
 		// hostnames, i.e. DNS-1123 labels; 99999 is the widest node id
 		// the length budget allows.
 		pod := got + "-" + PoolName(run) + "-99999"
+		if PodSetName(run)+"-99999" != pod {
+			t.Errorf("PodSetName(%q) = %q, not the prefix of its pods' names (%s)", tc.run, PodSetName(run), pod)
+		}
 		for name, errs := range map[string][]string{
 			got:                                  validation.IsDNS1035Label(got),
 			got + "-kafka-bootstrap":             validation.IsDNS1035Label(got + "-kafka-bootstrap"),
