@@ -169,4 +169,37 @@ var _ = Describe("a tenant with edit in one namespace", Label("tenancy"), Ordere
 		Expect(got.Status.Message).To(ContainSubstring("spec.cluster.existing.strimziCluster.namespace: namespace " + victim))
 		Expect(strings.Contains(got.Status.Message, "allow-runs-from")).To(BeTrue(), got.Status.Message)
 	}, SpecTimeout(3*time.Minute))
+
+	It("learns no other key of a Secret through a refusal, and runs no image the operator's admin did not allow", func(ctx SpecContext) {
+		By("a run naming a key the Secret lacks: the refusal names the key asked, never the Secret's others")
+		kubectl(nil, "-n", testNS, "create", "secret", "generic", "e2e-tenant-keys",
+			"--from-literal=admin-password=e2e-hidden-1", "--from-literal=replication-token=e2e-hidden-2")
+		run := newRun("e2e-tenant-keys", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{
+			BootstrapServers: brokerHost + ":9092",
+			Authentication: &v1alpha1.ClientAuthentication{Mechanism: v1alpha1.AuthScramSHA512, Username: "bench",
+				Password: &v1alpha1.SecretKeyRef{Name: "e2e-tenant-keys", Key: "password"}},
+			TLS: &v1alpha1.ClientTLS{InsecureSkipVerify: true},
+		}, 0.5)
+		Expect(asTenant().Create(ctx, run)).To(Succeed())
+		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 2*time.Minute)
+		Expect(got.Status.Message).To(ContainSubstring("Secret e2e-tenant-keys has no key password"))
+		for _, other := range []string{"admin-password", "replication-token", "e2e-hidden"} {
+			Expect(got.Status.Message).NotTo(ContainSubstring(other), "the refusal names another key of the Secret")
+		}
+
+		By("a run naming its own worker image: refused before anything runs")
+		img := newRun("e2e-tenant-image", v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: brokerHost + ":9092"}, 0.5)
+		img.Spec.Workers.Image = "registry.example/attacker/streambench:latest"
+		Expect(asTenant().Create(ctx, img)).To(Succeed())
+		refused := waitForPhase(ctx, img, v1alpha1.PhaseFailed, 2*time.Minute)
+		Expect(refused.Status.Message).To(ContainSubstring("spec.workers.image"))
+		Expect(refused.Status.Message).To(ContainSubstring("registry.example/attacker/streambench:latest"))
+		var jobs batchv1.JobList
+		Expect(k8s.List(ctx, &jobs, client.InNamespace(testNS))).To(Succeed())
+		for _, j := range jobs.Items {
+			for _, c := range j.Spec.Template.Spec.Containers {
+				Expect(c.Image).NotTo(ContainSubstring("attacker"), "Job %s", j.Name)
+			}
+		}
+	}, SpecTimeout(5*time.Minute))
 })
