@@ -126,9 +126,20 @@ func (r *BenchmarkSuiteReconciler) writeSuiteResults(ctx context.Context, s *v1a
 		if c.Phase != v1alpha1.CellSucceeded && c.Phase != v1alpha1.CellFailed {
 			continue
 		}
-		sum, err := results.Get(ctx, r.Client, s.Namespace, c.Name)
+		// Only the results of the suite's own run, from the ConfigMap
+		// that run controls (runResults): a look-alike of the cell's
+		// name reaches no table.
+		var run v1alpha1.BenchmarkRun
+		if err := r.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: c.Name}, &run); err != nil || !metav1.IsControlledBy(&run, s) {
+			continue
+		}
+		cm, foreign, err := runResults(ctx, r.Client, &run)
+		if err != nil || foreign != "" {
+			continue // a cell that failed before it measured, or not the run's
+		}
+		sum, err := results.Read(cm)
 		if err != nil {
-			continue // a cell that failed before it measured
+			continue
 		}
 		summaries[c.Name] = sum
 	}
