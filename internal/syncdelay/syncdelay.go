@@ -105,8 +105,19 @@ func Stall(flag string) (release func() error, err error) {
 // StallPath is Stall of the files under path only (a prefix of their
 // paths; "" is StallEnv's path), chosen now rather than when the process
 // started: e.g. the bookie of a standalone that is in a ledger's ensemble.
+//
+// The flag appears with its content at once (written beside it and
+// renamed): the shim reads an empty flag as the whole stall path, so a
+// flag seen between its creation and its write stalled every bookie of a
+// standalone for as long as the stall lasted. Calling it again while a
+// stall lasts moves the stall to the new path.
 func StallPath(flag, path string) (release func() error, err error) {
-	if err := os.WriteFile(flag, []byte(path), 0o644); err != nil {
+	tmp := flag + ".new"
+	if err := os.WriteFile(tmp, []byte(path), 0o644); err != nil {
+		return nil, fmt.Errorf("syncdelay: starting a stall: %w", err)
+	}
+	if err := os.Rename(tmp, flag); err != nil {
+		_ = os.Remove(tmp)
 		return nil, fmt.Errorf("syncdelay: starting a stall: %w", err)
 	}
 	return func() error {

@@ -179,3 +179,100 @@ func TestShimStallsOnePath(t *testing.T) {
 		})
 	}
 }
+
+// TestShimHoldsWhatTheFlagNamesNow: a call held while the flag named its
+// file (here an empty flag: the whole stall path) returns once the flag
+// names another path, although the flag still exists. Before, a held call
+// waited for the flag to go, so a flag read while it was being written
+// held a second bookie's journal for the whole stall (TestAcksWaitFor's
+// level 1 in CI: 400 of 400 held at ack quorum 2).
+func TestShimHoldsWhatTheFlagNamesNow(t *testing.T) {
+	dir := t.TempDir()
+	lib, err := Build(context.Background(), filepath.Join(dir, "lib"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data") + "/"
+	bookie1, bookie2 := filepath.Join(data, "bookie1", "journal"), filepath.Join(data, "bookie2", "journal")
+	for _, f := range []string{bookie1, bookie2} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flag := filepath.Join(dir, "stall")
+	release, err := Stall(flag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = release() }()
+	cmd := exec.Command("dd", "if=/dev/zero", "of="+bookie1, "bs=1", "count=1", "conv=notrunc", "status=none")
+	cmd.Env = append(os.Environ(), StallEnv(lib, data, flag)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("a write to %s returned while the flag named the whole stall path: %v", bookie1, err)
+	case <-time.After(time.Second):
+	}
+	// The stall moves to bookie 2: bookie 1's write goes on, the flag
+	// still there.
+	if _, err := StallPath(flag, filepath.Dir(bookie2)+"/"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the write to %s: %v", bookie1, err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("a write to %s still held a minute after the flag named %s", bookie1, filepath.Dir(bookie2))
+	}
+	if _, err := os.Stat(flag); err != nil {
+		t.Fatalf("the flag is gone (%v): the write's return proves nothing", err)
+	}
+}
+
+// TestStallPathAppearsWhole: the flag is never seen without the path it
+// names. os.WriteFile creates and then writes, and in between the shim
+// read an empty flag as the whole stall path; a reader polling the flag
+// through many stalls would see that moment.
+func TestStallPathAppearsWhole(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "stall")
+	want := filepath.Join(dir, "data", "bookkeeper2") + "/"
+	stop := make(chan struct{})
+	seen := make(chan string, 1)
+	go func() {
+		defer close(seen)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if b, err := os.ReadFile(flag); err == nil && string(b) != want {
+				seen <- string(b)
+				return
+			}
+		}
+	}()
+	for range 2000 {
+		release, err := StallPath(flag, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if got, ok := <-seen; ok {
+		t.Fatalf("a reader saw the flag hold %q, want %q or no flag", got, want)
+	}
+}

@@ -29,8 +29,9 @@
  *   STREAMBENCH_SYNC_STALL_PATH and STREAMBENCH_SYNC_STALL_FLAG
  *                              while the flag file exists, a covered call
  *                              on a file whose path starts with the stall
- *                              path does not return (it polls the flag
- *                              every millisecond): a disk that hung, to the
+ *                              path does not return (it reads the flag
+ *                              every millisecond, and returns once the flag
+ *                              is gone or names another path): a disk that hung, to the
  *                              process, and a replica that stopped
  *                              answering, to the replicas beside it. Writes
  *                              to such a file (write, pwrite, writev,
@@ -107,12 +108,6 @@ static int path_of(int fd, char *path, size_t size) {
 	return 1;
 }
 
-/* hold returns once the stall flag is gone, polling it every millisecond. */
-static void hold(void) {
-	struct timespec ms = {0, 1000000};
-	while (access(stall_flag, F_OK) == 0)
-		nanosleep(&ms, NULL);
-}
 
 /* stalled says whether a call on the file at path stalls now: the flag
  * exists and path starts with the path the flag holds, or with the stall
@@ -133,6 +128,18 @@ static int stalled(const char *path) {
 	return strncmp(path, stall_path, stall_len) == 0;
 }
 
+/* hold returns once a call on the file at path no longer stalls: the flag
+ * is gone, or names another path now. It reads the flag every millisecond
+ * rather than only testing that it exists, so a call is held only while
+ * the flag names its file: a flag read in the moment it was being written
+ * (empty, so the whole stall path) had held another bookie's journal until
+ * the stall ended, and with it the writes of an ack quorum of two. */
+static void hold(const char *path) {
+	struct timespec ms = {0, 1000000};
+	while (stalled(path))
+		nanosleep(&ms, NULL);
+}
+
 /* delay sleeps the configured time, stalls a call on a file under the
  * stall path while the stall flag exists, and traces the call that started
  * at start on fd (-1: none); nanosleep is restarted after a signal so the
@@ -149,7 +156,7 @@ static void delay(const char *call, int fd, long long start) {
 	if ((trace_fd >= 0 || stall_path) && fd >= 0)
 		path_of(fd, path, sizeof path);
 	if (stall_path && stalled(path))
-		hold();
+		hold(path);
 	if (trace_fd >= 0) {
 		/* one line per call: a path with a newline or space would
 		 * split it */
@@ -175,7 +182,7 @@ static void stall_write(int fd) {
 	int saved = errno;
 	char path[512];
 	if (access(stall_flag, F_OK) == 0 && path_of(fd, path, sizeof path) && stalled(path))
-		hold();
+		hold(path);
 	errno = saved;
 }
 
