@@ -28,7 +28,8 @@ func newRunCmd() *cobra.Command {
 		Long: `run reads a BenchmarkRun file (the same YAML kubectl apply takes), starts the
 brokers it asks for as local JVM processes (jars fetched from Maven Central on
 first use; needs Java 17+ and Maven), runs the workers and the coordinator in
-this process, prints progress every 10 s and a summary table at the end, and
+this process, prints progress every 10 s (2 s in a run with faults, whose
+recovery is read over three intervals) and a summary table at the end, and
 writes summary.json, omb-result.json and report.html into
 <results-dir>/<run-name>/.
 

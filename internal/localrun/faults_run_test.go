@@ -12,25 +12,37 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/faultimpact"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // TestRunKafkaPause pauses broker-1 (process kafka-2) of the three-broker
 // sample for 4 s, 3 s into the short workload's 15 s measured phase, and
 // checks the record the run leaves: the process and pid hit, injected and
-// cleared about 4 s apart, in summary.json.
+// cleared about 4 s apart, in summary.json. It runs as the command does
+// (`streambench run -f FILE --workload FILE --local`): from files, no
+// interval asked for, which must still measure in faults.Interval.
 func TestRunKafkaPause(t *testing.T) {
-	run, err := Load("../../config/samples/run-ack2-async.yaml", "testdata/short-latency.yaml")
+	run, err := Load("../../config/samples/run-ack2-async.yaml", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	run.Spec.Faults = []v1alpha1.Fault{{Action: v1alpha1.FaultPause, Target: "broker-1",
 		At: metav1.Duration{Duration: 3 * time.Second}, Duration: &metav1.Duration{Duration: 4 * time.Second}}}
-	lr := startRun(t, Options{Run: run}).wait()
+	raw, err := yaml.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "run-pause.yaml")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lr := startRun(t, Options{RunFile: file, WorkloadFile: "testdata/short-latency.yaml", SnapshotInterval: asTheCommand}).wait()
 	if lr.err != nil {
 		t.Fatalf("run: %v", lr.err)
 	}
@@ -67,8 +79,8 @@ func TestRunKafkaPause(t *testing.T) {
 			t.Error("summary.json's fault has no impact")
 		case im.InjectedSeconds < 2 || im.InjectedSeconds > 5 || im.ClearedSeconds == nil || *im.ClearedSeconds-im.InjectedSeconds < 3:
 			t.Errorf("impact placed at %g..%v s of the measured phase, want about 3..7", im.InjectedSeconds, im.ClearedSeconds)
-		case im.TargetRateMsgPerSec != 1000 || im.IntervalSeconds <= 0:
-			t.Errorf("impact %+v: want the workload's 1000 msg/s and the intervals' length", im)
+		case im.TargetRateMsgPerSec != 1000 || im.IntervalSeconds < faults.Interval.Seconds()/2 || im.IntervalSeconds > 2*faults.Interval.Seconds():
+			t.Errorf("impact %+v: want the workload's 1000 msg/s and intervals of about %s (a fault run's, from a file as given whole)", im, faults.Interval)
 		}
 	}
 }

@@ -74,7 +74,7 @@ type Options struct {
 	// os.Stdout and os.Stderr).
 	Stdout, Stderr io.Writer
 	// SnapshotInterval is the stats interval, and so the progress interval
-	// (default 10 s, as OMB).
+	// (default 10 s, as OMB; faults.Interval for a run with faults).
 	SnapshotInterval time.Duration
 	// Repeats runs the load this many times on the same brokers, each
 	// repeat with fresh topics and its own results in repeat-<i>/; the
@@ -131,6 +131,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
+	o.SnapshotInterval = snapshotInterval(o.SnapshotInterval, run)
 	if o.Repeats == 0 {
 		// As in a cluster: the file's spec.repeats, unless the command
 		// line says otherwise.
@@ -382,12 +383,21 @@ func aggregate(o Options, out *Outcome, sums []*results.Summary, dirs []string) 
 // defaults fills the options' defaults.
 func (o *Options) defaults() {
 	o.Stdout, o.Stderr, o.ResultsDir = outputDefaults(o.Stdout, o.Stderr, o.ResultsDir)
-	if o.SnapshotInterval <= 0 && o.Run != nil && len(o.Run.Spec.Faults) > 0 {
-		o.SnapshotInterval = faults.Interval
+}
+
+// snapshotInterval is the stats interval of run: the one asked for, else
+// faults.Interval for a run with faults (a fault's recovery is read over
+// three intervals, which at 10 s would be 30 s), else OMB's 10 s. It is
+// decided once the run is read, so a run from a file (the command's -f)
+// gets the same as one given whole.
+func snapshotInterval(asked time.Duration, run *v1alpha1.BenchmarkRun) time.Duration {
+	switch {
+	case asked > 0:
+		return asked
+	case len(run.Spec.Faults) > 0:
+		return faults.Interval
 	}
-	if o.SnapshotInterval <= 0 {
-		o.SnapshotInterval = 10 * time.Second
-	}
+	return 10 * time.Second
 }
 
 // outputDefaults are where a local run or suite writes when not told:

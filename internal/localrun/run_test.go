@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -83,6 +84,10 @@ type running struct {
 	done   chan localRun
 }
 
+// asTheCommand as Options.SnapshotInterval makes startRun ask for no
+// interval, as `streambench run` does, instead of its 5 s.
+const asTheCommand = -1
+
 func startRun(t *testing.T, o Options) *running {
 	t.Helper()
 	lr := localRun{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
@@ -90,8 +95,11 @@ func startRun(t *testing.T, o Options) *running {
 	if o.ResultsDir == "" {
 		o.ResultsDir = t.TempDir()
 	}
-	if o.SnapshotInterval == 0 {
+	switch o.SnapshotInterval {
+	case 0:
 		o.SnapshotInterval = 5 * time.Second
+	case asTheCommand:
+		o.SnapshotInterval = 0
 	}
 	if o.Signals == nil {
 		// Never the test binary's own signals.
@@ -489,5 +497,27 @@ func TestRunWithoutJava(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(results); len(entries) != 0 {
 		t.Errorf("results written without a run: %v", entries)
+	}
+}
+
+// TestSnapshotInterval: the interval asked for wins; unasked, a run with
+// faults measures in faults.Interval, one without in OMB's 10 s.
+func TestSnapshotInterval(t *testing.T) {
+	withFaults := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{Faults: []v1alpha1.Fault{{Action: v1alpha1.FaultKill, Target: "broker-1"}}}}
+	for _, tc := range []struct {
+		name  string
+		asked time.Duration
+		run   *v1alpha1.BenchmarkRun
+		want  time.Duration
+	}{
+		{"asked", 5 * time.Second, withFaults, 5 * time.Second},
+		{"faults, not asked", 0, withFaults, faults.Interval},
+		{"no faults, not asked", 0, &v1alpha1.BenchmarkRun{}, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := snapshotInterval(tc.asked, tc.run); got != tc.want {
+				t.Errorf("snapshotInterval(%s) = %s, want %s", tc.asked, got, tc.want)
+			}
+		})
 	}
 }
