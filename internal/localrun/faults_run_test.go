@@ -66,6 +66,10 @@ func TestRunKafkaPause(t *testing.T) {
 	if e := lr.stderr.String(); !strings.Contains(e, "fault 0: Pause broker-1: SIGSTOP to kafka-2") || !strings.Contains(e, "SIGCONT to kafka-2") {
 		t.Errorf("stderr does not say what was injected and cleared")
 	}
+	// The printed summary says what the fault did, as the report does.
+	if want := fmt.Sprintf("faults      #0 Pause broker-1 (process kafka-2 (pid %d)) at ", lr.out.BrokerPids[1]); !strings.Contains(lr.stdout.String(), want) {
+		t.Errorf("the printed summary has no line %q", want)
+	}
 	sum := readSummary(t, lr.out.Dir)
 	if len(sum.Faults) != 1 || sum.Faults[0].Resolved != f.Resolved || !sum.Faults[0].Injected || sum.Faults[0].ClearedAt == nil {
 		t.Errorf("summary.json faults %+v, want the run's record %+v", sum.Faults, f)

@@ -12,6 +12,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/javaruntime"
+	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/workload"
@@ -143,6 +144,15 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 		msgs += fmt.Sprintf(", duplicates %d", s.Duplicates)
 	}
 	fmt.Fprintf(w, "\nmessages    %s\n", msgs)
+	// The faults with what each did, as the report's table has them; the
+	// messages line above is the whole run's.
+	for i, l := range report.FaultLines(s) {
+		label := ""
+		if i == 0 {
+			label = "faults"
+		}
+		fmt.Fprintf(w, "%-12s%s\n", label, l)
+	}
 	if d := s.Durability; d != nil {
 		fmt.Fprintf(w, "durability  %s\n", DescribeDurability(*d))
 	}

@@ -222,6 +222,34 @@ func faultsSection(s *results.Summary) *faultsView {
 	return v
 }
 
+// FaultLines are the Faults section for a terminal (the local run's
+// printed summary): a line per fault with what it hit and when, the dip,
+// the recovery, the failed sends and the p99 before and at worst, then its
+// notes; nil without faults. The same figures as the report's table.
+func FaultLines(s *results.Summary) []string {
+	v := faultsSection(s)
+	if v == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range v.Rows {
+		head := fmt.Sprintf("%s %s %s", r.Fault, r.Action, r.Target)
+		if r.NotInjected {
+			out = append(out, head+": "+r.Injected)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s) at %s, cleared %s: lowest %s, recovered %s, failed sends %s, p99 %s ms before, %s ms at worst",
+			head, r.Resolved, r.Injected, r.Cleared, r.Dip, r.Recovery, r.Errors, r.PreP99, r.WorstP99))
+		for _, n := range r.Notes {
+			out = append(out, "  "+n)
+		}
+	}
+	if v.Series != "" {
+		out = append(out, "p99: the "+v.Series+" latency")
+	}
+	return out
+}
+
 // faultName is "#1", or "#1, repeat 2" for a repeated run's.
 func faultName(f v1alpha1.FaultStatus) string {
 	if f.Repeat > 0 {

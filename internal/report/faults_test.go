@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -207,7 +208,8 @@ func TestRenderFaultsFromStatusFile(t *testing.T) {
 	}
 	offset := func(t *metav1.MicroTime) float64 { return t.Sub(s.Start).Seconds() - start }
 	faults := []v1alpha1.FaultStatus{
-		{Index: 0, Action: v1alpha1.FaultDeletePod, Target: "broker-1", Resolved: "streambench/kafka-broker-1", Injected: true, InjectedAt: at(30), ClearedAt: at(50)},
+		{Index: 0, Action: v1alpha1.FaultDeletePod, Target: "broker-1", Resolved: "streambench/kafka-broker-1", Injected: true, InjectedAt: at(30), ClearedAt: at(50),
+			Message: "the pod came back as streambench/kafka-broker-1 on another node, its volume with it"},
 		{Index: 1, Action: v1alpha1.FaultKill, Target: "leader", Message: "no leader of partition 0: the topic is gone"},
 	}
 	b, err := json.Marshal(faults)
@@ -257,6 +259,14 @@ func TestRenderFaultsFromStatusFile(t *testing.T) {
 	if bytes.Contains(html, []byte(">F1<")) {
 		t.Error("the fault that was not injected is marked on a chart")
 	}
+	// A fault's notes take a row of their own across the table: in the
+	// last column, which does not wrap, they ran out of the card.
+	if !regexp.MustCompile(`<tr class="notes"><td></td><td colspan="10"><small>the pod came back as`).Match(html) {
+		t.Error("fault #0's note is not in a row of its own under the fault")
+	}
+	if regexp.MustCompile(`<td class="n[^"]*">[^<]*<br><small>`).Match(html) {
+		t.Error("a fault's notes are still in a numeric cell, which does not wrap")
+	}
 
 	// The same run without the file: no section, no marks.
 	if err := os.Remove(filepath.Join(dir, StatusFaultsFile)); err != nil {
@@ -287,5 +297,26 @@ func TestLoadStatusFaultsFile(t *testing.T) {
 	}
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), StatusFaultsFile) {
 		t.Errorf("a broken %s: error %v, want one naming the file", StatusFaultsFile, err)
+	}
+}
+
+// TestFaultLines: the printed summary's faults, a line each with the
+// report's figures, a fault not injected with why, and the notes below.
+func TestFaultLines(t *testing.T) {
+	gone := v1alpha1.FaultStatus{Index: 1, Action: v1alpha1.FaultKill, Target: "broker-2", Message: "broker-2: process kafka-3 not running"}
+	noted := pause(0)
+	noted.Message = "SIGCONT sent 2 s late"
+	got := FaultLines(faultRun(noted, gone))
+	want := []string{
+		"#0 Pause broker-1 (process kafka-2 (pid 18011)) at 50 s, cleared 60 s (10 s later): lowest 0 msg/s (0 % of 1,000), recovered 20 s, failed sends 30, p99 4.00 ms before, 800.00 ms at worst",
+		"  SIGCONT sent 2 s late",
+		"#1 Kill broker-2: not injected: broker-2: process kafka-3 not running",
+		"p99: the corrected (ack − intended send) latency",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("FaultLines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := FaultLines(faultRun()); got != nil {
+		t.Errorf("a run without faults: %q", got)
 	}
 }

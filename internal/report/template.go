@@ -84,6 +84,7 @@ th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:left;verti
 th{font-size:11.5px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);font-weight:600;background:#f8fafc}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n,td.nw{white-space:nowrap}
+tr.notes td{border-top:0;padding-top:0;white-space:normal}
 section{overflow-x:auto}
 table.facts td:first-child{width:210px;color:#334155}
 tbody tr:nth-child(even) td{background:#fafbfc}
@@ -150,7 +151,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 
 {{with .Faults}}<section id="faults"><h2>Faults</h2>
 <table><thead><tr><th>fault</th><th>action</th><th>target</th><th>resolved</th><th>injected</th><th>cleared</th><th class="n">dip: lowest publish rate</th><th>time to recover</th><th class="n">failed sends</th><th class="n">p99 before (ms)</th><th class="n">worst p99 (ms)</th></tr></thead><tbody>
-{{range .Rows}}<tr><td class="nw">{{.Fault}}</td><td>{{.Action}}</td><td class="code">{{.Target}}</td><td class="code">{{.Resolved}}</td><td{{if .NotInjected}} class="bad"{{end}}>{{.Injected}}</td><td>{{.Cleared}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Dip}}</td><td>{{.Recovery}}</td><td class="n">{{.Errors}}</td><td class="n">{{.PreP99}}</td><td class="n">{{.WorstP99}}{{range .Notes}}<br><small>{{.}}</small>{{end}}</td></tr>
+{{range .Rows}}<tr><td class="nw">{{.Fault}}</td><td>{{.Action}}</td><td class="code">{{.Target}}</td><td class="code">{{.Resolved}}</td><td{{if .NotInjected}} class="bad"{{end}}>{{.Injected}}</td><td>{{.Cleared}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Dip}}</td><td>{{.Recovery}}</td><td class="n">{{.Errors}}</td><td class="n">{{.PreP99}}</td><td class="n">{{.WorstP99}}</td></tr>
+{{with .Notes}}<tr class="notes"><td></td><td colspan="10">{{range $i, $n := .}}{{if $i}}<br>{{end}}<small>{{$n}}</small>{{end}}</td></tr>{{end}}
 {{end}}</tbody></table>
 <p class="sub">Times are seconds after the start of the measured phase, good to about one interval; the charts above mark each fault from its injection to its clearing. The dip is the lowest interval's publish rate (acknowledged messages) against the target rate; the time to recover runs from the fault to the first 3 intervals in a row at ≥ 95 % of the target rate with the p99 at most twice its pre-fault value, and says how often the load fell below that again. {{if .Series}}The p99 columns are the {{.Series}} latency.{{end}}{{if .Computed}} Figures the run's record did not carry were computed by this report from the series, with the same definitions.{{end}} docs/results.md, "Faults", defines every figure.</p>
 <h3>The run's delivery record, whole run (not per fault)</h3>
