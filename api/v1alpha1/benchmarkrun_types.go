@@ -598,6 +598,11 @@ type StatusDisplay struct {
 	// (condition ThresholdsMet).
 	// +optional
 	Thresholds string `json:"thresholds,omitempty"`
+	// Faults is status.faults in short: how many were injected and, once
+	// read, the lowest interval's rate against the target and the longest
+	// time to recover ("2/2 injected; lowest 0 %; back after 12 s").
+	// +optional
+	Faults string `json:"faults,omitempty"`
 }
 
 // BrokerEndpoints are the addresses of the system under test.
@@ -697,6 +702,7 @@ type ResultsSummary struct {
 // +kubebuilder:printcolumn:name="Fsync p99 (ms)",type=string,priority=1,JSONPath=`.status.display.fsyncP99Ms`,description="write+fdatasync p99 of the slowest probed broker volume, rounded; the full value is status.testbed.slowestFsyncP99Ms"
 // +kubebuilder:printcolumn:name="Repeats",type=integer,priority=1,JSONPath=`.spec.repeats`,description="spec.repeats: results are the medians over this many repeats; the p99 columns then read median (low-high), its interval"
 // +kubebuilder:printcolumn:name="Thresholds",type=string,priority=1,JSONPath=`.status.display.thresholds`,description="met or failed: spec.thresholds checked on the final results (condition ThresholdsMet names each failed one with its value)"
+// +kubebuilder:printcolumn:name="Faults",type=string,priority=1,JSONPath=`.status.display.faults`,description="spec.faults: how many were injected, the lowest interval's publish rate against the target and the longest time to recover; status.faults has each one"
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.message`,description="What the run does or waits for now, e.g. the run a Queued run waits for (condition Queued)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: the run's Jobs, pods and brokers are named after it; use a shorter name"

@@ -28,6 +28,7 @@ func (s *BenchmarkRunStatus) RefreshDisplay() {
 	if c := meta.FindStatusCondition(s.Conditions, ConditionThresholdsMet); c != nil {
 		d.Thresholds = map[metav1.ConditionStatus]string{metav1.ConditionTrue: "met", metav1.ConditionFalse: "failed"}[c.Status]
 	}
+	d.Faults = faultsDisplay(s.Faults)
 	if d == (StatusDisplay{}) {
 		s.Display = nil
 		return
@@ -51,4 +52,45 @@ func (s *BenchmarkRunStatus) withInterval(key string, v float64) string {
 // a throughput or a latency in ms, where full float64 precision is noise.
 func figure(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// faultsDisplay is status.faults in a column: how many of them were
+// injected, and once their impact is read, the lowest interval's rate
+// against the target over all of them and the longest time to recover,
+// or "not back" when one never recovered: "2/2 injected; lowest 0 %; back
+// after 12 s". Empty for a run without faults.
+func faultsDisplay(fs []FaultStatus) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	injected, read, back := 0, 0, true
+	lowest, longest := 1.0, 0.0
+	for _, f := range fs {
+		if f.Injected {
+			injected++
+		}
+		im := f.Impact
+		if im == nil {
+			continue
+		}
+		read++
+		lowest = min(lowest, im.LowestRateFraction)
+		switch {
+		case im.RecoverySeconds == nil || !im.Recovered:
+			back = false
+		case im.StableRecoverySeconds != nil:
+			longest = max(longest, *im.StableRecoverySeconds)
+		default:
+			longest = max(longest, *im.RecoverySeconds)
+		}
+	}
+	out := strconv.Itoa(injected) + "/" + strconv.Itoa(len(fs)) + " injected"
+	if read == 0 {
+		return out
+	}
+	out += "; lowest " + strconv.FormatFloat(100*lowest, 'f', 0, 64) + " %"
+	if !back {
+		return out + "; not back"
+	}
+	return out + "; back after " + strconv.FormatFloat(longest, 'f', 0, 64) + " s"
 }

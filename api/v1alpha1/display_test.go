@@ -89,3 +89,36 @@ func TestRefreshDisplayRepeated(t *testing.T) {
 		t.Fatalf("display = %+v, want %+v", s.Display, want)
 	}
 }
+
+// The FAULTS column: how many were injected, then the worst dip and the
+// longest recovery over those read, or "not back".
+func TestFaultsDisplay(t *testing.T) {
+	secs := func(v float64) *float64 { return &v }
+	read := func(low float64, rec, stable *float64, ok bool) FaultStatus {
+		return FaultStatus{Injected: true, Impact: &FaultImpact{LowestRateFraction: low, RecoverySeconds: rec, StableRecoverySeconds: stable, Recovered: ok}}
+	}
+	for _, tc := range []struct {
+		name string
+		fs   []FaultStatus
+		want string
+	}{
+		{"none", nil, ""},
+		{"planned, not yet injected", []FaultStatus{{}, {}}, "0/2 injected"},
+		{"one injected, not read yet", []FaultStatus{{Injected: true}, {}}, "1/2 injected"},
+		{"read: the worst dip, the longest stable recovery", []FaultStatus{read(0.4, secs(6), nil, true), read(0, secs(8), secs(14), true)}, "2/2 injected; lowest 0 %; back after 14 s"},
+		{"one not back", []FaultStatus{read(0.5, secs(6), nil, true), read(0.9, nil, nil, false)}, "2/2 injected; lowest 50 %; not back"},
+		{"a fault not injected beside one read", []FaultStatus{read(0.25, secs(0), nil, true), {Message: "no leader"}}, "1/2 injected; lowest 25 %; back after 0 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := BenchmarkRunStatus{Faults: tc.fs}
+			s.RefreshDisplay()
+			got := ""
+			if s.Display != nil {
+				got = s.Display.Faults
+			}
+			if got != tc.want {
+				t.Errorf("faults column %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
