@@ -275,7 +275,7 @@ E2E_IMG ?= docker.io/streambench/streambench:e2e
 # The local cluster's kubeconfig unless another cluster is named.
 E2E_KUBECONFIG ?= $(LOCALBIN)/local-cluster/kubeconfig
 E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl || echo kubectl)
-# README's "On a cluster" installs Strimzi from its release files; the suite
+# docs/on-a-cluster.md (README's "On a cluster" until issue 63) installs Strimzi from its release files; the suite
 # takes the same files from here (the install/cluster-operator directory of
 # Strimzi 1.2.0, kept unchanged in testdata/upstream).
 E2E_STRIMZI_INSTALL ?= $(CURDIR)/testdata/upstream/strimzi-1.2.0
