@@ -23,6 +23,8 @@ CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.6.2
 # ko builds the images (no Docker): the local cluster's tarball and releases.
 KO_VERSION ?= v0.18.1
+# crd-ref-docs renders docs/reference/api.md from the API types (make docs-reference).
+CRD_REF_DOCS_VERSION ?= v0.3.0
 GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)
 
 # One Go build configuration for everything built or tested here: pure Go
@@ -43,6 +45,7 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint
 GINKGO ?= $(LOCALBIN)/ginkgo
 KO ?= $(LOCALBIN)/ko
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs
 
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
@@ -72,6 +75,14 @@ manifests: controller-gen ## Generate the CRD and RBAC manifests into config/ an
 generate: controller-gen ## Generate DeepCopy methods for the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
+.PHONY: docs-reference
+# Both references are generated, never edited: the API's from the Go types'
+# comments and markers (crd-ref-docs), the CLI's from the commands' own help
+# (the hidden `streambench cli-reference`). hack/verify.sh fails when either is stale.
+docs-reference: crd-ref-docs ## Generate docs/reference/api.md (from api/v1alpha1) and docs/reference/cli.md (from the commands' help).
+	$(CRD_REF_DOCS) --config hack/crd-ref-docs/config.yaml --source-path api/v1alpha1 --renderer markdown --output-mode single --output-path docs/reference/api.md --log-level ERROR
+	go run ./cmd/streambench cli-reference > docs/reference/cli.md
+
 .PHONY: fmt
 fmt: ## Run go fmt.
 	@hack/timed.sh "go fmt" go fmt ./...
@@ -89,8 +100,8 @@ modules: ## Download every pinned Go module (streambench's, with what its offlin
 	@hack/timed.sh "modules" bash -c 'hack/gomod-check.sh download . && for m in hack/tools/*/go.mod; do (cd "$${m%/go.mod}" && GOFLAGS=-mod=readonly go mod download); done'
 
 .PHONY: verify
-verify: ## Fail when the CRD, RBAC, deepcopy code or go.mod/go.sum (also hack/tools/*) are stale.
-	@hack/timed.sh "verify generated files" bash -c '$(MAKE) --no-print-directory controller-gen >/dev/null && hack/verify.sh'
+verify: ## Fail when the CRD, RBAC, deepcopy code, the API and CLI references or go.mod/go.sum (also hack/tools/*) are stale.
+	@hack/timed.sh "verify generated files" bash -c '$(MAKE) --no-print-directory controller-gen crd-ref-docs >/dev/null && hack/verify.sh'
 
 .PHONY: envtest
 envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use only).
@@ -237,6 +248,11 @@ controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
 $(CONTROLLER_GEN):
 	$(call go-install,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION))
 
+.PHONY: crd-ref-docs
+crd-ref-docs: $(CRD_REF_DOCS) ## Install crd-ref-docs (CRD_REF_DOCS_VERSION) into bin/.
+$(CRD_REF_DOCS):
+	$(call go-install,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs@$(CRD_REF_DOCS_VERSION))
+
 .PHONY: golangci-lint
 golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
 $(GOLANGCI_LINT):
@@ -259,7 +275,7 @@ E2E_IMG ?= docker.io/streambench/streambench:e2e
 # The local cluster's kubeconfig unless another cluster is named.
 E2E_KUBECONFIG ?= $(LOCALBIN)/local-cluster/kubeconfig
 E2E_KUBECTL ?= $(shell [ -x $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl ] && echo $(LOCALBIN)/k8s/$(K8S_VERSION)/kubectl || echo kubectl)
-# README's "On a cluster" installs Strimzi from its release files; the suite
+# docs/on-a-cluster.md (README's "On a cluster" until issue 63) installs Strimzi from its release files; the suite
 # takes the same files from here (the install/cluster-operator directory of
 # Strimzi 1.2.0, kept unchanged in testdata/upstream).
 E2E_STRIMZI_INSTALL ?= $(CURDIR)/testdata/upstream/strimzi-1.2.0

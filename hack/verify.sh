@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when generated or resolved files in the tree are stale: the CRD and
 # RBAC (controller-gen manifests, and their copies in charts/streambench),
-# the deepcopy code (controller-gen object), go.mod/go.sum of streambench
+# the deepcopy code (controller-gen object), the API and CLI references in
+# docs/reference (make docs-reference), go.mod/go.sum of streambench
 # (go mod tidy) and of the pinned tool modules in hack/tools/ (everything
 # their builds compile is pinned), all without a single module look-up
 # (hack/gomod-check.sh). It regenerates them, compares them with what was
@@ -16,12 +17,12 @@ MAKE="${MAKE:-make}"
 
 generated() {
   git ls-files --cached --others --exclude-standard -- \
-    go.mod go.sum config/crd config/rbac charts/streambench/crds charts/streambench/files 'api/*zz_generated*.go' 'hack/tools/*/go.mod' 'hack/tools/*/go.sum' | sort -u
+    go.mod go.sum config/crd config/rbac charts/streambench/crds charts/streambench/files 'api/*zz_generated*.go' docs/reference 'hack/tools/*/go.mod' 'hack/tools/*/go.sum' | sort -u
 }
 snapshot() { generated | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; }
 
 before="$(snapshot)"
-"$MAKE" --no-print-directory manifests generate >/dev/null
+"$MAKE" --no-print-directory manifests generate docs-reference >/dev/null
 # No step here may look anything up on the module proxy (hack/gomod-check.sh):
 # streambench's own module must be tidy; each pinned tool module must pin
 # what its build compiles, with the build's own tags (hack/tools/build.sh).
@@ -44,7 +45,7 @@ changed="$( (diff <(echo "$before") <(echo "$after") || true) | sed -n 's/^[<>] 
 if [ -n "$changed" ]; then
   echo "verify: these files were stale and have been regenerated; review and commit them:" >&2
   echo "$changed" | sed 's/^/  /' >&2
-  echo "(CRD/RBAC: make manifests; deepcopy: make generate; go.mod/go.sum: go mod tidy)" >&2
+  echo "(CRD/RBAC: make manifests; deepcopy: make generate; docs/reference: make docs-reference; go.mod/go.sum: go mod tidy)" >&2
   exit 1
 fi
-echo "verify: CRD, RBAC, deepcopy and go.mod/go.sum are up to date" >&2
+echo "verify: CRD, RBAC, deepcopy, docs/reference and go.mod/go.sum are up to date" >&2

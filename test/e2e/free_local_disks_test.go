@@ -41,9 +41,9 @@ func TestNodePoolVolumesAreRetain(t *testing.T) {
 }
 
 func TestREADMEFreesLocalDisksWithTheScript(t *testing.T) {
-	_, section, _ := strings.Cut(repoFile(t, "README.md"), "\n"+readmeSection+"\n")
+	_, section, _ := strings.Cut(repoFile(t, readmeFile), "\n"+readmeSection+"\n")
 	if !strings.Contains(section, "`"+freeLocalDisksCommand+"`") {
-		t.Errorf("README's %q does not say `%s`, the command the e2e spec runs (disks_test.go)", readmeSection, freeLocalDisksCommand)
+		t.Errorf("%s's %q does not say `%s`, the command the e2e spec runs (disks_test.go)", readmeFile, readmeSection, freeLocalDisksCommand)
 	}
 }
 
