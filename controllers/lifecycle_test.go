@@ -387,6 +387,7 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, SpecPriority(10
 		pool.SetGroupVersionKind(strimzi.KafkaNodePoolGVK)
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: strimzi.PoolName(run)}, pool)).To(Succeed())
 		Expect(pool.GetLabels()).To(HaveKeyWithValue("strimzi.io/cluster", strimzi.ClusterName(run)))
+		Expect(pool.GetName()).To(HavePrefix(strimzi.PoolRole+"-"), "the pool is named by its role, so pods read <cluster>-broker-<hash>-<id>")
 
 		Consistently(func() v1alpha1.Phase { return getRun(run).Status.Phase }, "2s").Should(Equal(v1alpha1.PhaseProvisioning))
 		bootstrap := strimziReady(run)
@@ -438,6 +439,26 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, SpecPriority(10
 	// (testbed_java_test.go).
 	lookalikeStrimziBrokerSpecs()
 
+	It("gives two runs in one namespace a node pool each, both named by role, so their pods read <cluster>-broker-<hash>-<id>", func() {
+		ns := newNamespace()
+		var pools []string
+		for _, name := range []string{"run-a", "run-b"} {
+			run := validRun(ns, v1alpha1.SystemKafka)
+			run.Name = name
+			Expect(k8sClient.Create(ctx, run)).To(Succeed())
+			waitPhase(run, v1alpha1.PhaseProvisioning)
+			pool := &unstructured.Unstructured{}
+			pool.SetGroupVersionKind(strimzi.KafkaNodePoolGVK)
+			Eventually(func() error {
+				return k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: strimzi.PoolName(run)}, pool)
+			}).Should(Succeed())
+			Expect(pool.GetLabels()).To(HaveKeyWithValue("strimzi.io/cluster", strimzi.ClusterName(run)))
+			Expect(metav1.IsControlledBy(pool, getRun(run))).To(BeTrue(), "%s's pool is its own", name)
+			pools = append(pools, pool.GetName())
+		}
+		Expect(pools).To(Equal([]string{"broker-66b1eb", "broker-522180"}))
+	})
+
 	It("says which broker pods cannot be scheduled, and why, while it waits", func() {
 		ns := newNamespace()
 		run := validRun(ns, v1alpha1.SystemKafka)
@@ -446,7 +467,7 @@ var _ = Describe("a managed Kafka run through Strimzi", Ordered, SpecPriority(10
 		// What Strimzi would create for a second broker on a one-node pool,
 		// as the scheduler leaves it (no scheduler runs in envtest).
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: strimzi.ClusterName(run) + "-pool-1", Namespace: ns, Labels: strimzi.BrokerPodLabels(strimzi.ClusterName(run))},
+			ObjectMeta: metav1.ObjectMeta{Name: strimzi.PodSetName(run) + "-1", Namespace: ns, Labels: strimzi.BrokerPodLabels(strimzi.ClusterName(run))},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "kafka", Image: testImage}}},
 		}
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())

@@ -13,8 +13,8 @@
 #   --wiped       you wiped those paths (their contents): free the volumes
 #   --wipe-local  on a node that holds disks: for each volume of that node,
 #                 delete what its path holds, never the directory, then free
-#                 it. Volumes of other nodes are named and left alone: the
-#                 same path (/mnt/nvme0) is another disk on another node.
+#                 it. Volumes of other nodes are named and left alone: their
+#                 paths (/mnt/nvme0/<node>) are other nodes' disks.
 #   --node NODE   the node this runs on, as Kubernetes names it (default:
 #                 this host's name); repeat it where several nodes are this
 #                 host (the local cluster's kubelets, each disk a directory

@@ -16,12 +16,12 @@ func pod(name string, labels map[string]string) corev1.Pod {
 
 func TestPodFor(t *testing.T) {
 	broker := map[string]string{labelStrimziBroker: "true", labelStrimziController: "true"}
-	kafka := []corev1.Pod{pod("r-r-0", broker), pod("r-r-1", broker), pod("r-r-2", broker), pod("r-entity-operator-1", nil)}
+	kafka := []corev1.Pod{pod("r-broker-454349-0", broker), pod("r-broker-454349-1", broker), pod("r-broker-454349-2", broker), pod("r-entity-operator-1", nil)}
 	comp := func(c string) map[string]string { return map[string]string{labelPulsarComponent: c, "release": "r"} }
 	pulsar := []corev1.Pod{pod("r-bookie-0", comp("bookie")), pod("r-bookie-1", comp("bookie")), pod("r-broker-0", comp("broker")),
 		pod("r-zookeeper-0", comp("zookeeper")), pod("r-recovery-0", comp("recovery"))}
 	plain := []corev1.Pod{pod("other-bookie-1", nil), pod("other-broker-1", nil)}
-	gone := pod("r-r-1", broker)
+	gone := pod("r-broker-454349-1", broker)
 	gone.DeletionTimestamp = &metav1.Time{}
 	two := []corev1.Pod{pod("a-bookie-1", nil), pod("b-bookie-1", nil)}
 
@@ -31,9 +31,9 @@ func TestPodFor(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"broker-1", kafka, "r-r-1", ""},
-		{"controller-2", kafka, "r-r-2", ""}, // combined pool
-		{"broker-3", kafka, "", "none of r-entity-operator-1, r-r-0, r-r-1, r-r-2 is a broker whose name ends in -3"},
+		{"broker-1", kafka, "r-broker-454349-1", ""},
+		{"controller-2", kafka, "r-broker-454349-2", ""}, // combined pool
+		{"broker-3", kafka, "", "none of r-broker-454349-0, r-broker-454349-1, r-broker-454349-2, r-entity-operator-1 is a broker whose name ends in -3"},
 		{"bookie-1", pulsar, "r-bookie-1", ""},
 		{"broker-0", pulsar, "r-broker-0", ""},
 		{"zookeeper-0", pulsar, "r-zookeeper-0", ""},

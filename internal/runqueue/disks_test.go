@@ -11,6 +11,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
+	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
 func pv(name, class string, phase corev1.PersistentVolumePhase, claim string) corev1.PersistentVolume {
@@ -51,10 +52,12 @@ func TestDisks(t *testing.T) {
 		class("local-nvme", probe.StaticProvisioner, false),
 		class("gp3", "ebs.csi.aws.com", true),
 	}
+	// Claims as Strimzi names a broker's: data-<volume id>-<cluster>-<pool>-<node id>.
 	released := func(n int, prefix, claimOf string) []corev1.PersistentVolume {
 		var out []corev1.PersistentVolume
+		run := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: claimOf}}
 		for i := range n {
-			out = append(out, pv(prefix+string(rune('0'+i)), "local-nvme", corev1.VolumeReleased, "data-0-"+claimOf+"-"+claimOf+"-"+string(rune('0'+i))))
+			out = append(out, pv(prefix+string(rune('0'+i)), "local-nvme", corev1.VolumeReleased, "data-0-"+strimzi.PodSetName(run)+"-"+string(rune('0'+i))))
 		}
 		return out
 	}
@@ -85,7 +88,7 @@ func TestDisks(t *testing.T) {
 			run:  kafkaOn("me", ptr.To("local-nvme"), 1),
 			pvs: append(released(3, "old-", "gone"),
 				pv("a0", "local-nvme", corev1.VolumeAvailable, ""), pv("a1", "local-nvme", corev1.VolumeAvailable, ""), pv("a2", "local-nvme", corev1.VolumeAvailable, "")),
-			want: "claim 6 PersistentVolume(s) of class local-nvme and 3 are Available; old-0 (Released), old-1 (Released), old-2 (Released) of class local-nvme must be freed first (left by claim bench/data-0-gone-gone-0, claim bench/data-0-gone-gone-1, claim bench/data-0-gone-gone-2)",
+			want: "claim 6 PersistentVolume(s) of class local-nvme and 3 are Available; old-0 (Released), old-1 (Released), old-2 (Released) of class local-nvme must be freed first (left by claim bench/data-0-gone-broker-283bb9-0, claim bench/data-0-gone-broker-283bb9-1, claim bench/data-0-gone-broker-283bb9-2)",
 		},
 		{
 			name: "too few volumes and none to free: the queue cannot help",
@@ -118,7 +121,7 @@ func TestDisks(t *testing.T) {
 			name: "volumes still Bound to a finished run's claims are on their way to Released",
 			run:  kafkaOn("me", ptr.To("local-nvme"), 0),
 			pvs: []corev1.PersistentVolume{
-				pv("b0", "local-nvme", corev1.VolumeBound, "data-0-run-ack2-sync-run-ack2-sync-0"),
+				pv("b0", "local-nvme", corev1.VolumeBound, "data-0-run-ack2-sync-broker-fb1105-0"),
 				pv("b1", "local-nvme", corev1.VolumeBound, "data-0-someone-else-0"),
 			},
 			runs: []v1alpha1.BenchmarkRun{finished},

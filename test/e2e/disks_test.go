@@ -66,7 +66,10 @@ func ownDiskClass() string {
 // config/nodepool/local-nvme-pv.yaml for its node, with the disk's name, a
 // fresh directory of a temporary directory of this host as its path, and
 // size. Every node of such a cluster is this host (the local cluster), so
-// each node's disks are directories here, as an NVMe node's are its own.
+// each node's disks are directories here, laid out as README's recipe lays
+// them out on the nodes, with the temporary directory for /mnt: disk
+// nvme<n> of node <node> at <tmp>/nvme<n>/<node>, a path per node, so
+// nodes sharing this host never share a disk.
 // They are removed, with the directories, when the calling container (or
 // spec) ends.
 func localDisks(ctx context.Context, class string, perNode int, size string, nodes ...string) string {
@@ -126,25 +129,27 @@ func localDisks(ctx context.Context, class string, perNode int, size string, nod
 	}
 	Expect(readmeSed).To(HavePrefix("sed "), "README's command that makes the volumes")
 	for _, node := range nodes {
-		made = append(made, nodeDisks(ctx, readmeSed, node, class, perNode, size, filepath.Join(base, node))...)
+		made = append(made, nodeDisks(ctx, readmeSed, node, class, perNode, size, base)...)
 	}
 	return class
 }
 
-// nodeDisks makes perNode of localDisks' volumes on node, their
-// directories under dir, from README's sed command.
-func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, size, dir string) []localDisk {
+// nodeDisks makes perNode of localDisks' volumes on node from README's sed
+// command, each disk at <mnt>/nvme<n>/<node> as README's is at
+// /mnt/nvme0/<node>.
+func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, size, mnt string) []localDisk {
 	sed := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", fill(readmeSed, node))
 	sed.Dir = repoRoot
 	out, err := sed.Output()
 	Expect(err).NotTo(HaveOccurred(), "%s", readmeSed)
 	template := string(out)
-	Expect(os.Mkdir(dir, 0o755)).To(Succeed())
 	var made []localDisk
 	for range perNode {
 		name := fmt.Sprintf("local-nvme-%s-%s-nvme%d", node, testNS, localDiskSeq)
-		disk := filepath.Join(dir, fmt.Sprintf("nvme%d", localDiskSeq))
+		mount := filepath.Join(mnt, fmt.Sprintf("nvme%d", localDiskSeq))
+		disk := filepath.Join(mount, node)
 		localDiskSeq++
+		Expect(os.Mkdir(mount, 0o755)).To(Succeed())
 		// Brokers run as users of their own (Kafka 1001): the directory is
 		// the disk's root, open to them.
 		Expect(os.Mkdir(disk, 0o777)).To(Succeed())
@@ -152,7 +157,7 @@ func nodeDisks(ctx context.Context, readmeSed, node, class string, perNode int, 
 		pv := template
 		for _, r := range []struct{ old, new string }{
 			{"name: local-nvme-" + node + "-nvme0\n", "name: " + name + "\n"},
-			{"path: /mnt/nvme0\n", "path: " + disk + "\n"},
+			{"path: /mnt/nvme0/" + node + "\n", "path: " + disk + "\n"},
 			{"storage: 1Ti\n", "storage: " + size + "\n"},
 			{"storageClassName: " + localDiskClass + "\n", "storageClassName: " + class + "\n"},
 		} {

@@ -169,8 +169,8 @@ func TestFreeLocalDisksScript(t *testing.T) {
 		})
 	}
 
-	// Three NVMe nodes each have a disk at /mnt/nvme0: a wipe on one must
-	// not take another node's volume for its own.
+	// Three NVMe nodes each have a disk nvme0 (at /mnt/nvme0/<node>): a
+	// wipe on one must not take another node's volume for its own.
 	t.Run("--wipe-local wipes and frees only the volumes of the nodes named", func(t *testing.T) {
 		d1, d2 := disk(t), disk(t)
 		pvs := "pv-a|local-nvme|Released|Retain|node-1|" + d1 + "\n" + "pv-b|local-nvme|Released|Retain|node-2|" + d2 + "\n"

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -31,9 +31,9 @@ import (
 // pulled where a registry is reachable) deploys the brokers of a run, which
 // goes from create to Succeeded under the operator installed from
 // charts/streambench with its own RBAC, and the run's deletion leaves no
-// Kafka, node pool, claim or pod on any node. The sample as written
-// (run-ack2-async.yaml: three brokers, one per node, replication factor 3,
-// min.insync.replicas 2, scaled only in resources and disks) at level 2
+// Kafka, node pool, claim or pod on any node. The sample as a small
+// cluster runs it (run-ack2-async of config/samples-small: three brokers,
+// one per node, replication factor 3, min.insync.replicas 2) at level 2
 // (no fsync before the ack) and level 1 (flush.messages=1), on three nodes
 // (nodes_test.go), its topic's replicas read from the brokers during the
 // run; and one broker, a replication factor of 1 acknowledged by it, at
@@ -83,7 +83,7 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 		}
 	})
 
-	// config/samples/run-ack2-async.yaml as written (threeNodeKafkaRun):
+	// run-ack2-async of config/samples-small (threeNodeKafkaRun):
 	// three brokers, one per node, replication factor 3 and
 	// min.insync.replicas 2, at the sample's level 2 (no fsync before the
 	// ack) and at level 1 (flush.messages=1), on the three-node cluster.
@@ -317,19 +317,15 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 	}, SpecTimeout(10*time.Minute))
 })
 
-// managedKafkaRun is config/samples/run-ack2-async.yaml, the managed Kafka
-// sample, scaled to the one node of the test cluster: one broker (its node
-// labelled for the sample's node pool by the spec), a replication factor of
-// 1 acknowledged by it at the level asked (a level's own replication
-// factor is 3), its two JBOD disks of 2Gi of the spec's class, a memory
-// request of 1Gi, the sample's Kafka version (4.3.1, Strimzi 1.2.0's), a short
-// workload and two workers without the sample's 4-core requests and client
-// pool; the broker requests 200m of CPU (the sample: 8 cores).
+// managedKafkaRun is run-ack2-async of config/samples-small (smallSample)
+// with one broker instead of three, a replication factor of 1 acknowledged
+// by it at the level asked (a level's own replication factor is 3): the
+// one-broker specs test what a run adds to a broker (security, failures),
+// not the replication, and one broker keeps them short beside the other
+// specs on this machine.
 func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
-	run := sampleRun("run-ack2-async.yaml", prefix)
-	m := run.Spec.Cluster.Managed
-	m.Brokers = 1
-	kafkaScaled(m, storageClass)
+	run := smallSample("run-ack2-async", prefix, storageClass, "")
+	run.Spec.Cluster.Managed.Brokers = 1
 	local := v1alpha1.LocalAsync
 	if level == v1alpha1.Level1 {
 		local = v1alpha1.LocalSync
@@ -341,80 +337,84 @@ func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *
 	return run
 }
 
-// kafkaScaled scales the sample's brokers to the test cluster: a memory
-// request of 1Gi and a CPU request of 200m each, and the two JBOD disks of
-// 2Gi of storageClass (README's local disks, or the cluster's default
-// where it has one: "").
-func kafkaScaled(m *v1alpha1.ManagedCluster, storageClass string) {
-	// A memory request (the envelope makes it the limit too and sizes the
-	// heap from it: half of 1Gi) and a CPU request of 200m, what the
-	// Pulsar chart requests for its broker and bookie. Without one the
-	// broker's container had the least CPU weight of every pod on the node
-	// (cpu.shares 2, against the Strimzi operator's 204 and the Pulsar
-	// pods' beside it): on a busy machine its KRaft controller took 5 s
-	// per event, its heartbeats timed out, and the run's consumer group got
-	// NOT_COORDINATOR until the probe gave up after 2 minutes (cold run 14,
-	// beside a load of 1).
-	m.Resources.Broker = corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceCPU: resource.MustParse("200m")}}
-	var class *string
-	if storageClass != "" {
-		class = ptr.To(storageClass)
-	}
-	size := ptr.To(resource.MustParse("2Gi"))
-	m.Storage.Data.Size, m.Storage.Data.StorageClassName = size, class
-	Expect(m.Storage.AdditionalData).To(HaveLen(1), "the sample's second JBOD disk")
-	m.Storage.AdditionalData[0].Size, m.Storage.AdditionalData[0].StorageClassName = size, class
-}
-
-// threeNodeKafkaRun is config/samples/run-ack2-async.yaml as written,
-// scaled only in resources and disk sizes: its three brokers under its
-// placement (node pool streaming, its toleration), one per node (the node
-// pool's required anti-affinity), its Kafka version, its two JBOD disks
-// per broker (2Gi of the spec's class), at level (the sample's is 2:
-// replication factor 3, min.insync.replicas 2, acks=all; level 1 adds
-// flush.messages=1), with a memory request of 1Gi and a CPU request of
-// 200m per broker (the sample: 8 cores and 48Gi, for a 4-core, 16Gi
-// machine of its own: kafkaScaled says why not none), and sampleAtLevel's
-// workload.
+// threeNodeKafkaRun is run-ack2-async of config/samples-small as a user
+// applies it (smallSample): three brokers under the sample's placement
+// (node pool streaming, its toleration), one per node (the node pool's
+// required anti-affinity), two JBOD disks of 2Gi each, a memory request of
+// 1Gi and a CPU request of 200m per broker (config/samples-small/kafka.yaml
+// says why not none), the overlay's one-minute workload over 3 partitions,
+// at level (the sample's 2: replication factor 3, min.insync.replicas 2,
+// acks=all; level 1 adds flush.messages=1).
 func threeNodeKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
-	run := sampleAtLevel("run-ack2-async.yaml", prefix, level)
-	m := run.Spec.Cluster.Managed
-	Expect(m.Brokers).To(Equal(int32(3)), "the sample's brokers")
-	kafkaScaled(m, storageClass)
+	run := smallSampleAtLevel("run-ack2-async", prefix, level, storageClass, "")
+	Expect(run.Spec.Cluster.Managed.Brokers).To(Equal(int32(3)), "the sample's brokers")
 	return run
 }
 
-// sampleAtLevel is sampleRun of a three-node sample (written at level 2)
-// at level, with the three-node specs' workload: sampleRun's, over 3
-// partitions and a minute long, so that a spec reads the topic or the
-// ledgers from the brokers while the load runs.
-func sampleAtLevel(file, prefix string, level v1alpha1.Level) *v1alpha1.BenchmarkRun {
-	run := sampleRun(file, prefix)
+// smallSampleAtLevel is smallSample of a sample written at level 2, at
+// level: the specs run each three-node sample at its own level and at
+// level 1.
+func smallSampleAtLevel(name, prefix string, level v1alpha1.Level, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
+	run := smallSample(name, prefix, storageClass, metadataClass)
 	Expect(run.Spec.Durability).NotTo(BeNil())
-	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "%s's level", file)
+	Expect(run.Spec.Durability.Level).To(Equal(ptr.To(v1alpha1.Level2)), "%s's level", name)
 	run.Spec.Durability.Level = ptr.To(level)
-	run.Spec.Workload = smallWorkload(prefix, 1)
-	run.Spec.Workload.PartitionsPerTopic = 3
 	return run
 }
 
-// sampleRun is config/samples/<file> as a run of the test namespace named
-// prefix-<n>, with the managed specs' short workload, two workers without
-// the samples' requests and client pool, and a 15-minute provisioning
-// timeout; the caller scales its cluster to the node.
-func sampleRun(file, prefix string) *v1alpha1.BenchmarkRun {
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", file))
+// smallSamples is config/samples-small as `kubectl kustomize` renders it,
+// once per process.
+var smallSamples = sync.OnceValues(func() (map[string][]byte, error) { return renderSmallSamples(repoRoot) })
+
+// smallSample is the run name of config/samples-small, rendered from the
+// overlay as a user applies it (`kubectl apply -k`), as a run of the test
+// namespace named prefix-<n>. Its sizes, disks, workload and placement are
+// the overlay's; smallSample changes only what this test environment
+// alone needs, each for a reason of its own:
+//   - the disks' StorageClass: storageClass (and metadataClass for
+//     Pulsar's ZooKeeper) instead of local-nvme, since the specs of
+//     parallel processes each get disks of a class of their own
+//     (ownDiskClass) so that none binds or wipes another's, and kind has a
+//     default class whose provisioner makes the volumes ("": that class);
+//   - the workers' CPU request: 25m instead of the overlay's 250m, as
+//     e2eWorkers says (several runs at once on one 2-core machine);
+//   - a 15-minute provisioning timeout: the first run of a process waits
+//     for images to be imported or pulled beside the other processes' runs.
+func smallSample(name, prefix, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
+	docs, err := smallSamples()
 	Expect(err).NotTo(HaveOccurred())
-	var run v1alpha1.BenchmarkRun
-	Expect(yaml.UnmarshalStrict(raw, &run)).To(Succeed())
+	doc, ok := docs[name]
+	Expect(ok).To(BeTrue(), "%s has no run %s", smallSamplesDir, name)
+	run, err := decodeSample(name, doc)
+	Expect(err).NotTo(HaveOccurred())
 	run.Name = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%100000)
 	run.Namespace = testNS
-	Expect(run.Spec.Cluster.Managed).NotTo(BeNil(), "%s is a managed run", file)
-	run.Spec.Workload = smallWorkload(prefix, 0.5)
-	run.Spec.Workers = e2eWorkers()
+	m := run.Spec.Cluster.Managed
+	Expect(m).NotTo(BeNil(), "%s is a managed run", name)
+	for _, v := range []*v1alpha1.VolumeSpec{&m.Storage.Data, &m.Storage.Journal, &m.Storage.Ledgers} {
+		withClass(v, storageClass)
+	}
+	for i := range m.Storage.AdditionalData {
+		withClass(&m.Storage.AdditionalData[i], storageClass)
+	}
+	if run.Spec.System == v1alpha1.SystemPulsar {
+		withClass(&m.Storage.MetadataStore, metadataClass)
+	}
+	run.Spec.Workers.Resources.Requests[corev1.ResourceCPU] = e2eWorkers().Resources.Requests[corev1.ResourceCPU]
 	run.Spec.Timeouts = v1alpha1.TimeoutsSpec{Provisioning: &metav1.Duration{Duration: 15 * time.Minute}}
-	return &run
+	return run
+}
+
+// withClass puts a volume the sample sizes on class ("": the cluster's
+// default); a volume the sample does not ask for stays unset.
+func withClass(v *v1alpha1.VolumeSpec, class string) {
+	if v.Size == nil {
+		return
+	}
+	v.StorageClassName = nil
+	if class != "" {
+		v.StorageClassName = ptr.To(class)
+	}
 }
 
 // applyRun is `kubectl apply -f` of the run, as a user applies a sample.

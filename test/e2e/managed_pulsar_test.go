@@ -22,7 +22,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -42,7 +41,8 @@ import (
 // to Succeeded at level 1 (journal sync), scraped through the chart's own
 // PodMonitors as a default kube-prometheus-stack would scrape them, and
 // its deletion leaves no release, claim, pod or Failed volume on any node.
-// The sample as written (three bookies, one per node, ensemble 3, write
+// The sample as a small cluster runs it (run-ack2-async-pulsar of
+// config/samples-small: three bookies, one per node, ensemble 3, write
 // quorum 3, ack quorum 2; one broker and one ZooKeeper: threeNodePulsarRun)
 // at levels 2 and 1 on three nodes, its ledgers' ensembles read from the
 // metadata store during the run; one bookie and one broker, an ensemble of
@@ -87,7 +87,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 		}
 	})
 
-	// config/samples/run-ack2-async-pulsar.yaml as written
+	// run-ack2-async-pulsar of config/samples-small
 	// (threeNodePulsarRun): three bookies, one per node, ensemble 3,
 	// write quorum 3, ack quorum 2, at the sample's level 2 (the journal
 	// not synced before the ack) and at level 1 (journal synced), on the
@@ -346,16 +346,17 @@ func expectBrokerRefusesAnonymous(ctx context.Context, rel string) {
 	Expect(get(true)).To(Equal(http.StatusOK), "the benchmark's token")
 }
 
-// managedPulsarRun is config/samples/run-ack2-async-pulsar.yaml, the
-// managed Pulsar sample, scaled to one node of the test cluster: one
-// ZooKeeper, one bookie and one broker (under the sample's pool and
-// tolerations), pulsarScaled's version, envelope and disks, durability
-// level 1 with an ensemble of 1 (a level's own is 3).
+// managedPulsarRun is run-ack2-async-pulsar of config/samples-small
+// (smallSample) on one node: one ZooKeeper, one bookie and one broker
+// (under the sample's pool and tolerations), at durability level 1 with an
+// ensemble of 1 (a level's own is 3): the one-bookie specs test what a run
+// adds to the brokers (security, failures), not the replication.
+// pulsarOnThisCluster says what else differs, and why.
 func managedPulsarRun(prefix, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
-	run := sampleRun("run-ack2-async-pulsar.yaml", prefix)
+	run := smallSample("run-ack2-async-pulsar", prefix, storageClass, metadataClass)
 	m := run.Spec.Cluster.Managed
 	m.Brokers, m.Bookies, m.MetadataStoreReplicas = 1, 1, 1
-	pulsarScaled(m, storageClass, metadataClass)
+	pulsarOnThisCluster(m)
 	run.Spec.Durability = &v1alpha1.DurabilitySpec{
 		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
 		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync},
@@ -363,44 +364,29 @@ func managedPulsarRun(prefix, storageClass, metadataClass string) *v1alpha1.Benc
 	return run
 }
 
-// threeNodePulsarRun is config/samples/run-ack2-async-pulsar.yaml as
-// written, scaled only in resources and disk sizes, and in the parts off
-// the replication under test: its three bookies under its placement, one
-// per node (required anti-affinity), with its ensemble, write and ack
+// threeNodePulsarRun is run-ack2-async-pulsar of config/samples-small as
+// a user applies it (smallSample): its three bookies under its placement,
+// one per node (required anti-affinity), with its ensemble, write and ack
 // quorum (3, 3, 2) at level (the sample's 2; level 1 also syncs the
-// journal), but one broker and one ZooKeeper instead of three each (two
-// cores run three bookies beside them; a ledger's replication is the
-// bookies'), pulsarScaled's version, envelope and disks, and
-// sampleAtLevel's workload.
+// journal), the overlay's envelopes, disks and workload. What differs is
+// this machine's alone: one broker and one ZooKeeper instead of the
+// overlay's three each (the three nodes share two cores, which run three
+// bookies and the other specs' runs beside them; a ledger's replication is
+// the bookies'), and pulsarOnThisCluster's version.
 func threeNodePulsarRun(prefix string, level v1alpha1.Level, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
-	run := sampleAtLevel("run-ack2-async-pulsar.yaml", prefix, level)
+	run := smallSampleAtLevel("run-ack2-async-pulsar", prefix, level, storageClass, metadataClass)
 	m := run.Spec.Cluster.Managed
 	Expect(m.Bookies).To(Equal(int32(3)), "the sample's bookies")
 	m.Brokers, m.MetadataStoreReplicas = 1, 1
-	pulsarScaled(m, storageClass, metadataClass)
+	pulsarOnThisCluster(m)
 	return run
 }
 
-// pulsarScaled scales the sample's managed cluster to the test cluster:
-// Pulsar 4.0.7 (the image the local cluster has; the sample names the
-// chart's 4.0.12), memory requests of 1Gi for the bookies and the broker
-// (the sample: 32Gi and 16Gi), journal and ledgers on 2Gi volumes of
-// storageClass (README's local disks, or the cluster's default where it
-// has one: ""), ZooKeeper's data on a 2Gi volume of metadataClass, its own.
-func pulsarScaled(m *v1alpha1.ManagedCluster, storageClass, metadataClass string) {
+// pulsarOnThisCluster is what a Pulsar sample needs on the test cluster
+// alone: Pulsar 4.0.7, the image the local cluster has (the samples name
+// the chart's 4.0.12, which it would have to pull).
+func pulsarOnThisCluster(m *v1alpha1.ManagedCluster) {
 	m.Version = "4.0.7"
-	gi := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
-	m.Resources.Broker, m.Resources.Bookie = gi, gi
-	size := ptr.To(resource.MustParse("2Gi"))
-	for _, v := range []struct {
-		spec  *v1alpha1.VolumeSpec
-		class string
-	}{{&m.Storage.Journal, storageClass}, {&m.Storage.Ledgers, storageClass}, {&m.Storage.MetadataStore, metadataClass}} {
-		v.spec.Size, v.spec.StorageClassName = size, nil
-		if v.class != "" {
-			v.spec.StorageClassName = ptr.To(v.class)
-		}
-	}
 }
 
 // podMonitorTargets does for the PodMonitors of ns what prometheus-operator

@@ -163,7 +163,8 @@ var _ = Describe("README: On a cluster", Label("needs-E2E_STRIMZI_INSTALL"), Ser
 
 			case strings.Contains(command, "local-nvme-pv.yaml"):
 				sh(ctx, command)
-				kubectl(nil, "get", "pv", "local-nvme-"+node+"-nvme0")
+				Expect(kubectl(nil, "get", "pv", "local-nvme-"+node+"-nvme0", "-o", "jsonpath={.spec.local.path}")).
+					To(Equal("/mnt/nvme0/"+node), "README's disk of a node is at a path of that node's own")
 
 			case strings.HasSuffix(command, "run-ack2-async.yaml"):
 				sh(ctx, command)

@@ -109,7 +109,10 @@ func TestNodePoolManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	if pv.Spec.StorageClassName != "local-nvme" || pv.Spec.Local == nil || pv.Spec.NodeAffinity == nil ||
-		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != "node-1" || pv.Name != "local-nvme-node-1-nvme0" {
+		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != "node-1" || pv.Name != "local-nvme-node-1-nvme0" ||
+		// A path per node: nodes that share one host (kind, the local
+		// cluster) must not share one directory as their disk.
+		pv.Spec.Local.Path != "/mnt/nvme0/node-1" {
 		t.Fatalf("PV %+v", pv)
 	}
 }

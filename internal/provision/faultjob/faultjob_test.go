@@ -15,7 +15,7 @@ import (
 func TestJob(t *testing.T) {
 	run := &v1alpha1.BenchmarkRun{ObjectMeta: metav1.ObjectMeta{Name: "r1", Namespace: "bench", UID: "7a1c0de5-0000-4000-8000-000000000001"}}
 	suffix := privileged.Suffix(run)
-	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "r1-r1-1", Namespace: "bench"}, Spec: corev1.PodSpec{NodeName: "n2"}}
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "r1-broker-82f3e9-1", Namespace: "bench"}, Spec: corev1.PodSpec{NodeName: "n2"}}
 	unplaced := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 	const (
 		a = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -44,7 +44,7 @@ func TestJob(t *testing.T) {
 		{name: "no node", action: v1alpha1.FaultKill, pod: unplaced, ids: []string{a}, wantErr: "on no node"},
 		// A pod's status is the kubelet's, but the Job runs as root on the
 		// node: nothing but whole ids goes into its arguments.
-		{name: "a short id", action: v1alpha1.FaultKill, pod: target, ids: []string{a, a[:12]}, wantErr: "pod r1-r1-1: container id \"0123456789ab\" is 12 characters long"},
+		{name: "a short id", action: v1alpha1.FaultKill, pod: target, ids: []string{a, a[:12]}, wantErr: "pod r1-broker-82f3e9-1: container id \"0123456789ab\" is 12 characters long"},
 		{name: "a prefixed id", action: v1alpha1.FaultKill, pod: target, ids: []string{"containerd://" + a}, wantErr: "64 lowercase hex digits"},
 		{name: "a list smuggled into one id", action: v1alpha1.FaultKill, pod: target, ids: []string{a[:31] + "," + a[:32]}, wantErr: "holds ','"},
 		{name: "no operator namespace", action: v1alpha1.FaultKill, pod: target, ids: []string{a}, ns: "-", wantErr: "--operator-namespace"},
@@ -80,7 +80,7 @@ func TestJob(t *testing.T) {
 			if ps.NodeName != "n2" || !ps.HostPID || !*c.SecurityContext.Privileged || len(ps.Tolerations) != 1 || ps.Tolerations[0].Operator != corev1.TolerationOpExists {
 				t.Errorf("want on the target's node, hostPID, privileged, tolerating all: %+v", ps)
 			}
-			if j.Annotations[AnnotationTarget] != "bench/r1-r1-1" || j.Labels["streambench.io/role"] != Role {
+			if j.Annotations[AnnotationTarget] != "bench/r1-broker-82f3e9-1" || j.Labels["streambench.io/role"] != Role {
 				t.Errorf("annotations %v labels %v", j.Annotations, j.Labels)
 			}
 			// In the operator's namespace, never the run's; no owner

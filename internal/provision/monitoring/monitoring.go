@@ -123,9 +123,10 @@ func podMonitor(run *v1alpha1.BenchmarkRun, c Config, name string, selector, end
 
 // BrokerPods is a regular expression (PromQL =~, fully anchored) of the
 // pod names whose resources are the brokers' in a managed run: Strimzi's
-// node pool pods <cluster>-<pool>-<n>, the Pulsar chart's
-// <release>-broker-<n> and <release>-bookie-<n> (the bookies write the
-// data, so their disk is where durability costs show). Empty for an
+// node pool pods <cluster>-<pool>-<n> (<cluster>-broker-<hash>-<n>, see
+// strimzi.PoolName), the Pulsar chart's <release>-broker-<n> and
+// <release>-bookie-<n> (the bookies write the data, so their disk is where
+// durability costs show). Empty for an
 // existing cluster, whose pods streambench does not know.
 func BrokerPods(run *v1alpha1.BenchmarkRun) string {
 	if run.Spec.Cluster.Managed == nil {

@@ -75,7 +75,7 @@ func TestBrokerPods(t *testing.T) {
 		match    []string
 		notMatch []string
 	}{
-		{run(v1alpha1.SystemKafka, true), []string{"run-a-run-a-0", "run-a-run-a-12"}, []string{"run-a-entity-operator-5d4f", "run-a-run-a-0x"}},
+		{run(v1alpha1.SystemKafka, true), []string{"run-a-broker-66b1eb-0", "run-a-broker-66b1eb-12"}, []string{"run-a-entity-operator-5d4f", "run-a-broker-66b1eb-0x", "run-a-run-a-0", "run-b-broker-66b1eb-0"}},
 		{run(v1alpha1.SystemPulsar, true), []string{"run-a-pulsar-broker-0", "run-a-pulsar-bookie-2"}, []string{"run-a-pulsar-zookeeper-0", "run-a-pulsar-toolset-0"}},
 	} {
 		re := regexp.MustCompile("^(?:" + BrokerPods(tc.run) + ")$")

@@ -1,14 +1,16 @@
 package strimzi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/streambench/streambench-operator/internal/provision"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision"
 )
 
 // Strimzi's API group, version and kinds. Strimzi 1.0 removed v1beta2;
@@ -68,8 +70,8 @@ const (
 // MaxClusterNameLength bounds ClusterName. Strimzi derives names from the
 // Kafka's and the pool's: pods are <cluster>-<pool>-<node id> and their
 // name is also their hostname, a DNS label of at most 63 characters. With
-// the pool named like the cluster (see PoolName), 28 + 1 + 28 + 1 leaves 5
-// digits for node ids; it also keeps <cluster>-kafka-bootstrap and
+// the pool named by role and a short hash (see PoolName), 28 + 1 + 13 + 1
+// leaves room for any node id; 28 also keeps <cluster>-kafka-bootstrap and
 // <cluster>-kafka-brokers (Service names, 63 at most) well inside the limit.
 const MaxClusterNameLength = 28
 
@@ -83,11 +85,36 @@ func ClusterName(run *v1alpha1.BenchmarkRun) string {
 	return provision.DNSLabel(run.Name, MaxClusterNameLength, 8)
 }
 
-// PoolName is the name of the run's KafkaNodePool. Pools are namespaced
-// objects like the Kafka, so two runs in one namespace need two pool
-// names: the pool takes the cluster's name (a pod is then
-// <cluster>-<cluster>-<id>, e.g. run-a-run-a-0).
-func PoolName(run *v1alpha1.BenchmarkRun) string { return ClusterName(run) }
+// PoolRole is the role PoolName starts with: the pool's nodes are the
+// brokers (each one also a KRaft controller: NodePools says why one
+// combined pool), and "broker" is what a fault target calls them
+// (broker-<node id>), so a pod reads <cluster>-broker-<hash>-<node id>.
+const PoolRole = "broker"
+
+// poolHashDigits is how many hex digits of the cluster name's SHA-256
+// PoolName carries.
+const poolHashDigits = 6
+
+// PoolName is the name of the run's KafkaNodePool: PoolRole and the first
+// 6 hex digits of the SHA-256 of ClusterName(run), e.g. broker-1f0c3a, so
+// that pods read <cluster>-broker-1f0c3a-0 (run-ack2-async-broker-1f0c3a-0)
+// and not the cluster's name twice, as they did when the pool took it
+// (run-ack2-async-run-ack2-async-0).
+//
+// The pool cannot be named by its role alone: a KafkaNodePool is a
+// namespaced object, so a second run's pool "broker" in the same
+// namespace would be the first run's. Nor can the cluster's name be
+// shortened instead: the Kafka is namespaced too, and its name is the
+// one users read in Services (<cluster>-kafka-bootstrap). So the pod name
+// holds the run's readable name once (the cluster's) and a short digest
+// that keeps the pool apart. Two clusters alive at once in a namespace
+// share a digest once in 16.7 million pairs; then the second run's create
+// finds a pool it does not control and fails at once, naming the pool
+// ("rename the run"; createOwned in controllers), never taking the other's.
+func PoolName(run *v1alpha1.BenchmarkRun) string {
+	sum := sha256.Sum256([]byte(ClusterName(run)))
+	return PoolRole + "-" + hex.EncodeToString(sum[:])[:poolHashDigits]
+}
 
 // PodSetName is the name of the StrimziPodSet that makes the pods of the
 // run's node pool: <cluster>-<pool>, the prefix of its pods' names.

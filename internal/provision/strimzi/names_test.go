@@ -1,6 +1,8 @@
 package strimzi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -58,6 +60,46 @@ func TestClusterName(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A broker's pod reads <cluster>-broker-<6 hex digits>-<node id>: the
+// run's name once, its role, and a digest that keeps the pools of two runs
+// in one namespace apart (KafkaNodePool is namespaced). The digests are of
+// the cluster's name, e.g. printf run-a | sha256sum.
+func TestPoolName(t *testing.T) {
+	tests := []struct{ run, pool, pod string }{
+		{"run-a", "broker-66b1eb", "run-a-broker-66b1eb-0"},
+		{"run-ack2-async", "broker-" + sha6("run-ack2-async"), "run-ack2-async-broker-" + sha6("run-ack2-async") + "-0"},
+		// The cluster's name is cut and hashed first; the pool's digest
+		// is of that name.
+		{"kafka-level1-1topic-100partitions-abcde", "broker-850157", "kafka-level1-1topic-c0b62577-broker-850157-0"},
+	}
+	seen := map[string]string{}
+	for _, tc := range tests {
+		run := newRun(func(r *v1alpha1.BenchmarkRun) { r.Name = tc.run })
+		if got := PoolName(run); got != tc.pool {
+			t.Errorf("PoolName(%q) = %q, want %q", tc.run, got, tc.pool)
+		}
+		if got := PodSetName(run) + "-0"; got != tc.pod {
+			t.Errorf("the first broker pod of %q is %q, want %q", tc.run, got, tc.pod)
+		}
+		if other, ok := seen[PoolName(run)]; ok {
+			t.Errorf("runs %q and %q share the pool %q", other, tc.run, PoolName(run))
+		}
+		seen[PoolName(run)] = tc.run
+	}
+	// Runs whose names differ only after the cluster name's cut still get
+	// their own pools, as they get their own clusters.
+	a := newRun(func(r *v1alpha1.BenchmarkRun) { r.Name = "kafka-level1-1topic-100partitions-abcde" })
+	b := newRun(func(r *v1alpha1.BenchmarkRun) { r.Name = "kafka-level1-1topic-100partitions-fghij" })
+	if PoolName(a) == PoolName(b) {
+		t.Errorf("runs %q and %q share the pool %q", a.Name, b.Name, PoolName(a))
+	}
+}
+
+func sha6(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:6]
 }
 
 func TestCRDsInstalled(t *testing.T) {

@@ -49,7 +49,7 @@ func TestNodePools(t *testing.T) {
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaNodePool
 metadata:
-  name: run-a
+  name: broker-66b1eb
   namespace: bench
   labels:
     app.kubernetes.io/managed-by: streambench
@@ -97,7 +97,7 @@ spec:
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaNodePool
 metadata:
-  name: run-a
+  name: broker-66b1eb
   namespace: bench
   labels:
     app.kubernetes.io/managed-by: streambench
@@ -159,7 +159,7 @@ spec:
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaNodePool
 metadata:
-  name: run-a
+  name: broker-66b1eb
   namespace: bench
   labels:
     app.kubernetes.io/managed-by: streambench
@@ -193,7 +193,7 @@ spec:
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaNodePool
 metadata:
-  name: run-a
+  name: broker-66b1eb
   namespace: bench
   labels:
     app.kubernetes.io/managed-by: streambench
@@ -231,7 +231,7 @@ spec:
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaNodePool
 metadata:
-  name: run-a
+  name: broker-66b1eb
   namespace: bench
   labels:
     app.kubernetes.io/managed-by: streambench
@@ -275,7 +275,7 @@ spec:
 apiVersion: kafka.strimzi.io/v1
 kind: KafkaNodePool
 metadata:
-  name: kafka-level1-1topic-c0b62577
+  name: broker-850157
   namespace: bench
   labels:
     app.kubernetes.io/managed-by: streambench

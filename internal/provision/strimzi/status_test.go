@@ -104,9 +104,9 @@ func TestReady(t *testing.T) {
 			status: `
   observedGeneration: 1
   conditions:
-  - {type: Ready, status: "False", reason: NotReady, message: "pods run-a-run-a-0 not ready"}
+  - {type: Ready, status: "False", reason: NotReady, message: "pods run-a-broker-66b1eb-0 not ready"}
 `,
-			wantReason: "Kafka run-a: Ready=False (NotReady: pods run-a-run-a-0 not ready)",
+			wantReason: "Kafka run-a: Ready=False (NotReady: pods run-a-broker-66b1eb-0 not ready)",
 		},
 		{
 			name:       "Ready Unknown without reason",
@@ -171,7 +171,7 @@ func TestFailed(t *testing.T) {
 			status: notReady(1, "KubernetesClientException", "connection reset", 3*time.Minute)},
 		{name: "creating is not a failure", generation: 1, status: notReady(1, "Creating", "Kafka cluster is being deployed", time.Hour)},
 		{name: "a timeout is retried, not a failure", generation: 1,
-			status: notReady(1, "TimeoutException", "Exceeded timeout of 300000ms while waiting for Pods resource run-a-run-a-0 to be ready", time.Hour)},
+			status: notReady(1, "TimeoutException", "Exceeded timeout of 300000ms while waiting for Pods resource run-a-broker-66b1eb-0 to be ready", time.Hour)},
 		{name: "an error of the previous generation says nothing of this one", generation: 2, status: notReady(1, "InvalidResourceException", "bad", 0)},
 		{name: "ready", generation: 1, status: `
   observedGeneration: 1
