@@ -256,3 +256,42 @@ func smallClusterNodes() []corev1.Node {
 	}
 	return nodes
 }
+
+// TestSmallSamplesPickOneByLabel: README's small-cluster command applies
+// one run of the overlay with `-l streambench.io/sample=<name>`, so every
+// run carries its own name in that label (one run per selector), and the
+// run README names is one of them.
+func TestSmallSamplesPickOneByLabel(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docs, err := renderSmallSamples(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const label = "streambench.io/sample"
+	byLabel := map[string][]string{}
+	for name, doc := range docs {
+		run, err := decodeSample(name, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := run.Labels[label]; got != name {
+			t.Errorf("%s in %s: label %s=%q, want its own name, so that -l %s=%s applies it alone", name, smallSamplesDir, label, got, label, name)
+		}
+		byLabel[run.Labels[label]] = append(byLabel[run.Labels[label]], name)
+	}
+	for v, names := range byLabel {
+		if len(names) > 1 {
+			t.Errorf("-l %s=%s picks %d runs (%v), want one", label, v, len(names), names)
+		}
+	}
+	readme := repoFile(t, "README.md")
+	const want = "kubectl apply -n kafka -k " + smallSamplesDir + " -l " + label + "="
+	i := strings.Index(readme, want)
+	if i < 0 {
+		t.Fatalf("README has no %q", want)
+	}
+	picked, _, _ := strings.Cut(readme[i+len(want):], "\n")
+	if len(byLabel[picked]) != 1 {
+		t.Errorf("README applies -l %s=%s, which picks %v of the overlay, want one run", label, picked, byLabel[picked])
+	}
+}
