@@ -100,6 +100,24 @@ func TestParseTrace(t *testing.T) {
 	}
 }
 
+// journals makes a journal file of one byte under dir/<bookie>/ for each
+// of two bookies and returns their paths.
+func journals(t *testing.T, dir, a, b string) (string, string) {
+	t.Helper()
+	var out []string
+	for _, bookie := range []string{a, b} {
+		f := filepath.Join(dir, bookie, "journal")
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out[0], out[1]
+}
+
 // TestShimStallsOnePath: sync(1) of a file, and dd(1) writing to it, under
 // the stall path do not return while the flag exists, and return once it
 // is removed; a file elsewhere is not stalled. A flag that names a path
@@ -110,15 +128,7 @@ func TestShimStallsOnePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bookie2, bookie1 := filepath.Join(dir, "bookie2", "journal"), filepath.Join(dir, "bookie1", "journal")
-	for _, f := range []string{bookie2, bookie1} {
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bookie2, bookie1 := journals(t, dir, "bookie2", "bookie1")
 	flag := filepath.Join(dir, "stall")
 	env := append(os.Environ(), StallEnv(lib, filepath.Join(dir, "bookie2")+"/", flag)...)
 	sync := func(f string) *exec.Cmd { return exec.Command("sync", f) }
@@ -193,15 +203,7 @@ func TestShimHoldsWhatTheFlagNamesNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data") + "/"
-	bookie1, bookie2 := filepath.Join(data, "bookie1", "journal"), filepath.Join(data, "bookie2", "journal")
-	for _, f := range []string{bookie1, bookie2} {
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bookie1, bookie2 := journals(t, data, "bookie1", "bookie2")
 	flag := filepath.Join(dir, "stall")
 	release, err := Stall(flag)
 	if err != nil {
