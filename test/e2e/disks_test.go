@@ -23,16 +23,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// README's disks, for a cluster without a default StorageClass (the local
+// the recipe's disks (docs/on-a-cluster.md), for a cluster without a default StorageClass (the local
 // cluster, whose nodes are all this host): the StorageClass local-nvme and a
-// static local volume per disk made from config/nodepool as README makes
-// them, and freed after a run with README's command
+// static local volume per disk made from config/nodepool as the recipe makes
+// them, and freed after a run with the recipe's command
 // (freeLocalDisksCommand). The managed specs claim them through
 // localDisks and free them between runs with freeLocalDisks; the "disks"
 // spec proves a disk serves a second and a third claim without a broker.
 //
-// The "disks" spec uses README's class itself; every other caller gets a
-// class of its own (ownDiskClass), made from README's file with only the
+// The "disks" spec uses the recipe's class itself; every other caller gets a
+// class of its own (ownDiskClass), made from the recipe's file with only the
 // name changed, so specs that run at once on parallel processes never
 // bind, wipe or free each other's disks.
 

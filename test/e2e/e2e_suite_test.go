@@ -28,7 +28,7 @@
 //	                 for kind, the Docker network's gateway)
 //	E2E_KUBECTL      kubectl binary (default kubectl on PATH)
 //	E2E_STRIMZI_INSTALL  Strimzi 1.2.0's install/cluster-operator directory,
-//	                 for README's "On a cluster" (readme_e2e_test.go), which
+//	                 for docs/on-a-cluster.md's recipe (readme_e2e_test.go), which
 //	                 downloads it where the suite cannot (default
 //	                 testdata/upstream/strimzi-1.2.0)
 //	E2E_PULSAR_CHART the Apache Pulsar chart 4.7.0's directory, which the

@@ -17,7 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
-// The release as README's "On a cluster" installs it:
+// The release as docs/on-a-cluster.md's recipe installs it:
 // helm install streambench charts/streambench --namespace streambench-system --create-namespace --wait
 const releaseName = "streambench"
 

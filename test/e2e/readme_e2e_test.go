@@ -26,8 +26,9 @@ import (
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
 
-// README's "On a cluster", command by command (readmeCommands, which
-// readme_test.go keeps equal to the README). Most commands run as written,
+// docs/on-a-cluster.md's "From zero to a result" (README's "On a cluster"
+// until issue 63), command by command (readmeCommands, which
+// readme_test.go keeps equal to that section). Most commands run as written,
 // in bash, in a directory holding the repository's samples, with kubectl
 // and streambench on PATH. What differs, and why:
 //
