@@ -118,6 +118,17 @@ func journals(t *testing.T, dir, a, b string) (string, string) {
 	return out[0], out[1]
 }
 
+// start starts cmd and returns where its end is sent.
+func start(t *testing.T, cmd *exec.Cmd) <-chan error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
+}
+
 // TestShimStallsOnePath: sync(1) of a file, and dd(1) writing to it, under
 // the stall path do not return while the flag exists, and return once it
 // is removed; a file elsewhere is not stalled. A flag that names a path
@@ -163,11 +174,7 @@ func TestShimStallsOnePath(t *testing.T) {
 
 			cmd = tc.cmd(tc.stalled)
 			cmd.Env = env
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			done := start(t, cmd)
 			// Not a time bound on the machine's speed: whatever the load,
 			// the call cannot return while the flag exists.
 			select {
@@ -212,11 +219,7 @@ func TestShimHoldsWhatTheFlagNamesNow(t *testing.T) {
 	defer func() { _ = release() }()
 	cmd := exec.Command("dd", "if=/dev/zero", "of="+bookie1, "bs=1", "count=1", "conv=notrunc", "status=none")
 	cmd.Env = append(os.Environ(), StallEnv(lib, data, flag)...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := start(t, cmd)
 	select {
 	case err := <-done:
 		t.Fatalf("a write to %s returned while the flag named the whole stall path: %v", bookie1, err)
