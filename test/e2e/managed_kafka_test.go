@@ -317,15 +317,23 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 	}, SpecTimeout(10*time.Minute))
 })
 
+// halfAMinute is the measured phase of the one-broker and one-bookie
+// specs (managedKafkaRun, managedPulsarRun) instead of the overlay's
+// minute: they test what a run adds to the brokers (security, failures),
+// which half a minute of 200 msg/s shows as well, and the e2e suite is
+// on CI's critical path (three such specs: about 90 s).
+const halfAMinute = 0.5
+
 // managedKafkaRun is run-ack2-async of config/samples-small (smallSample)
 // with one broker instead of three, a replication factor of 1 acknowledged
 // by it at the level asked (a level's own replication factor is 3): the
 // one-broker specs test what a run adds to a broker (security, failures),
 // not the replication, and one broker keeps them short beside the other
-// specs on this machine.
+// specs on this machine, as does a measured phase of halfAMinute.
 func managedKafkaRun(prefix string, level v1alpha1.Level, storageClass string) *v1alpha1.BenchmarkRun {
 	run := smallSample("run-ack2-async", prefix, storageClass, "")
 	run.Spec.Cluster.Managed.Brokers = 1
+	run.Spec.Workload.TestDurationMinutes = ptr.To(halfAMinute)
 	local := v1alpha1.LocalAsync
 	if level == v1alpha1.Level1 {
 		local = v1alpha1.LocalSync

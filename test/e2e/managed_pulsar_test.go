@@ -350,13 +350,15 @@ func expectBrokerRefusesAnonymous(ctx context.Context, rel string) {
 // (smallSample) on one node: one ZooKeeper, one bookie and one broker
 // (under the sample's pool and tolerations), at durability level 1 with an
 // ensemble of 1 (a level's own is 3): the one-bookie specs test what a run
-// adds to the brokers (security, failures), not the replication.
-// pulsarOnThisCluster says what else differs, and why.
+// adds to the brokers (security, failures), not the replication, in a
+// measured phase of halfAMinute. pulsarOnThisCluster says what else
+// differs, and why.
 func managedPulsarRun(prefix, storageClass, metadataClass string) *v1alpha1.BenchmarkRun {
 	run := smallSample("run-ack2-async-pulsar", prefix, storageClass, metadataClass)
 	m := run.Spec.Cluster.Managed
 	m.Brokers, m.Bookies, m.MetadataStoreReplicas = 1, 1, 1
 	pulsarOnThisCluster(m)
+	run.Spec.Workload.TestDurationMinutes = ptr.To(halfAMinute)
 	run.Spec.Durability = &v1alpha1.DurabilitySpec{
 		Replication: &v1alpha1.ReplicationDurability{Replicas: 1, AckReplicas: 1, Mode: v1alpha1.ReplicationSync},
 		Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalSync},
