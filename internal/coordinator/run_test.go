@@ -127,8 +127,10 @@ func fixedRateWorkload() v1alpha1.WorkloadSpec {
 	return shortWorkload("fixed", 2000, 10)
 }
 
-// The backlog workloads measure 10 s after the drain, not 4: in cold run
-// 31, at a load of 18, Pulsar's standalone acknowledged nothing for about
+// The backlog workloads measure 10 s after the drain, not 4: in a cold run
+// at a load of 18 (every broker package ran twice in it, the second time
+// through a make -n, see internal/cicheck), Pulsar's standalone
+// acknowledged nothing for about
 // 5 s after draining the backlog (the sends of the whole 4 s measured phase
 // were acknowledged in the cool-down, p50 4.5 s), and the run reported a
 // measured rate of 0, as it should; 10 s leaves a measurement beside such a
