@@ -150,9 +150,9 @@ test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver an
 # the sync shim) and the other broker packages, BROKER_TEST_PROCS at a
 # time. .ci/run's e2e suite waits for the experiments and the unit suites,
 # not for the other broker packages, which go on beside it: the machine's
-# second core idled through their last 13 minutes in the cold run at a55b08e (the
-# e2e suite waited 834 s for them), while the experiments read latencies
-# that a busy neighbour moves. Their ports and jar caches are reserved
+# second core idled through their last 13 minutes in the cold run at
+# a55b08e (the e2e suite waited 834 s for them), while the experiments
+# read latencies that a busy neighbour moves. Their ports and jar caches are reserved
 # across processes (internal/localbrokers), so more can run, but not
 # faster here: three (cold run 10, the two durability experiments side by
 # side too) kept a load of 17-19 and the sync-delay experiment ran out of

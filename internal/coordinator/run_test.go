@@ -130,11 +130,10 @@ func fixedRateWorkload() v1alpha1.WorkloadSpec {
 // The backlog workloads measure 10 s after the drain, not 4: in a cold run
 // at a load of 18 (every broker package ran twice in it, the second time
 // through a make -n, see internal/cicheck), Pulsar's standalone
-// acknowledged nothing for about
-// 5 s after draining the backlog (the sends of the whole 4 s measured phase
-// were acknowledged in the cool-down, p50 4.5 s), and the run reported a
-// measured rate of 0, as it should; 10 s leaves a measurement beside such a
-// pause.
+// acknowledged nothing for about 5 s after draining the backlog (the sends
+// of the whole 4 s measured phase were acknowledged in the cool-down, p50
+// 4.5 s), and the run reported a measured rate of 0, as it should; 10 s
+// leaves a measurement beside such a pause.
 func backlogWorkload() v1alpha1.WorkloadSpec {
 	w := shortWorkload("backlog", 4000, 10)
 	w.ConsumerBacklogSizeGB = f64(0.02)
