@@ -107,18 +107,15 @@ verify: ## Fail when the CRD, RBAC, deepcopy code, the API and CLI references or
 envtest: ## Build kube-apiserver and etcd from source into bin/k8s (first use only).
 	@hack/timed.sh "envtest binaries" env K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh >/dev/null
 
-# make test runs the suites in three stages, so that a cold machine's time is
+# make test runs the suites in four stages, so that a cold machine's time is
 # seen per stage: packages whose tests start real brokers (JVMs, jars from
-# Maven Central on first use), the report in headless Chromium, and the rest
-# (unit tests and the envtest suite on a real kube-apiserver and etcd).
+# Maven Central on first use), of which the durability experiments apart,
+# the report in headless Chromium, and the rest (unit tests and the
+# envtest suite on a real kube-apiserver and etcd).
 # hack/test-packages.sh sorts the packages by what their tests import.
 #
-# -vet=off: make test runs go vet on every package first (its "go vet"
-# stage, test files included, every analyzer); go test's own vet pass is a
-# subset of it, run again on each package and, for its facts, on every
-# dependency (cold run 11: 3795 vet processes, 55 CPU-s of them during the
-# test suites, after the vet stage).
-GO_TEST = KUBEBUILDER_ASSETS="$$(K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/envtest-binaries.sh)" go test -vet=off -timeout 40m
+# hack/go-test-stage.sh runs one stage (go test -vet=off: see there why).
+GO_TEST_STAGE = env K8S_VERSION=$(K8S_VERSION) ETCD_VERSION=$(ETCD_VERSION) hack/go-test-stage.sh
 
 # The order is CI's (.ci/run runs make test beside the cluster's builds
 # and the e2e suite, which waits for make test's suites): the compile-bound
@@ -143,7 +140,7 @@ test-suites: envtest prometheus ## The broker tests and, beside them, the unit a
 
 .PHONY: test-unit
 test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
-	@hack/timed.sh "unit and envtest suites" bash -c '$(GO_TEST) $$(hack/test-packages.sh unit)'
+	@hack/timed.sh "unit and envtest suites" $(GO_TEST_STAGE) unit
 
 # The broker tests run as two stages at once: the durability experiments
 # (hack/test-packages.sh experiments: their verdicts are timings through
@@ -170,11 +167,11 @@ test-brokers: prometheus ## Integration tests against real Kafka and Pulsar brok
 
 .PHONY: test-broker-packages
 test-broker-packages: prometheus ## The broker integration tests but the durability experiments, BROKER_TEST_PROCS packages at a time.
-	@hack/timed.sh "broker integration tests" bash -c 'PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)" $(GO_TEST) -p $(BROKER_TEST_PROCS) $$(hack/test-packages.sh brokers)'
+	@hack/timed.sh "broker integration tests" bash -c 'set -euo pipefail; PROMETHEUS_BIN="$$(PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh)"; export PROMETHEUS_BIN; $(GO_TEST_STAGE) brokers -p $(BROKER_TEST_PROCS)'
 
 .PHONY: test-experiments
 test-experiments: ## The durability experiments on real brokers: what each level's ack waits for (a sync, a stalled replica).
-	@hack/timed.sh "durability experiments" bash -c '$(GO_TEST) $$(hack/test-packages.sh experiments)'
+	@hack/timed.sh "durability experiments" $(GO_TEST_STAGE) experiments
 
 .PHONY: prometheus
 prometheus: ## Build Prometheus from source into bin/prometheus (first use only), for the monitoring test.
@@ -186,7 +183,7 @@ dashboards: ## Regenerate the Grafana dashboards of the chart (charts/streambenc
 
 .PHONY: test-report
 test-report: ## The HTML report, rendered in headless Chromium (installed from Debian when missing).
-	@hack/timed.sh "report test" bash -c '$(GO_TEST) $$(hack/test-packages.sh report)'
+	@hack/timed.sh "report test" $(GO_TEST_STAGE) report
 
 .PHONY: ci-cold
 ci-cold: ## Run .ci/run on a fresh clone with empty Go, build and jar caches; print each stage's time.

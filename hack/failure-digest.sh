@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
 # Prints the failures in a test log, shortly: each failed Ginkgo spec's
-# title and the first lines of its failure message, and each failed Go
-# test's lines from its _test.go files. .ci/run prints it last, so the end
-# of a CI log, often all of it that is shown, says what failed and why, and
-# not only where.
+# title and the first lines of its failure message, each failed Go test's
+# lines from its _test.go files, the packages that failed and compile
+# errors, and each stage that failed (hack/timed.sh's "<== ... FAILED"),
+# with the last lines its lane printed before it when nothing above
+# explained it: a stage that fails before any test runs (a package list,
+# a build) says why only there. .ci/run prints it last, so the end of a CI
+# log, often all of it that is shown, says what failed and why, and not
+# only where.
 #
 #   hack/failure-digest.sh LOG
 set -euo pipefail
 # .ci/run's lanes prefix their lines with their name ([tests], [cluster]).
-sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^\[[a-z]*\] //' "$1" | awk '
+sed -e 's/\x1b\[[0-9;]*m//g' "$1" | awk -v keep=12 '
+  {
+    lane = ""
+    if (match($0, /^\[[a-z]+\] /)) { lane = substr($0, 2, RLENGTH - 3); $0 = substr($0, RLENGTH + 1) }
+    said = 0
+  }
   # "• [FAILED] [60.2 seconds]" is followed by the spec title.
-  /^• \[(FAILED|TIMEDOUT|PANICKED|INTERRUPTED)\]/ { if ((getline title) > 0) print "spec: " title; next }
+  /^• \[(FAILED|TIMEDOUT|PANICKED|INTERRUPTED)\]/ {
+    if ((getline title) > 0) { sub(/^\[[a-z]+\] /, "", title); print "spec: " title; explained[lane] = 1 }
+    next
+  }
   # The message block: "  [FAILED] Timed out ..." up to "  In [It] at: ...".
-  /^  \[(FAILED|TIMEDOUT|PANICKED)\] / && !/\] in \[/ { n = 8 }
-  /^  In \[/ { n = 0 }
-  n > 0 { print; n--; next }
-  # go test without -v prints only the failing tests and their lines.
-  /^ *--- FAIL/ || /^ +[A-Za-z0-9_]+_test\.go:[0-9]+: / { print }
-' | head -n 60
+  /^  \[(FAILED|TIMEDOUT|PANICKED)\] / && !/\] in \[/ { n[lane] = 8 }
+  /^  In \[/ { n[lane] = 0 }
+  n[lane] > 0 { print; n[lane]--; said = 1 }
+  # go test without -v prints only the failing tests and their lines; a
+  # failed package is "FAIL<tab>path", a compile error "file.go:L:C: ...".
+  !said && (/^ *--- FAIL/ || /^ +[A-Za-z0-9_]+_test\.go:[0-9]+: / || /^FAIL\t/ || /^[^ ]+\.go:[0-9]+:[0-9]+: /) { print; said = 1 }
+  said { explained[lane] = 1 }
+  /^<== .* FAILED \(exit [0-9]+\)/ {
+    print "stage failed: " substr($0, 5)
+    if (!explained[lane]) {
+      print "  its lane" (lane == "" ? "" : " (" lane ")") "'"'"'s last lines before it:"
+      for (i = count[lane] - keep + 1; i <= count[lane]; i++) if (i > 0) print "  | " last[lane, i % keep]
+    }
+    explained[lane] = 0
+    next
+  }
+  { count[lane]++; last[lane, count[lane] % keep] = $0 }
+' | head -n 80
