@@ -180,7 +180,7 @@ var _ = Describe("a run against an existing cluster", func() {
 		Expect(running.Status.Durability.Explanation).To(ContainSubstring("the broker version is not known"))
 
 		// Plays the coordinator, which reads the brokers (the envtest has
-		// none; internal/durability/inspect is tested on real ones): the
+		// none; internal/driver/inspect is tested on real ones): the
 		// benchmark topic has min.insync.replicas=1, so acks=all is async.
 		found := map[string]durability.Setting{
 			"min.insync.replicas": {Value: "1", Source: "dynamic cluster-wide broker default"},

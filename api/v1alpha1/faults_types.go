@@ -17,7 +17,7 @@ const (
 	// duration, then lets it go on (SIGCONT): a broker that hangs (a long
 	// GC pause, a stalled disk) while its connections and leases stay open,
 	// which is what the replica-stall experiment did by hand
-	// (internal/durability/experiment/stall.go).
+	// (internal/lab/experiment/stall.go).
 	FaultPause FaultAction = "Pause"
 	// FaultKill kills the target's process (SIGKILL): no shutdown hook, no
 	// flush. In a cluster the kubelet restarts the container in the same

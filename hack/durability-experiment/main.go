@@ -9,7 +9,7 @@
 // With --stall it runs the replica-stall experiment instead: how many
 // replicas an acknowledgement waits for, with one Kafka follower stopped
 // (SIGSTOP) or one bookie's journal syncs stalled while a producer writes
-// (internal/durability/experiment/stall.go), and prints its table.
+// (internal/lab/experiment/stall.go), and prints its table.
 //
 //	go run ./hack/durability-experiment [--delay 30ms] [--measure 4s] [--only kafka|pulsar]
 //	go run ./hack/durability-experiment --stall [--stall-for 4s] [--lag-max 12s] [--add-timeout 8s]
@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/durability/experiment"
+	"github.com/streambench/streambench-operator/internal/lab/experiment"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/durability/inspect"
+	"github.com/streambench/streambench-operator/internal/driver/inspect"
 	"github.com/streambench/streambench-operator/internal/protocol"
 )
 

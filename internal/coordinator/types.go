@@ -75,7 +75,7 @@ type Options struct {
 	ShutdownWorkers bool
 	// ReadDurability says the brokers are an existing cluster that
 	// streambench did not configure: once the topics exist, their and the
-	// brokers' durability settings are read (internal/durability/inspect)
+	// brokers' durability settings are read (internal/driver/inspect)
 	// and Result.Durability reports the level really in effect.
 	ReadDurability bool
 	// Token is the run's token, sent with every call: the workers of a

@@ -8,7 +8,7 @@ import (
 )
 
 // stallVersions are the broker versions on which the replica-stall
-// experiment (internal/durability/experiment, stall.go; docs/methodology.md)
+// experiment (internal/lab/experiment, stall.go; docs/methodology.md)
 // measured how many replicas an acknowledgement waits for, at
 // stallReplicas replicas. As with experimentVersions, the experiment's
 // test fails when the version it ran is missing here.

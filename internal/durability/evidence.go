@@ -9,7 +9,7 @@ import (
 )
 
 // experimentVersions are the broker versions on which the sync-delay
-// experiment (internal/durability/experiment, hack/durability-experiment,
+// experiment (internal/lab/experiment, hack/durability-experiment,
 // docs/methodology.md) showed every level behaving as Table 1-6 promises:
 // acknowledgements wait for a delayed local sync at levels 1 and 3 and for
 // none at levels 2 and 4. A version is added here only after the experiment

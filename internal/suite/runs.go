@@ -6,9 +6,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/clientsecurity"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
-	"github.com/streambench/streambench-operator/internal/security"
 )
 
 // Labels on the suite's child runs.
@@ -93,7 +93,7 @@ func hostRun(s *v1alpha1.BenchmarkSuite, sys *v1alpha1.SuiteSystem, c v1alpha1.S
 // cell's cluster (the endpoints the suite deployed, or the spec's existing
 // cluster as written), with the cell's durability and workload. Against
 // secured brokers the suite deployed, its clients read the Secrets the
-// cluster's host run would (security.ExistingFor), by reference. Its
+// cluster's host run would (clientsecurity.ExistingFor), by reference. Its
 // workers are removed when it ends (the cluster is the suite's to
 // remove); it stays, with its results ConfigMap, as long as the suite.
 func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alpha1.SuiteCluster) (*v1alpha1.BenchmarkRun, error) {
@@ -127,7 +127,7 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 		}
 		// The cell is on the cluster: its durability gives the host's.
 		host := hostRun(s, sys, cluster, hostDurability(cell.System, cell.Durability))
-		if existing.TLS, existing.Authentication, err = security.ExistingFor(host); err != nil {
+		if existing.TLS, existing.Authentication, err = clientsecurity.ExistingFor(host); err != nil {
 			return nil, fmt.Errorf("status.clusters %s: %w", cluster.Name, err)
 		}
 		if len(sched) > 0 {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/security"
+	"github.com/streambench/streambench-operator/internal/provision/clientsecurity"
 )
 
 func secretPath(r v1alpha1.SecretKeyRef) string {
@@ -86,11 +86,11 @@ func TestChildRunReadsWhatItsClusterGives(t *testing.T) {
 				if got := host.Spec.Cluster.Managed.Security; !reflect.DeepEqual(got, cl.Security) {
 					t.Errorf("cluster %s is deployed with security %+v, want its own %+v", cl.Name, got, cl.Security)
 				}
-				hostRefs, err := security.RunRefs(host)
+				hostRefs, err := clientsecurity.RunRefs(host)
 				if err != nil {
 					t.Fatal(err)
 				}
-				hostSec, err := security.RunResolve(host, secretPath)
+				hostSec, err := clientsecurity.RunResolve(host, secretPath)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,7 +114,7 @@ func TestChildRunReadsWhatItsClusterGives(t *testing.T) {
 					if run.Spec.Cluster.Managed != nil || run.Spec.Cluster.Existing == nil {
 						t.Fatalf("cell %s is not in existing mode: %+v", cell.Name, run.Spec.Cluster)
 					}
-					refs, err := security.RunRefs(run)
+					refs, err := clientsecurity.RunRefs(run)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -125,7 +125,7 @@ func TestChildRunReadsWhatItsClusterGives(t *testing.T) {
 					if !reflect.DeepEqual(cellKeys, keys) {
 						t.Errorf("cell %s mounts %v, its cluster's clients read %v", cell.Name, cellKeys, keys)
 					}
-					sec, err := security.RunResolve(run, secretPath)
+					sec, err := clientsecurity.RunResolve(run, secretPath)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -3,7 +3,7 @@
 // disk: fsync, fdatasync, msync(MS_SYNC), sync_file_range(WAIT_AFTER),
 // syncfs and sync. A broker started with it acknowledges no faster than the
 // delay exactly when it syncs before the acknowledgement, which is how the
-// durability experiment (internal/durability/experiment) tells a local sync
+// durability experiment (internal/lab/experiment) tells a local sync
 // on the ack path from one that happens later, without trusting a document.
 //
 // The shim is compiled from source with the machine's C compiler on first

@@ -356,7 +356,7 @@ func (a *adminTransport) WithTransport(t http.RoundTripper) { a.base = t }
 
 // AdminHTTP is an HTTP client for the Pulsar admin REST API secured as sec
 // says (TLS, and the token or OAuth2 access token as a Bearer header), for
-// code that calls the admin API itself (internal/durability/inspect). The
+// code that calls the admin API itself (internal/driver/inspect). The
 // client sets the header on every request; authorize sets it on one, for
 // requests sent another way. Both are idempotent. It makes no connection
 // except, for OAuth2, the issuer's when the first request needs a token.

@@ -23,7 +23,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/protocol"
-	"github.com/streambench/streambench-operator/internal/security"
+	"github.com/streambench/streambench-operator/internal/provision/clientsecurity"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -314,7 +314,7 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 	// The paths of the mounted Secret keys, never their values; the
 	// coordinator hands them to the workers in the driver's config, and the
 	// workers' pods mount the same keys at the same paths.
-	sec, err := security.RunResolve(run, SecretPath)
+	sec, err := clientsecurity.RunResolve(run, SecretPath)
 	if err != nil {
 		return nil, err
 	}
@@ -408,14 +408,14 @@ const SecretGroup = 65532
 // readable by root only, and the containers never run as root.
 const secretMode = 0o440
 
-// mountSecrets mounts the keys the run's clients read (security.Refs), and
+// mountSecrets mounts the keys the run's clients read (clientsecurity.RunRefs), and
 // no other key of their Secrets: one read-only volume per Secret whose
 // items list only those keys, at SecretPath. A run that reads none is left
 // as it was.
 func mountSecrets(run *v1alpha1.BenchmarkRun, spec *corev1.PodSpec) {
 	// An error here is CoordinatorJob's too (RunResolve), which refuses
 	// the run before any Job is made.
-	refs, _ := security.RunRefs(run)
+	refs, _ := clientsecurity.RunRefs(run)
 	if len(refs) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package security
+package clientsecurity
 
 import (
 	"fmt"
@@ -7,14 +7,10 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
 
-// A managed Pulsar run's clients read two Secrets the operator makes
-// before the chart's install (pulsar.Secrets): the CA that signed the
-// brokers' certificate, and the token of the benchmark's own role. The
-// signing key and the brokers' tokens stay with the brokers.
-func init() {
-	managedFor[v1alpha1.SystemPulsar] = managedPulsar
-}
-
+// managedPulsar: a managed Pulsar run's clients read two Secrets the
+// operator makes before the chart's install (pulsar.Secrets): the CA that
+// signed the brokers' certificate, and the token of the benchmark's own
+// role. The signing key and the brokers' tokens stay with the brokers.
 func managedPulsar(run *v1alpha1.BenchmarkRun) (Managed, error) {
 	s := run.Spec.Cluster.Managed.Security
 	rel := pulsar.ReleaseName(run)

@@ -1,13 +1,12 @@
-package security
+package clientsecurity
 
 import (
 	"fmt"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/security"
 )
-
-func init() { managedFor[v1alpha1.SystemKafka] = managedKafka }
 
 // managedKafka is what the clients of a managed Kafka read, all written by
 // Strimzi in the run's namespace: the cluster CA's certificate (Strimzi
@@ -22,7 +21,7 @@ func managedKafka(run *v1alpha1.BenchmarkRun) (Managed, error) {
 	s := run.Spec.Cluster.Managed.Security
 	var m Managed
 	if s.TLS {
-		m.CA = &v1alpha1.SecretKeyRef{Name: StrimziCASecret(strimzi.ClusterName(run)), Key: StrimziCAKey}
+		m.CA = &v1alpha1.SecretKeyRef{Name: security.StrimziCASecret(strimzi.ClusterName(run)), Key: security.StrimziCAKey}
 	}
 	user := strimzi.UserName(run)
 	switch s.Authentication {
@@ -30,13 +29,13 @@ func managedKafka(run *v1alpha1.BenchmarkRun) (Managed, error) {
 	case v1alpha1.ManagedAuthScramSHA512:
 		m.Mechanism = string(v1alpha1.AuthScramSHA512)
 		m.Username = user
-		m.Password = &v1alpha1.SecretKeyRef{Name: user, Key: StrimziPasswordKey}
+		m.Password = &v1alpha1.SecretKeyRef{Name: user, Key: security.StrimziPasswordKey}
 	case v1alpha1.ManagedAuthTLS:
 		if !s.TLS {
 			return Managed{}, fmt.Errorf("spec.cluster.managed.security.authentication tls is mutual TLS: set spec.cluster.managed.security.tls: true")
 		}
-		m.ClientCert = &v1alpha1.SecretKeyRef{Name: user, Key: StrimziUserCertKey}
-		m.ClientKey = &v1alpha1.SecretKeyRef{Name: user, Key: StrimziUserKeyKey}
+		m.ClientCert = &v1alpha1.SecretKeyRef{Name: user, Key: security.StrimziUserCertKey}
+		m.ClientKey = &v1alpha1.SecretKeyRef{Name: user, Key: security.StrimziUserKeyKey}
 	default:
 		return Managed{}, fmt.Errorf("spec.cluster.managed.security.authentication %q is not for Kafka: use scram-sha-512 (SCRAM over the listener) or tls (client certificates, with tls: true)", s.Authentication)
 	}

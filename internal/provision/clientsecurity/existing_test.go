@@ -1,4 +1,4 @@
-package security
+package clientsecurity
 
 import (
 	"reflect"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/admission"
+	"github.com/streambench/streambench-operator/internal/security"
 )
 
 // asExisting is the run of a suite's cell against host's brokers: existing
@@ -85,7 +86,7 @@ func TestExistingForReadsWhatTheManagedRunReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys := func(refs []Ref) []v1alpha1.SecretKeyRef {
+			keys := func(refs []security.Ref) []v1alpha1.SecretKeyRef {
 				var out []v1alpha1.SecretKeyRef
 				for _, r := range refs {
 					out = append(out, r.SecretKeyRef)

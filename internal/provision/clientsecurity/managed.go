@@ -1,10 +1,18 @@
-package security
+// Package clientsecurity says what a run's clients read to reach its
+// brokers, existing or managed: the Secret keys to mount (RunRefs) and the
+// driver's settings (RunResolve). An existing cluster's are
+// internal/security's pure translation of spec.cluster.existing; a managed
+// cluster's are the Secrets its provisioning makes, or Strimzi makes for
+// it, named here beside the builders that name them (internal/provision/
+// strimzi and pulsar), so that internal/security needs no provisioning.
+package clientsecurity
 
 import (
 	"fmt"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/security"
 )
 
 // Managed is what the clients of a managed run's secured brokers read:
@@ -27,21 +35,21 @@ type Managed struct {
 	Password, Token, ClientCert, ClientKey *v1alpha1.SecretKeyRef
 }
 
-// managedFor gives a managed run's Managed, per system; the systems'
-// files register themselves. A system absent here cannot secure its
-// managed brokers yet, and a run that asks is refused.
-var managedFor = map[v1alpha1.System]func(*v1alpha1.BenchmarkRun) (Managed, error){}
-
 func managed(run *v1alpha1.BenchmarkRun) (*Managed, error) {
 	m := run.Spec.Cluster.Managed
 	if m == nil || m.Security == nil || (!m.Security.TLS && m.Security.Authentication == "") {
 		return nil, nil
 	}
-	f, ok := managedFor[run.Spec.System]
-	if !ok {
+	var ms Managed
+	var err error
+	switch run.Spec.System {
+	case v1alpha1.SystemKafka:
+		ms, err = managedKafka(run)
+	case v1alpha1.SystemPulsar:
+		ms, err = managedPulsar(run)
+	default:
 		return nil, fmt.Errorf("spec.cluster.managed.security: managed %s brokers cannot be secured by this operator; remove it, or run against an existing cluster with spec.cluster.existing.tls and authentication", run.Spec.System)
 	}
-	ms, err := f(run)
 	if err != nil {
 		return nil, err
 	}
@@ -49,19 +57,19 @@ func managed(run *v1alpha1.BenchmarkRun) (*Managed, error) {
 }
 
 // RunRefs are the Secret keys a run's clients read, existing or managed.
-func RunRefs(run *v1alpha1.BenchmarkRun) ([]Ref, error) {
+func RunRefs(run *v1alpha1.BenchmarkRun) ([]security.Ref, error) {
 	if run.Spec.Cluster.Managed == nil {
-		return Refs(&run.Spec), nil
+		return security.Refs(&run.Spec), nil
 	}
 	ms, err := managed(run)
 	if ms == nil || err != nil {
 		return nil, err
 	}
 	const f = "spec.cluster.managed.security"
-	var refs []Ref
+	var refs []security.Ref
 	for _, r := range []*v1alpha1.SecretKeyRef{ms.CA, ms.ClientCert, ms.ClientKey, ms.Password, ms.Token} {
 		if r != nil {
-			refs = append(refs, Ref{SecretKeyRef: *r, Field: f})
+			refs = append(refs, security.Ref{SecretKeyRef: *r, Field: f})
 		}
 	}
 	return refs, nil
@@ -69,9 +77,9 @@ func RunRefs(run *v1alpha1.BenchmarkRun) ([]Ref, error) {
 
 // RunResolve is the driver's security for a run, existing or managed; nil
 // for plaintext, anonymous brokers.
-func RunResolve(run *v1alpha1.BenchmarkRun, path PathFunc) (*driver.Security, error) {
+func RunResolve(run *v1alpha1.BenchmarkRun, path security.PathFunc) (*driver.Security, error) {
 	if run.Spec.Cluster.Managed == nil {
-		return Resolve(&run.Spec, path)
+		return security.Resolve(&run.Spec, path)
 	}
 	ms, err := managed(run)
 	if ms == nil || err != nil {

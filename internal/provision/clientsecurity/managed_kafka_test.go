@@ -1,4 +1,4 @@
-package security
+package clientsecurity
 
 import (
 	"reflect"
@@ -117,3 +117,6 @@ func TestManagedKafkaNamesAreTheBuilders(t *testing.T) {
 		t.Errorf("CA Secret %s, Strimzi writes %s", m.CA.Name, want)
 	}
 }
+
+// path is where the tests' clients find a Secret's key.
+func path(r v1alpha1.SecretKeyRef) string { return "/s/" + r.Name + "/" + r.Key }
