@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -60,7 +61,7 @@ func (b pulsarBrokers) ensureSecrets(ctx context.Context, run *v1alpha1.Benchmar
 		return nil
 	}
 	for _, s := range have {
-		err := b.Delete(ctx, s, client.Preconditions{UID: ptrTo(s.UID)})
+		err := b.Delete(ctx, s, client.Preconditions{UID: ptr.To(s.UID)})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Secret %s/%s of an incomplete set before making it whole: %w", s.Namespace, s.Name, err)
 		}
@@ -98,7 +99,7 @@ func (b pulsarBrokers) deleteSecrets(ctx context.Context, run *v1alpha1.Benchmar
 		case !metav1.IsControlledBy(&s, owner):
 			continue // not the run's: never touched
 		}
-		err = b.Delete(ctx, &s, client.Preconditions{UID: ptrTo(s.UID)})
+		err = b.Delete(ctx, &s, client.Preconditions{UID: ptr.To(s.UID)})
 		switch {
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		case err != nil:

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/faults"
@@ -121,7 +122,7 @@ func privilegedJobPod(job *batchv1.Job, message string) error {
 	c := job.Spec.Template.Spec.Containers[0]
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-x", Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: c.Name, Image: c.Image}}},
 	}
 	if err := k8sClient.Create(ctx, p); err != nil {
@@ -259,7 +260,7 @@ var _ = Describe("faults in a cluster", func() {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "signal", Image: "img"}}}}
 			if owner != "" {
-				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: owner, Controller: ptrTo(true)}}
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: owner, Controller: ptr.To(true)}}
 			}
 			Expect(k8sClient.Create(ctx, p)).To(Succeed())
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "signal", Image: "img",

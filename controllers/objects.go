@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
@@ -90,7 +91,7 @@ func deleteAll(ctx context.Context, c client.Client, owner client.Object, objs .
 		// The UID precondition keeps a delete from hitting an object that
 		// replaced the one just read.
 		err = c.Delete(ctx, existing, client.PropagationPolicy(metav1.DeletePropagationBackground),
-			client.Preconditions{UID: ptrTo(existing.GetUID())})
+			client.Preconditions{UID: ptr.To(existing.GetUID())})
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || apierrors.IsConflict(err):
 		case err != nil:
@@ -101,8 +102,6 @@ func deleteAll(ctx context.Context, c client.Client, owner client.Object, objs .
 	}
 	return gone, nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // controlledPods keeps the pods whose controller is one of owners, by
 // UID. What the operator reads back from a pod (its phase, its

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -233,7 +234,7 @@ func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.
 		case err != nil:
 			return st, false, err
 		}
-		st.Injected, st.InjectedAt = true, ptrTo(metav1.NowMicro())
+		st.Injected, st.InjectedAt = true, ptr.To(metav1.NowMicro())
 		st.Resolved = fmt.Sprintf("%spod %s on node %s deleted (its grace period: a SIGTERM first)", leader, st.Pod, st.Node)
 		return st, false, nil
 	}
@@ -334,9 +335,9 @@ func (r *BenchmarkRunReconciler) signalOutcome(ctx context.Context, run *v1alpha
 			st.Message = fmt.Sprintf("signal Job %s finished, but what it did is unreadable (%v): %q", job.Name, err, msg)
 		} else {
 			st.Injected = true
-			st.InjectedAt = ptrTo(metav1.NewMicroTime(res.InjectedAt))
+			st.InjectedAt = ptr.To(metav1.NewMicroTime(res.InjectedAt))
 			if res.ClearedAt != nil {
-				st.ClearedAt = ptrTo(metav1.NewMicroTime(*res.ClearedAt))
+				st.ClearedAt = ptr.To(metav1.NewMicroTime(*res.ClearedAt))
 			}
 			pids := make([]string, len(res.Pids))
 			for i, p := range res.Pids {
@@ -381,7 +382,7 @@ func (r *BenchmarkRunReconciler) watchFaultTargets(ctx context.Context, run *v1a
 			back = false
 			continue
 		}
-		st.ClearedAt = ptrTo(metav1.NewMicroTime(at.Time))
+		st.ClearedAt = ptr.To(metav1.NewMicroTime(at.Time))
 		if err := r.writeFault(ctx, run, st); err != nil {
 			return false, err
 		}

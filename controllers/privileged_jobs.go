@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -184,7 +185,7 @@ func (r *BenchmarkRunReconciler) deleteJob(ctx context.Context, job *batchv1.Job
 	if job.DeletionTimestamp != nil {
 		return true, nil
 	}
-	err = r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptrTo(job.UID)})
+	err = r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: ptr.To(job.UID)})
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return false, nil

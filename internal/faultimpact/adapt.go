@@ -8,6 +8,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
+	"k8s.io/utils/ptr"
 )
 
 // FromSeries takes the measured phase's points of summary.json's series,
@@ -34,10 +35,10 @@ func FromSeries(s results.Series) []Point {
 			PublishErrors: int64(math.Round(sp.PublishErrorRateMsgPerSec * sp.Seconds)),
 		}
 		if l := sp.PublishLatencyMs; l != nil && l.Count > 0 {
-			p.P99Ms = ptr(l.P99)
+			p.P99Ms = ptr.To(l.P99)
 		}
 		if l := sp.CorrectedLatencyMs; l != nil && l.Count > 0 {
-			p.CorrectedP99Ms = ptr(l.P99)
+			p.CorrectedP99Ms = ptr.To(l.P99)
 		}
 		out = append(out, p)
 	}
@@ -91,7 +92,7 @@ func FromOMB(r *results.OMBResult, intervalSeconds float64) ([]Point, error) {
 			PublishErrors: int64(math.Round(r.PublishErrorRate[i] * intervalSeconds)),
 		}
 		if r.PublishRate[i] > 0 {
-			out[i].P99Ms = ptr(r.PublishLatency99pct[i])
+			out[i].P99Ms = ptr.To(r.PublishLatency99pct[i])
 		}
 	}
 	return out, nil
@@ -122,5 +123,3 @@ func (im Impact) Status() *v1alpha1.FaultImpact {
 		Notes:                      im.Notes,
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

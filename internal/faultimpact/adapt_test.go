@@ -7,6 +7,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
+	"k8s.io/utils/ptr"
 )
 
 func TestFromSeries(t *testing.T) {
@@ -22,9 +23,9 @@ func TestFromSeries(t *testing.T) {
 		{Phase: "cooldown", OffsetSeconds: 40, Seconds: 10},
 	}}
 	want := []Point{
-		{StartSeconds: 0, Seconds: 10, PublishRate: 990, PublishErrors: 3, P99Ms: ptr(3.0), CorrectedP99Ms: ptr(4.0)},
+		{StartSeconds: 0, Seconds: 10, PublishRate: 990, PublishErrors: 3, P99Ms: ptr.To(3.0), CorrectedP99Ms: ptr.To(4.0)},
 		{StartSeconds: 10, Seconds: 10, PublishErrors: 30},
-		{StartSeconds: 20, Seconds: 9.5, PublishRate: 1200, P99Ms: ptr(5.0), CorrectedP99Ms: ptr(900.0)},
+		{StartSeconds: 20, Seconds: 9.5, PublishRate: 1200, P99Ms: ptr.To(5.0), CorrectedP99Ms: ptr.To(900.0)},
 	}
 	if got := FromSeries(s); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
@@ -45,9 +46,9 @@ func TestFromOMB(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Point{
-		{StartSeconds: 0, Seconds: 10, PublishRate: 1000, P99Ms: ptr(3.0)},
+		{StartSeconds: 0, Seconds: 10, PublishRate: 1000, P99Ms: ptr.To(3.0)},
 		{StartSeconds: 10, Seconds: 10, PublishErrors: 25},
-		{StartSeconds: 20, Seconds: 10, PublishRate: 990, PublishErrors: 1, P99Ms: ptr(5.0)},
+		{StartSeconds: 20, Seconds: 10, PublishRate: 990, PublishErrors: 1, P99Ms: ptr.To(5.0)},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

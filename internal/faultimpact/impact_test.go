@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"k8s.io/utils/ptr"
 )
 
 // iv is one 10 s interval of a hand-built series at a target of 1000
@@ -24,7 +26,7 @@ func series(ivs ...iv) []Point {
 	for i, v := range ivs {
 		out[i] = Point{StartSeconds: float64(10 * i), Seconds: 10, PublishRate: v.rate, PublishErrors: v.errs}
 		if v.p99 >= 0 {
-			out[i].P99Ms, out[i].CorrectedP99Ms = ptr(v.p99/2), ptr(v.p99)
+			out[i].P99Ms, out[i].CorrectedP99Ms = ptr.To(v.p99/2), ptr.To(v.p99)
 		}
 	}
 	return out

@@ -7,13 +7,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 func dur(d time.Duration) metav1.Duration   { return metav1.Duration{Duration: d} }
 func pdur(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
-func ptr[T any](v T) *T                     { return &v }
 
 func pause(target string, at, d time.Duration) v1alpha1.Fault {
 	return v1alpha1.Fault{Action: v1alpha1.FaultPause, Target: v1alpha1.FaultTarget(target), At: dur(at), Duration: pdur(d)}
@@ -81,7 +81,7 @@ func TestValidate(t *testing.T) {
 			[]want{{"spec.faults[0].at", []string{"not inside the measured phase"}}}},
 		{"at inside a shorter phase", func() *v1alpha1.BenchmarkRunSpec {
 			s := kafkaSpec(kill("broker-0", time.Minute))
-			s.Workload.TestDurationMinutes = ptr(0.5)
+			s.Workload.TestDurationMinutes = ptr.To(0.5)
 			return s
 		}(), []want{{"spec.faults[0].at", []string{"lasts 30s"}}}},
 		{"a pause that outlasts the phase", kafkaSpec(kill("broker-0", time.Minute), pause("broker-1", 4*time.Minute+30*time.Second, time.Minute)),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
@@ -244,7 +245,7 @@ func (f *faultInjector) apply(s faults.Step) {
 			f.say("fault %d: %s", s.Index, st.Message)
 			return
 		}
-		st.ClearedAt = ptrTo(metav1.NowMicro())
+		st.ClearedAt = ptr.To(metav1.NowMicro())
 		f.say("fault %d: %s %s cleared: SIGCONT to %s (pid %d)", s.Index, s.Fault.Action, s.Fault.Target, p.name, p.pid)
 		return
 	}
@@ -272,7 +273,7 @@ func (f *faultInjector) apply(s faults.Step) {
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
-	st.Injected, st.InjectedAt = true, ptrTo(metav1.NowMicro())
+	st.Injected, st.InjectedAt = true, ptr.To(metav1.NowMicro())
 	switch s.Fault.Action {
 	case v1alpha1.FaultPause:
 		f.paused[s.Index] = p
@@ -338,5 +339,3 @@ func measuredStart(snaps []stats.Snapshot) (time.Time, bool) {
 	}
 	return start, !start.IsZero()
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -8,6 +8,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
+	"k8s.io/utils/ptr"
 )
 
 // fairTwins are a Kafka run and its Pulsar twin on the same testbed: same
@@ -98,9 +99,7 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-var level2 = v1alpha1.DurabilitySpec{Level: ptrLevel(v1alpha1.Level2)}
-
-func ptrLevel(l v1alpha1.Level) *v1alpha1.Level { return &l }
+var level2 = v1alpha1.DurabilitySpec{Level: ptr.To(v1alpha1.Level2)}
 
 func translated(t *testing.T, sys v1alpha1.System, spec v1alpha1.DurabilitySpec) *v1alpha1.EffectiveDurability {
 	t.Helper()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/faultimpact"
@@ -71,7 +72,7 @@ func faultsOf(s *results.Summary) []faultFigures {
 	for i, f := range s.Faults {
 		ff := faultFigures{FaultStatus: f}
 		if im := f.Impact; im != nil {
-			ff.AtSeconds, ff.ClearedSeconds = ptrTo(im.InjectedSeconds), im.ClearedSeconds
+			ff.AtSeconds, ff.ClearedSeconds = ptr.To(im.InjectedSeconds), im.ClearedSeconds
 		} else if f.Injected {
 			ff.AtSeconds, ff.ClearedSeconds = offset(&f, true), offset(&f, false)
 		}
@@ -114,8 +115,6 @@ func faultsOf(s *results.Summary) []faultFigures {
 	}
 	return out
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // faultsView is the report's Faults section.
 type faultsView struct {
@@ -313,7 +312,7 @@ func faultMarks(s *results.Summary, u timeUnit) []faultMark {
 		}
 		m := faultMark{At: (start + *f.AtSeconds) / u.seconds, Label: fmt.Sprintf("F%d", f.Index)}
 		if f.ClearedSeconds != nil {
-			m.Cleared = ptrTo((start + *f.ClearedSeconds) / u.seconds)
+			m.Cleared = ptr.To((start + *f.ClearedSeconds) / u.seconds)
 		}
 		out = append(out, m)
 	}

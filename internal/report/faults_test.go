@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -65,9 +66,9 @@ func pause(index int32) v1alpha1.FaultStatus {
 
 func TestFaultsSection(t *testing.T) {
 	recorded := pause(0)
-	recorded.Impact = &v1alpha1.FaultImpact{IntervalSeconds: 10, InjectedSeconds: 48, ClearedSeconds: ptrTo(58.0), TargetRateMsgPerSec: 1000,
-		LowestPublishRateMsgPerSec: 250, LowestRateFraction: 0.25, RecoveryIntervals: 3, RecoverySeconds: ptrTo(30.0), Relapses: 1,
-		Recovered: true, StableRecoverySeconds: ptrTo(60.0), PublishErrors: 0, LatencySeries: "publish", WorstP99Ms: ptrTo(900.0)}
+	recorded.Impact = &v1alpha1.FaultImpact{IntervalSeconds: 10, InjectedSeconds: 48, ClearedSeconds: ptr.To(58.0), TargetRateMsgPerSec: 1000,
+		LowestPublishRateMsgPerSec: 250, LowestRateFraction: 0.25, RecoveryIntervals: 3, RecoverySeconds: ptr.To(30.0), Relapses: 1,
+		Recovered: true, StableRecoverySeconds: ptr.To(60.0), PublishErrors: 0, LatencySeries: "publish", WorstP99Ms: ptr.To(900.0)}
 	gone := v1alpha1.FaultStatus{Index: 1, Action: v1alpha1.FaultKill, Target: "broker-2", Message: "broker-2: process kafka-3 not running"}
 	repeated := pause(0)
 	repeated.Repeat = 2
@@ -155,8 +156,8 @@ func TestFaultMarks(t *testing.T) {
 		want []faultMark
 	}{
 		{"a pause from its injection to its clearing, on the run's time axis",
-			faultRun(pause(0)), timeUnit{"s", 1}, []faultMark{{At: 70, Cleared: ptrTo(80.0), Label: "F0"}}},
-		{"in minutes", faultRun(pause(0)), timeUnit{"min", 60}, []faultMark{{At: 70.0 / 60, Cleared: ptrTo(80.0 / 60), Label: "F0"}}},
+			faultRun(pause(0)), timeUnit{"s", 1}, []faultMark{{At: 70, Cleared: ptr.To(80.0), Label: "F0"}}},
+		{"in minutes", faultRun(pause(0)), timeUnit{"min", 60}, []faultMark{{At: 70.0 / 60, Cleared: ptr.To(80.0 / 60), Label: "F0"}}},
 		{"a kill not cleared has its injection only; a fault not injected no mark",
 			faultRun(kill, notInjected), timeUnit{"s", 1}, []faultMark{{At: 90, Label: "F1"}}},
 		{"no measured series: nothing to mark", func() *results.Summary { s := faultRun(pause(0)); s.Series = results.Series{}; return s }(),

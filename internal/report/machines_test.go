@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
@@ -48,10 +49,10 @@ func TestReportSaysNodesShareAMachine(t *testing.T) {
 	s := fairTwins()[0].Summary
 	threeNodes(s)
 	s.Testbed.Machines = onMachines(boot1, boot1, boot1)
-	host := &brokerres.Host{Node: "n2", CPUs: 8, CPUBusyCores: ptrF(7)}
+	host := &brokerres.Host{Node: "n2", CPUs: 8, CPUBusyCores: ptr.To[float64](7)}
 	brokers := 3.0
 	host.JudgeCPU(&brokers)
-	s.BrokerResources = &brokerres.Report{Source: brokerres.SourcePrometheus, Brokers: []brokerres.Broker{{Name: "kafka-0", CPUCores: ptrF(1)}}, Host: host, Notes: []string{"GC pause is the JVMs' pause time"}}
+	s.BrokerResources = &brokerres.Report{Source: brokerres.SourcePrometheus, Brokers: []brokerres.Broker{{Name: "kafka-0", CPUCores: ptr.To[float64](1)}}, Host: host, Notes: []string{"GC pause is the JVMs' pause time"}}
 
 	var buf bytes.Buffer
 	if err := Render(&buf, s, nil); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/results"
+	"k8s.io/utils/ptr"
 )
 
 func TestToolDelayWhose(t *testing.T) {
@@ -93,11 +94,11 @@ func TestReportStatesSendDelay(t *testing.T) {
 func TestHostCPUBoundIsNamed(t *testing.T) {
 	runs := fairTwins()
 	bound := &brokerres.Host{CPUs: 2}
-	bound.CPUBusyCores, bound.ToolCPUCores = ptrF(1.9), ptrF(0.4)
+	bound.CPUBusyCores, bound.ToolCPUCores = ptr.To[float64](1.9), ptr.To[float64](0.4)
 	brokers := 1.4
 	bound.JudgeCPU(&brokers)
 	quiet := &brokerres.Host{CPUs: 2}
-	quiet.CPUBusyCores = ptrF(0.5)
+	quiet.CPUBusyCores = ptr.To[float64](0.5)
 	quiet.JudgeCPU(&brokers)
 	runs[0].Summary.BrokerResources = &brokerres.Report{Host: bound}
 	runs[1].Summary.BrokerResources = &brokerres.Report{Host: quiet}
@@ -142,5 +143,3 @@ func TestHostCPUBoundIsNamed(t *testing.T) {
 		t.Error("the quiet run's report must not warn, and must say the CPU added little to the latency")
 	}
 }
-
-func ptrF(v float64) *float64 { return &v }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/report"
@@ -77,7 +78,7 @@ func TestPlanFaultSchedules(t *testing.T) {
 func TestPlanFaultScheduleErrors(t *testing.T) {
 	existing := v1alpha1.SuiteSystem{System: v1alpha1.SystemKafka, Durabilities: []v1alpha1.DurabilitySpec{level(2)},
 		Cluster: v1alpha1.ClusterSpec{Existing: &v1alpha1.ExistingCluster{BootstrapServers: "k:9092"}}}
-	short := []v1alpha1.ResolvedWorkload{{Name: "short", Spec: v1alpha1.WorkloadSpec{TestDurationMinutes: ptr(5.0)}}}
+	short := []v1alpha1.ResolvedWorkload{{Name: "short", Spec: v1alpha1.WorkloadSpec{TestDurationMinutes: ptr.To(5.0)}}}
 	tests := []struct {
 		name      string
 		suite     *v1alpha1.BenchmarkSuite
@@ -123,8 +124,6 @@ func TestPlanFaultScheduleErrors(t *testing.T) {
 		t.Errorf("a bookie pause on Pulsar: %v", err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // Each cell's run gets its schedule's faults, and on a cluster the suite
 // deployed the consent and the selector of that cluster's pods; a

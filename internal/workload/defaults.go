@@ -1,6 +1,10 @@
 package workload
 
-import "github.com/streambench/streambench-operator/api/v1alpha1"
+import (
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+
+	"k8s.io/utils/ptr"
+)
 
 // The CRD defaults (+kubebuilder:default markers on v1alpha1.WorkloadSpec).
 // TestCRDDefaultsMatch compares them with the generated CRD.
@@ -35,7 +39,7 @@ func Default(w *v1alpha1.WorkloadSpec) {
 		w.KeyDistributor = DefaultKeyDistributor
 	}
 	if w.SubscriptionsPerTopic == nil {
-		w.SubscriptionsPerTopic = ptr(DefaultSubscriptionsPerTopic)
+		w.SubscriptionsPerTopic = ptr.To(DefaultSubscriptionsPerTopic)
 	}
 	if w.ConsumerPerSubscription == 0 {
 		w.ConsumerPerSubscription = DefaultConsumerPerSubscription
@@ -44,17 +48,15 @@ func Default(w *v1alpha1.WorkloadSpec) {
 		w.ProducersPerTopic = DefaultProducersPerTopic
 	}
 	if w.BacklogDrainRatio == nil {
-		w.BacklogDrainRatio = ptr(DefaultBacklogDrainRatio)
+		w.BacklogDrainRatio = ptr.To(DefaultBacklogDrainRatio)
 	}
 	if w.TestDurationMinutes == nil {
-		w.TestDurationMinutes = ptr(DefaultTestDurationMinutes)
+		w.TestDurationMinutes = ptr.To(DefaultTestDurationMinutes)
 	}
 	if w.WarmupDurationMinutes == nil {
-		w.WarmupDurationMinutes = ptr(DefaultWarmupDurationMinutes)
+		w.WarmupDurationMinutes = ptr.To(DefaultWarmupDurationMinutes)
 	}
 	if w.Mixed != nil && w.Mixed.CatchUpSubscriptionsPerTopic == 0 {
 		w.Mixed.CatchUpSubscriptionsPerTopic = DefaultCatchUpSubscriptionsPerTopic
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -22,40 +23,40 @@ func TestParseFileStockWorkloads(t *testing.T) {
 		{"1-topic-100-partitions-1kb-4p-4c-200k.yaml", v1alpha1.WorkloadSpec{
 			Name: "1 topic / 100 partitions / 1Kb / 4p 4c / 200k", Topics: 1, PartitionsPerTopic: 100,
 			KeyDistributor: v1alpha1.KeyNone, MessageSize: 1024, PayloadFile: payload1K,
-			SubscriptionsPerTopic: ptr[int32](1), ConsumerPerSubscription: 4, ProducersPerTopic: 4,
-			ProducerRate: 200000, ConsumerBacklogSizeGB: ptr(0.0), TestDurationMinutes: ptr(5.0),
+			SubscriptionsPerTopic: ptr.To[int32](1), ConsumerPerSubscription: 4, ProducersPerTopic: 4,
+			ProducerRate: 200000, ConsumerBacklogSizeGB: ptr.To(0.0), TestDurationMinutes: ptr.To(5.0),
 		}},
 		{"1-topic-100-partitions-1kb-4p-4c-200k-backlog.yaml", v1alpha1.WorkloadSpec{
 			Name: "1 topic / 100 partitions / 1Kb / 4p 4c / 200k / 512 GB backlog", Topics: 1, PartitionsPerTopic: 100,
 			KeyDistributor: v1alpha1.KeyNone, MessageSize: 1024, PayloadFile: payload1K,
-			SubscriptionsPerTopic: ptr[int32](1), ConsumerPerSubscription: 4, ProducersPerTopic: 4,
-			ProducerRate: 200000, ConsumerBacklogSizeGB: ptr(512.0), TestDurationMinutes: ptr(5.0),
+			SubscriptionsPerTopic: ptr.To[int32](1), ConsumerPerSubscription: 4, ProducersPerTopic: 4,
+			ProducerRate: 200000, ConsumerBacklogSizeGB: ptr.To(512.0), TestDurationMinutes: ptr.To(5.0),
 		}},
 		{"max-rate-1-topic-100-partitions-1kb.yaml", v1alpha1.WorkloadSpec{
 			Name: "max-rate-1-topic-100-partitions-1kb", Topics: 1, PartitionsPerTopic: 100,
 			MessageSize: 1024, PayloadFile: payload1K,
-			SubscriptionsPerTopic: ptr[int32](1), ConsumerPerSubscription: 1, ProducersPerTopic: 1,
-			ProducerRate: 0, ConsumerBacklogSizeGB: ptr(0.0), TestDurationMinutes: ptr(5.0),
+			SubscriptionsPerTopic: ptr.To[int32](1), ConsumerPerSubscription: 1, ProducersPerTopic: 1,
+			ProducerRate: 0, ConsumerBacklogSizeGB: ptr.To(0.0), TestDurationMinutes: ptr.To(5.0),
 		}},
 		{"1-topic-16-partitions-100b.yaml", v1alpha1.WorkloadSpec{
 			Name: "1 topic / 16 partitions / 100b", Topics: 1, PartitionsPerTopic: 16,
 			MessageSize: 100, PayloadFile: filepath.Join("testdata", "payload", "payload-100b.data"),
-			SubscriptionsPerTopic: ptr[int32](1), ConsumerPerSubscription: 1, ProducersPerTopic: 1,
-			ProducerRate: 50000, ConsumerBacklogSizeGB: ptr(0.0), TestDurationMinutes: ptr(15.0),
+			SubscriptionsPerTopic: ptr.To[int32](1), ConsumerPerSubscription: 1, ProducersPerTopic: 1,
+			ProducerRate: 50000, ConsumerBacklogSizeGB: ptr.To(0.0), TestDurationMinutes: ptr.To(15.0),
 		}},
 		{"simple-workload.yaml", v1alpha1.WorkloadSpec{
 			Name: "1 producer / 1 consumers on 1 topic", Topics: 1, PartitionsPerTopic: 10,
 			MessageSize: 1024, PayloadFile: payload1K,
-			SubscriptionsPerTopic: ptr[int32](1), ConsumerPerSubscription: 1, ProducersPerTopic: 1,
-			ProducerRate: 10000, ConsumerBacklogSizeGB: ptr(0.0), TestDurationMinutes: ptr(5.0),
+			SubscriptionsPerTopic: ptr.To[int32](1), ConsumerPerSubscription: 1, ProducersPerTopic: 1,
+			ProducerRate: 10000, ConsumerBacklogSizeGB: ptr.To(0.0), TestDurationMinutes: ptr.To(5.0),
 		}},
 		{"mixed-1-topic-16-partitions-1kb.yaml", v1alpha1.WorkloadSpec{
 			Name: "mixed / 1 topic / 16 partitions / 1Kb / 10 GB catch-up", Topics: 1, PartitionsPerTopic: 16,
 			KeyDistributor: v1alpha1.KeyRoundRobin, MessageSize: 1024,
-			UseRandomizedPayloads: true, RandomBytesRatio: ptr(0.5), RandomizedPayloadPoolSize: ptr[int32](1000),
-			SubscriptionsPerTopic: ptr[int32](1), ConsumerPerSubscription: 2, ProducersPerTopic: 2,
-			ProducerRate: 100000, ConsumerBacklogSizeGB: ptr(10.0), BacklogDrainRatio: ptr(0.9),
-			TestDurationMinutes: ptr(0.5), WarmupDurationMinutes: ptr(0.25),
+			UseRandomizedPayloads: true, RandomBytesRatio: ptr.To(0.5), RandomizedPayloadPoolSize: ptr.To[int32](1000),
+			SubscriptionsPerTopic: ptr.To[int32](1), ConsumerPerSubscription: 2, ProducersPerTopic: 2,
+			ProducerRate: 100000, ConsumerBacklogSizeGB: ptr.To(10.0), BacklogDrainRatio: ptr.To(0.9),
+			TestDurationMinutes: ptr.To(0.5), WarmupDurationMinutes: ptr.To(0.25),
 			Mixed: &v1alpha1.MixedWorkload{CatchUpSubscriptionsPerTopic: 1},
 		}},
 	}
@@ -94,13 +95,13 @@ func TestParseAccepts(t *testing.T) {
 		{"integral float for an integer field, as the API server allows", "messageSize: 1024\nproducerRate: 1e6\ntopics: 2.0\n",
 			v1alpha1.WorkloadSpec{MessageSize: 1024, ProducerRate: 1000000, Topics: 2}},
 		{"integers for float fields", "messageSize: 1\ntestDurationMinutes: 5\nwarmupDurationMinutes: 0\nconsumerBacklogSizeGB: 100\n",
-			v1alpha1.WorkloadSpec{MessageSize: 1, TestDurationMinutes: ptr(5.0), WarmupDurationMinutes: ptr(0.0), ConsumerBacklogSizeGB: ptr(100.0)}},
+			v1alpha1.WorkloadSpec{MessageSize: 1, TestDurationMinutes: ptr.To(5.0), WarmupDurationMinutes: ptr.To(0.0), ConsumerBacklogSizeGB: ptr.To(100.0)}},
 		{"comments everywhere", "# header\nmessageSize: 100 # bytes\n# trailing\n",
 			v1alpha1.WorkloadSpec{MessageSize: 100}},
 		{"null means absent", "messageSize: 1\ntopics: null\nsubscriptionsPerTopic: ~\nmixed:\n",
 			v1alpha1.WorkloadSpec{MessageSize: 1}},
 		{"explicit zero subscriptions is a produce-only run", "messageSize: 1\nsubscriptionsPerTopic: 0\n",
-			v1alpha1.WorkloadSpec{MessageSize: 1, SubscriptionsPerTopic: ptr[int32](0)}},
+			v1alpha1.WorkloadSpec{MessageSize: 1, SubscriptionsPerTopic: ptr.To[int32](0)}},
 		{"empty mixed mapping", "messageSize: 1\nmixed: {}\n",
 			v1alpha1.WorkloadSpec{MessageSize: 1, Mixed: &v1alpha1.MixedWorkload{}}},
 		{"JSON is YAML", `{"messageSize": 512, "keyDistributor": "RANDOM_NANO"}`,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -22,13 +23,13 @@ func TestDefault(t *testing.T) {
 			Topics:                  1,
 			PartitionsPerTopic:      1,
 			KeyDistributor:          v1alpha1.KeyNone,
-			SubscriptionsPerTopic:   ptr[int32](1),
+			SubscriptionsPerTopic:   ptr.To[int32](1),
 			ConsumerPerSubscription: 1,
 			ProducersPerTopic:       1,
 			ProducerRate:            0,
-			BacklogDrainRatio:       ptr(1.0),
-			TestDurationMinutes:     ptr(5.0),
-			WarmupDurationMinutes:   ptr(1.0),
+			BacklogDrainRatio:       ptr.To(1.0),
+			TestDurationMinutes:     ptr.To(5.0),
+			WarmupDurationMinutes:   ptr.To(1.0),
 		}
 		if !reflect.DeepEqual(w, want) {
 			t.Fatalf("got  %s\nwant %s", dump(w), dump(want))
@@ -44,9 +45,9 @@ func TestDefault(t *testing.T) {
 	t.Run("set values are kept, including valid zeros", func(t *testing.T) {
 		w := v1alpha1.WorkloadSpec{
 			Topics: 3, PartitionsPerTopic: 16, KeyDistributor: v1alpha1.KeyRandomNano,
-			SubscriptionsPerTopic: ptr[int32](0), ConsumerPerSubscription: 2, ProducersPerTopic: 4,
-			ProducerRate: 7, BacklogDrainRatio: ptr(0.0), TestDurationMinutes: ptr(0.5),
-			WarmupDurationMinutes: ptr(0.0), Mixed: &v1alpha1.MixedWorkload{CatchUpSubscriptionsPerTopic: 3},
+			SubscriptionsPerTopic: ptr.To[int32](0), ConsumerPerSubscription: 2, ProducersPerTopic: 4,
+			ProducerRate: 7, BacklogDrainRatio: ptr.To(0.0), TestDurationMinutes: ptr.To(0.5),
+			WarmupDurationMinutes: ptr.To(0.0), Mixed: &v1alpha1.MixedWorkload{CatchUpSubscriptionsPerTopic: 3},
 		}
 		want := w
 		want.Mixed = &v1alpha1.MixedWorkload{CatchUpSubscriptionsPerTopic: 3}
@@ -79,7 +80,7 @@ func validSpec() v1alpha1.WorkloadSpec {
 	w := v1alpha1.WorkloadSpec{
 		MessageSize:           1024,
 		ProducerRate:          1000,
-		ConsumerBacklogSizeGB: ptr(1.0),
+		ConsumerBacklogSizeGB: ptr.To(1.0),
 		Mixed:                 &v1alpha1.MixedWorkload{},
 	}
 	Default(&w)
@@ -108,61 +109,61 @@ func TestValidate(t *testing.T) {
 			"spec.workload.producersPerTopic", field.ErrorTypeInvalid, "set it to 1 or more"},
 		{"consumerPerSubscription 0", func(w *v1alpha1.WorkloadSpec) { w.ConsumerPerSubscription = 0 },
 			"spec.workload.consumerPerSubscription", field.ErrorTypeInvalid, "set it to 1 or more"},
-		{"subscriptionsPerTopic 0 is produce-only", func(w *v1alpha1.WorkloadSpec) { w.SubscriptionsPerTopic = ptr[int32](0) }, "", "", ""},
-		{"subscriptionsPerTopic negative", func(w *v1alpha1.WorkloadSpec) { w.SubscriptionsPerTopic = ptr[int32](-1) },
+		{"subscriptionsPerTopic 0 is produce-only", func(w *v1alpha1.WorkloadSpec) { w.SubscriptionsPerTopic = ptr.To[int32](0) }, "", "", ""},
+		{"subscriptionsPerTopic negative", func(w *v1alpha1.WorkloadSpec) { w.SubscriptionsPerTopic = ptr.To[int32](-1) },
 			"spec.workload.subscriptionsPerTopic", field.ErrorTypeInvalid, "must be at least 0"},
 		{"producerRate negative", func(w *v1alpha1.WorkloadSpec) { w.ProducerRate = -1 },
 			"spec.workload.producerRate", field.ErrorTypeInvalid, "or 0 to search the maximum rate"},
 		{"max rate without backlog", func(w *v1alpha1.WorkloadSpec) {
-			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, ptr(0.0), nil
+			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, ptr.To(0.0), nil
 		}, "", "", ""},
-		{"consumerBacklogSizeGB negative", func(w *v1alpha1.WorkloadSpec) { w.ConsumerBacklogSizeGB = ptr(-1.0); w.Mixed = nil },
+		{"consumerBacklogSizeGB negative", func(w *v1alpha1.WorkloadSpec) { w.ConsumerBacklogSizeGB = ptr.To(-1.0); w.Mixed = nil },
 			"spec.workload.consumerBacklogSizeGB", field.ErrorTypeInvalid, "must be at least 0"},
 		{"backlog with max rate", func(w *v1alpha1.WorkloadSpec) { w.ProducerRate = 0; w.Mixed = nil },
 			"spec.workload.consumerBacklogSizeGB", field.ErrorTypeInvalid, "needs a fixed producerRate (> 0)"},
 		{"mixed without backlog", func(w *v1alpha1.WorkloadSpec) { w.ConsumerBacklogSizeGB = nil },
 			"spec.workload.consumerBacklogSizeGB", field.ErrorTypeRequired, "set consumerBacklogSizeGB"},
-		{"mixed with zero backlog", func(w *v1alpha1.WorkloadSpec) { w.ConsumerBacklogSizeGB = ptr(0.0) },
+		{"mixed with zero backlog", func(w *v1alpha1.WorkloadSpec) { w.ConsumerBacklogSizeGB = ptr.To(0.0) },
 			"spec.workload.consumerBacklogSizeGB", field.ErrorTypeRequired, "mixed needs consumerBacklogSizeGB > 0"},
 		{"mixed catch-up 0", func(w *v1alpha1.WorkloadSpec) { w.Mixed.CatchUpSubscriptionsPerTopic = 0 },
 			"spec.workload.mixed.catchUpSubscriptionsPerTopic", field.ErrorTypeInvalid, "must be at least 1"},
 		{"rateSearch on a max-rate run", func(w *v1alpha1.WorkloadSpec) {
 			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, nil, nil
-			w.RateSearch = &v1alpha1.RateSearchSpec{HoldSeconds: ptr[int32](3), MaxP99LatencyMs: ptr(50.0)}
+			w.RateSearch = &v1alpha1.RateSearchSpec{HoldSeconds: ptr.To[int32](3), MaxP99LatencyMs: ptr.To(50.0)}
 		}, "", "", ""},
 		{"rateSearch with a fixed rate", func(w *v1alpha1.WorkloadSpec) { w.RateSearch = &v1alpha1.RateSearchSpec{} },
 			"spec.workload.rateSearch", field.ErrorTypeInvalid, "set producerRate to 0 or remove rateSearch"},
 		{"rateSearch hold too short", func(w *v1alpha1.WorkloadSpec) {
 			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, nil, nil
-			w.RateSearch = &v1alpha1.RateSearchSpec{HoldSeconds: ptr[int32](2)}
+			w.RateSearch = &v1alpha1.RateSearchSpec{HoldSeconds: ptr.To[int32](2)}
 		}, "spec.workload.rateSearch.holdSeconds", field.ErrorTypeInvalid, "must be 3..600"},
 		{"rateSearch latency bound 0", func(w *v1alpha1.WorkloadSpec) {
 			w.ProducerRate, w.ConsumerBacklogSizeGB, w.Mixed = 0, nil, nil
-			w.RateSearch = &v1alpha1.RateSearchSpec{MaxP99LatencyMs: ptr(0.0)}
+			w.RateSearch = &v1alpha1.RateSearchSpec{MaxP99LatencyMs: ptr.To(0.0)}
 		}, "spec.workload.rateSearch.maxP99LatencyMs", field.ErrorTypeInvalid, "must be more than 0"},
 		// OMB: randomized payloads win and payloadFile is not read.
 		{"payloadFile with randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data"; w.UseRandomizedPayloads = true }, "", "", ""},
 		{"payloadFile without randomized payloads", func(w *v1alpha1.WorkloadSpec) { w.PayloadFile = "p.data" }, "", "", ""},
-		{"randomBytesRatio above 1", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr(1.5) },
+		{"randomBytesRatio above 1", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr.To(1.5) },
 			"spec.workload.randomBytesRatio", field.ErrorTypeInvalid, "must be between 0 and 1"},
-		{"randomBytesRatio below 0", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr(-0.1) },
+		{"randomBytesRatio below 0", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr.To(-0.1) },
 			"spec.workload.randomBytesRatio", field.ErrorTypeInvalid, "must be between 0 and 1"},
-		{"randomBytesRatio NaN", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr(math.NaN()) },
+		{"randomBytesRatio NaN", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr.To(math.NaN()) },
 			"spec.workload.randomBytesRatio", field.ErrorTypeInvalid, "must be between 0 and 1"},
-		{"randomBytesRatio bounds", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr(0.0); w.BacklogDrainRatio = ptr(1.0) }, "", "", ""},
-		{"backlogDrainRatio above 1", func(w *v1alpha1.WorkloadSpec) { w.BacklogDrainRatio = ptr(1.01) },
+		{"randomBytesRatio bounds", func(w *v1alpha1.WorkloadSpec) { w.RandomBytesRatio = ptr.To(0.0); w.BacklogDrainRatio = ptr.To(1.0) }, "", "", ""},
+		{"backlogDrainRatio above 1", func(w *v1alpha1.WorkloadSpec) { w.BacklogDrainRatio = ptr.To(1.01) },
 			"spec.workload.backlogDrainRatio", field.ErrorTypeInvalid, "must be between 0 and 1"},
-		{"backlogDrainRatio below 0", func(w *v1alpha1.WorkloadSpec) { w.BacklogDrainRatio = ptr(-1.0) },
+		{"backlogDrainRatio below 0", func(w *v1alpha1.WorkloadSpec) { w.BacklogDrainRatio = ptr.To(-1.0) },
 			"spec.workload.backlogDrainRatio", field.ErrorTypeInvalid, "the fraction of the backlog that must drain"},
-		{"testDurationMinutes 0", func(w *v1alpha1.WorkloadSpec) { w.TestDurationMinutes = ptr(0.0) },
+		{"testDurationMinutes 0", func(w *v1alpha1.WorkloadSpec) { w.TestDurationMinutes = ptr.To(0.0) },
 			"spec.workload.testDurationMinutes", field.ErrorTypeInvalid, "must be more than 0"},
-		{"testDurationMinutes negative", func(w *v1alpha1.WorkloadSpec) { w.TestDurationMinutes = ptr(-5.0) },
+		{"testDurationMinutes negative", func(w *v1alpha1.WorkloadSpec) { w.TestDurationMinutes = ptr.To(-5.0) },
 			"spec.workload.testDurationMinutes", field.ErrorTypeInvalid, "e.g. 5"},
-		{"testDurationMinutes fraction", func(w *v1alpha1.WorkloadSpec) { w.TestDurationMinutes = ptr(0.01) }, "", "", ""},
-		{"warmupDurationMinutes 0", func(w *v1alpha1.WorkloadSpec) { w.WarmupDurationMinutes = ptr(0.0) }, "", "", ""},
-		{"warmupDurationMinutes negative", func(w *v1alpha1.WorkloadSpec) { w.WarmupDurationMinutes = ptr(-0.5) },
+		{"testDurationMinutes fraction", func(w *v1alpha1.WorkloadSpec) { w.TestDurationMinutes = ptr.To(0.01) }, "", "", ""},
+		{"warmupDurationMinutes 0", func(w *v1alpha1.WorkloadSpec) { w.WarmupDurationMinutes = ptr.To(0.0) }, "", "", ""},
+		{"warmupDurationMinutes negative", func(w *v1alpha1.WorkloadSpec) { w.WarmupDurationMinutes = ptr.To(-0.5) },
 			"spec.workload.warmupDurationMinutes", field.ErrorTypeInvalid, "must be at least 0"},
-		{"randomizedPayloadPoolSize 0", func(w *v1alpha1.WorkloadSpec) { w.RandomizedPayloadPoolSize = ptr[int32](0) },
+		{"randomizedPayloadPoolSize 0", func(w *v1alpha1.WorkloadSpec) { w.RandomizedPayloadPoolSize = ptr.To[int32](0) },
 			"spec.workload.randomizedPayloadPoolSize", field.ErrorTypeInvalid, "must be at least 1"},
 		{"keyDistributor unknown", func(w *v1alpha1.WorkloadSpec) { w.KeyDistributor = "ROUND_ROBIN" },
 			"spec.workload.keyDistributor", field.ErrorTypeNotSupported, `supported values: "NO_KEY", "KEY_ROUND_ROBIN", "RANDOM_NANO"`},

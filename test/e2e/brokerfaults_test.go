@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -29,11 +30,9 @@ const faultMinutes = 2
 // while the load runs (those come early in the measured phase), and a
 // measured phase of faultMinutes.
 func withFaults(run *v1alpha1.BenchmarkRun, fs ...v1alpha1.Fault) {
-	run.Spec.Workload.TestDurationMinutes = ptrFloat(faultMinutes)
+	run.Spec.Workload.TestDurationMinutes = ptr.To[float64](faultMinutes)
 	run.Spec.Faults = fs
 }
-
-func ptrFloat(f float64) *float64 { return &f }
 
 func e2eFault(action v1alpha1.FaultAction, target string, at, pause time.Duration) v1alpha1.Fault {
 	f := v1alpha1.Fault{Action: action, Target: v1alpha1.FaultTarget(target), At: metav1.Duration{Duration: at}}

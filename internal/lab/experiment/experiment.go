@@ -38,6 +38,7 @@ import (
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/syncdelay"
 	"github.com/streambench/streambench-operator/internal/worker"
+	"k8s.io/utils/ptr"
 )
 
 // Cell is one system at one durability setting.
@@ -374,7 +375,7 @@ func runGroup(ctx context.Context, o Options, g *group, env []string, trace, wor
 		// min.insync.replicas 2, no flush defaults): the flush of levels
 		// 1 and 3 comes from each run's topic configuration, as on an
 		// existing cluster.
-		base, err := durability.Translate(v1alpha1.SystemKafka, v1alpha1.DurabilitySpec{Level: ptr(v1alpha1.Level2)})
+		base, err := durability.Translate(v1alpha1.SystemKafka, v1alpha1.DurabilitySpec{Level: ptr.To(v1alpha1.Level2)})
 		if err != nil {
 			return nil, err
 		}
@@ -586,8 +587,6 @@ func SyncCalls(m map[string]int) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func ms(d time.Duration) string { return trimMs(d) + " ms" }
 

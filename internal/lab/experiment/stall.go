@@ -39,6 +39,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
@@ -431,7 +432,7 @@ func RunStalls(ctx context.Context, o StallOptions) (_ []StallResult, err error)
 }
 
 func runKafkaStalls(ctx context.Context, o StallOptions, cells []StallCell, dir, workerURL string, rec *recorder) (_ []StallResult, err error) {
-	base, err := durability.Translate(v1alpha1.SystemKafka, v1alpha1.DurabilitySpec{Level: ptr(v1alpha1.Level2)})
+	base, err := durability.Translate(v1alpha1.SystemKafka, v1alpha1.DurabilitySpec{Level: ptr.To(v1alpha1.Level2)})
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +513,7 @@ func runPulsarStalls(ctx context.Context, o StallOptions, cells []StallCell, dir
 // runPulsarStandalone starts a standalone with the bookie settings of the
 // cells' level (all of them share it) and runs the cells on it.
 func runPulsarStandalone(ctx context.Context, o StallOptions, cells []StallCell, dir, lib, workerURL string, rec *recorder) (_ []StallResult, err error) {
-	base, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{Level: ptr(cells[0].Level)})
+	base, err := durability.Translate(v1alpha1.SystemPulsar, v1alpha1.DurabilitySpec{Level: ptr.To(cells[0].Level)})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -130,9 +131,9 @@ var renderVariants = []struct {
 	{"StorageClasses, placement, a pinned version", func(r *v1alpha1.BenchmarkRun) {
 		m := r.Spec.Cluster.Managed
 		m.Version = "4.0.12"
-		m.Storage.Journal.StorageClassName = ptr("local-nvme")
-		m.Storage.Ledgers.StorageClassName = ptr("local-nvme")
-		m.Storage.MetadataStore.StorageClassName = ptr("standard")
+		m.Storage.Journal.StorageClassName = ptr.To("local-nvme")
+		m.Storage.Ledgers.StorageClassName = ptr.To("local-nvme")
+		m.Storage.MetadataStore.StorageClassName = ptr.To("standard")
 		m.Placement.NodeSelector = map[string]string{"node-pool": "streaming"}
 		m.Placement.Affinity = placementAffinity()
 	}, true},

@@ -7,6 +7,7 @@ import (
 
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/provision/storageclass"
@@ -25,11 +26,13 @@ func TestCheckMetadataStoreClass(t *testing.T) {
 	}
 	gp3 := func(isDefault bool) storagev1.StorageClass { return class("gp3", "ebs.csi.aws.com", isDefault) }
 	onNVMe := func(r *v1alpha1.BenchmarkRun) {
-		r.Spec.Cluster.Managed.Storage.Journal.StorageClassName = ptr("local-nvme")
-		r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = ptr("local-nvme")
+		r.Spec.Cluster.Managed.Storage.Journal.StorageClassName = ptr.To("local-nvme")
+		r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = ptr.To("local-nvme")
 	}
 	zkClass := func(c string) func(*v1alpha1.BenchmarkRun) {
-		return func(r *v1alpha1.BenchmarkRun) { r.Spec.Cluster.Managed.Storage.MetadataStore.StorageClassName = ptr(c) }
+		return func(r *v1alpha1.BenchmarkRun) {
+			r.Spec.Cluster.Managed.Storage.MetadataStore.StorageClassName = ptr.To(c)
+		}
 	}
 	for _, tc := range []struct {
 		name        string
@@ -92,8 +95,8 @@ func TestCheckMetadataStoreClass(t *testing.T) {
 		{
 			name: "the default is the ledgers' class, provisioned on demand: said, not refused",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
-				r.Spec.Cluster.Managed.Storage.Journal.StorageClassName = ptr("local-nvme")
-				r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = ptr("gp3")
+				r.Spec.Cluster.Managed.Storage.Journal.StorageClassName = ptr.To("local-nvme")
+				r.Spec.Cluster.Managed.Storage.Ledgers.StorageClassName = ptr.To("gp3")
 			}),
 			classes: []storagev1.StorageClass{nvme(false), gp3(true)},
 			wantWarning: []string{

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -69,8 +70,6 @@ func fromYAML(t *testing.T, s string) any {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func hash6(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -180,10 +179,10 @@ func TestValuesSections(t *testing.T) {
 			}},
 		}
 		m.Storage = v1alpha1.StorageSpec{
-			Journal: v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme"), Size: qty("100Gi")},
-			Ledgers: v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme-ledgers"), Size: qty("1Ti")},
+			Journal: v1alpha1.VolumeSpec{StorageClassName: ptr.To("local-nvme"), Size: qty("100Gi")},
+			Ledgers: v1alpha1.VolumeSpec{StorageClassName: ptr.To("local-nvme-ledgers"), Size: qty("1Ti")},
 			// ZooKeeper's own class (off the pool), its size only.
-			MetadataStore: v1alpha1.VolumeSpec{StorageClassName: ptr("standard"), Size: qty("8Gi")},
+			MetadataStore: v1alpha1.VolumeSpec{StorageClassName: ptr.To("standard"), Size: qty("8Gi")},
 		}
 		m.Resources = v1alpha1.ComponentResources{
 			Bookie: corev1.ResourceRequirements{
@@ -333,7 +332,7 @@ podMonitor: {enabled: false}
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
 				r.Spec.Durability = &v1alpha1.DurabilitySpec{
 					Replication: &v1alpha1.ReplicationDurability{Replicas: 3, AckReplicas: 2, Mode: v1alpha1.ReplicationSync},
-					Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, FlushIntervalMs: ptr(int32(200))},
+					Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, FlushIntervalMs: ptr.To(int32(200))},
 				}
 			}),
 			want: map[string]string{"bookkeeper": `
@@ -528,9 +527,9 @@ func TestValuesErrors(t *testing.T) {
 				m.Version = "4.0.12; rm -rf /"
 				m.BookieConfig = map[string]string{"journal sync": "true"}
 				m.BrokerConfig = map[string]string{"a=b": "c"}
-				m.Storage.Journal.StorageClassName = ptr("")
+				m.Storage.Journal.StorageClassName = ptr.To("")
 				m.Storage.Ledgers.Size = qty("0")
-				m.Storage.MetadataStore.StorageClassName = ptr("")
+				m.Storage.MetadataStore.StorageClassName = ptr.To("")
 			}),
 			want: []string{
 				`spec.cluster.managed.version "4.0.12; rm -rf /" is not an image tag`,

@@ -110,5 +110,3 @@ func statusObject(t *testing.T, s string) *unstructured.Unstructured {
 	}
 	return u
 }
-
-func ptr[T any](v T) *T { return &v }

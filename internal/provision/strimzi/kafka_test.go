@@ -12,6 +12,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"k8s.io/utils/ptr"
 )
 
 func TestKafka(t *testing.T) {
@@ -54,7 +55,7 @@ spec:
 			// over the translation (the API says so) and adds its own keys.
 			name: "version and brokerConfig over level 1",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
-				r.Spec.Durability.Level = ptr(v1alpha1.Level1)
+				r.Spec.Durability.Level = ptr.To(v1alpha1.Level1)
 				r.Spec.Cluster.Managed.Version = "4.3.1"
 				r.Spec.Cluster.Managed.BrokerConfig = map[string]string{
 					"log.flush.interval.ms": "5",
@@ -105,7 +106,7 @@ spec:
 				r.Spec.Cluster.Managed.Brokers = 1
 				r.Spec.Durability = &v1alpha1.DurabilitySpec{
 					Replication: &v1alpha1.ReplicationDurability{Mode: v1alpha1.ReplicationAsync, Replicas: 1, AckReplicas: 1},
-					Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, FlushIntervalMs: ptr(int32(1000))},
+					Local:       &v1alpha1.LocalDurability{Mode: v1alpha1.LocalAsync, FlushIntervalMs: ptr.To(int32(1000))},
 				}
 			}),
 			want: `
@@ -141,7 +142,7 @@ spec:
 			name: "brokers unset means the CRD default of 3",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
 				r.Spec.Cluster.Managed.Brokers = 0
-				r.Spec.Durability.Level = ptr(v1alpha1.Level4)
+				r.Spec.Durability.Level = ptr.To(v1alpha1.Level4)
 			}),
 			want: `
 apiVersion: kafka.strimzi.io/v1
@@ -373,7 +374,7 @@ spec:` + eo + `
 // drops, or a run would report settings its brokers do not have.
 func TestDurabilityBrokerKeysAreAllowed(t *testing.T) {
 	for _, level := range []v1alpha1.Level{v1alpha1.Level1, v1alpha1.Level2, v1alpha1.Level3, v1alpha1.Level4} {
-		run := newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.Durability.Level = ptr(level) })
+		run := newRun(func(r *v1alpha1.BenchmarkRun) { r.Spec.Durability.Level = ptr.To(level) })
 		eff := translate(t, run)
 		for k := range eff.Kafka.Broker {
 			if p := forbiddenPrefix(k); p != "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
@@ -84,14 +85,14 @@ spec:
 					Affinity:     nvmeAffinity(),
 					Tolerations: []corev1.Toleration{
 						{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "kafka", Effect: corev1.TaintEffectNoSchedule},
-						{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr(int64(30))},
+						{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(30))},
 					},
 				}
 				m.Resources.Broker = corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("6"), corev1.ResourceMemory: resource.MustParse("48Gi")},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("48Gi")},
 				}
-				m.Storage.Data = v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme"), Size: ptr(resource.MustParse("1Ti"))}
+				m.Storage.Data = v1alpha1.VolumeSpec{StorageClassName: ptr.To("local-nvme"), Size: ptr.To(resource.MustParse("1Ti"))}
 			}),
 			want: `
 apiVersion: kafka.strimzi.io/v1
@@ -149,10 +150,10 @@ spec:
 			name: "JBOD: two more log directories, one on another class and size",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
 				m := r.Spec.Cluster.Managed
-				m.Storage.Data = v1alpha1.VolumeSpec{StorageClassName: ptr("local-nvme"), Size: ptr(resource.MustParse("1Ti"))}
+				m.Storage.Data = v1alpha1.VolumeSpec{StorageClassName: ptr.To("local-nvme"), Size: ptr.To(resource.MustParse("1Ti"))}
 				m.Storage.AdditionalData = []v1alpha1.VolumeSpec{
-					{StorageClassName: ptr("local-nvme")},
-					{StorageClassName: ptr("gp3"), Size: ptr(resource.MustParse("500Gi"))},
+					{StorageClassName: ptr.To("local-nvme")},
+					{StorageClassName: ptr.To("gp3"), Size: ptr.To(resource.MustParse("500Gi"))},
 				}
 			}),
 			want: `
@@ -264,8 +265,8 @@ spec:
 				m := r.Spec.Cluster.Managed
 				m.Brokers = 5
 				m.Storage = v1alpha1.StorageSpec{
-					Data:        v1alpha1.VolumeSpec{StorageClassName: ptr("topolvm-nvme"), Size: ptr(resource.MustParse("500Gi"))},
-					DeleteClaim: ptr(false),
+					Data:        v1alpha1.VolumeSpec{StorageClassName: ptr.To("topolvm-nvme"), Size: ptr.To(resource.MustParse("500Gi"))},
+					DeleteClaim: ptr.To(false),
 				}
 				m.Resources.Broker = corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3500m")},
@@ -355,14 +356,14 @@ func TestNodePoolsErrors(t *testing.T) {
 		{
 			name: "zero size",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
-				r.Spec.Cluster.Managed.Storage.Data.Size = ptr(resource.MustParse("0"))
+				r.Spec.Cluster.Managed.Storage.Data.Size = ptr.To(resource.MustParse("0"))
 			}),
 			want: "spec.cluster.managed.storage.data.size (0) must be positive",
 		},
 		{
 			name: "zero size of an additional log directory",
 			run: newRun(func(r *v1alpha1.BenchmarkRun) {
-				r.Spec.Cluster.Managed.Storage.AdditionalData = []v1alpha1.VolumeSpec{{}, {Size: ptr(resource.MustParse("0"))}}
+				r.Spec.Cluster.Managed.Storage.AdditionalData = []v1alpha1.VolumeSpec{{}, {Size: ptr.To(resource.MustParse("0"))}}
 			}),
 			want: "spec.cluster.managed.storage.additionalData[1].size (0) must be positive",
 		},
