@@ -5,10 +5,11 @@ import (
 	"math"
 	"slices"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
-	"k8s.io/utils/ptr"
 )
 
 // FromSeries takes the measured phase's points of summary.json's series,

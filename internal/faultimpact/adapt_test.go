@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
-	"k8s.io/utils/ptr"
 )
 
 func TestFromSeries(t *testing.T) {

@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
-	"k8s.io/utils/ptr"
 )
 
 // fairTwins are a Kafka run and its Pulsar twin on the same testbed: same

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/results"
-	"k8s.io/utils/ptr"
 )
 
 func TestToolDelayWhose(t *testing.T) {

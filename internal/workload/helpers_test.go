@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"k8s.io/utils/ptr"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
 )
 
 func TestDurations(t *testing.T) {

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
@@ -38,7 +40,6 @@ import (
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/syncdelay"
 	"github.com/streambench/streambench-operator/internal/worker"
-	"k8s.io/utils/ptr"
 )
 
 // Cell is one system at one durability setting.

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
-	"k8s.io/utils/ptr"
 )
 
 func TestKafka(t *testing.T) {
