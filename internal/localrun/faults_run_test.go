@@ -182,7 +182,10 @@ func TestRunKafkaKillLeader(t *testing.T) {
 		t.Errorf("lowest rate %.2f of the target: the leader's death is not seen in the rate", im.LowestRateFraction)
 	}
 	// The load comes back on the two brokers left: the last
-	// RecoveryIntervals intervals are at the rate's bar. Not the p99's
+	// RecoveryIntervals intervals, together, are at the rate's bar. Not
+	// each: the open-loop producers catch up in the next interval what a
+	// busy moment delayed, and on a loaded host one healthy interval fell
+	// to 937 of 1000 msg/s between 1062 and 1032 (CI, 87 % busy). Not the p99's
 	// half of the bar: on this CPU-bound 2-core host an interval's p99
 	// moves by 5x between healthy intervals (22 to 130 ms in one run),
 	// so "at most twice the pre-fault median" failed after a recovery
@@ -192,12 +195,17 @@ func TestRunKafkaKillLeader(t *testing.T) {
 	if len(pts) < faultimpact.RecoveryIntervals {
 		t.Fatalf("%d measured intervals", len(pts))
 	}
+	var sent, seconds float64
 	for _, p := range pts[len(pts)-faultimpact.RecoveryIntervals:] {
-		if p.StartSeconds <= im.InjectedSeconds || p.PublishRate < faultimpact.RecoveredRateFraction*im.TargetRateMsgPerSec {
-			t.Errorf("the publish rate is not back at the end (the last %d intervals, after the kill at %.1f s): %+v",
-				faultimpact.RecoveryIntervals, im.InjectedSeconds, pts)
-			break
+		if p.StartSeconds <= im.InjectedSeconds {
+			t.Fatalf("the last %d intervals are not all after the kill at %.1f s: %+v", faultimpact.RecoveryIntervals, im.InjectedSeconds, pts)
 		}
+		sent += p.PublishRate * p.Seconds
+		seconds += p.Seconds
+	}
+	if rate := sent / seconds; rate < faultimpact.RecoveredRateFraction*im.TargetRateMsgPerSec {
+		t.Errorf("the publish rate is not back at the end: %.0f msg/s over the last %d intervals, after the kill at %.1f s: %+v",
+			rate, faultimpact.RecoveryIntervals, im.InjectedSeconds, pts)
 	}
 	if im.Recovered && (im.RecoverySeconds == nil || im.StableRecoverySeconds == nil) {
 		t.Errorf("recovered without the seconds it took: %+v", im)

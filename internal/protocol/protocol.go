@@ -22,6 +22,13 @@ import (
 // workers take commands only with it, as "Authorization: Bearer <token>".
 const TokenEnv = "STREAMBENCH_RUN_TOKEN"
 
+// TerminationLogEnv names the file (a pod's terminationMessagePath) where
+// a load pod's command writes the error it ends with: the container's
+// termination message, and so a failed run's status.message, is then that
+// error, not the last 2 KiB of the log, which start mid-line and may end
+// before the error when a reader cuts them short.
+const TerminationLogEnv = "STREAMBENCH_TERMINATION_LOG"
+
 // Paths of the worker API. All are POST except Stats, Counters, Received,
 // Time and Health (GET).
 const (

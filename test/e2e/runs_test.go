@@ -189,9 +189,11 @@ var _ = Describe("a run whose brokers are unreachable", func() {
 		run.Spec.Timeouts.Run = &metav1.Duration{Duration: 4 * time.Minute}
 		Expect(k8s.Create(ctx, run)).To(Succeed())
 		got := waitForPhase(ctx, run, v1alpha1.PhaseFailed, 6*time.Minute)
-		// The coordinator's own error (its log, as the termination
-		// message) names the brokers that do not answer.
+		// The coordinator's own error (written to its termination message
+		// file) names the brokers that do not answer: the message is that
+		// error, not the log's tail.
 		Expect(got.Status.Message).To(ContainSubstring(brokerHost+":1"), "status.message says which brokers failed")
+		Expect(got.Status.Message).To(MatchRegexp(`exited with code 1 \(Error\): streambench: `), "status.message is the coordinator's error")
 		var failed *metav1.Condition
 		for i := range got.Status.Conditions {
 			if got.Status.Conditions[i].Type == v1alpha1.ConditionFailed {

@@ -152,10 +152,12 @@ func workerCount(run *v1alpha1.BenchmarkRun) int32 {
 func podSpec(run *v1alpha1.BenchmarkRun, c corev1.Container, apiAccess bool, grace time.Duration) corev1.PodSpec {
 	p := run.Spec.Workers.Placement
 	c.ImagePullPolicy = corev1.PullIfNotPresent
-	// The last log lines become the container's termination message when it
-	// fails, so status.message of a failed run says why (e.g. brokers
-	// unreachable), not only the exit code.
+	// The command writes the error it fails with to the termination
+	// message file (protocol.TerminationLogEnv), so status.message of a
+	// failed run says why (e.g. brokers unreachable), not only the exit
+	// code; a crash that writes nothing leaves the log's last lines.
 	c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	c.Env = append(c.Env, corev1.EnvVar{Name: protocol.TerminationLogEnv, Value: corev1.TerminationMessagePathDefault})
 	c.SecurityContext = &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		RunAsNonRoot:             ptr.To(true),

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/protocol"
 	"github.com/streambench/streambench-operator/internal/workload"
 )
 
@@ -201,8 +203,18 @@ func TestContainersReportTheirLogsOnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, job := range []*batchv1.Job{WorkerJob(r, "img"), coord} {
-		if got := job.Spec.Template.Spec.Containers[0].TerminationMessagePolicy; got != corev1.TerminationMessageFallbackToLogsOnError {
-			t.Errorf("Job %s: terminationMessagePolicy %q, want FallbackToLogsOnError", job.Name, got)
+		c := job.Spec.Template.Spec.Containers[0]
+		if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+			t.Errorf("Job %s: terminationMessagePolicy %q, want FallbackToLogsOnError", job.Name, c.TerminationMessagePolicy)
+		}
+		// The command writes its error where the kubelet reads the
+		// termination message.
+		path := c.TerminationMessagePath
+		if path == "" {
+			path = corev1.TerminationMessagePathDefault
+		}
+		if !slices.Contains(c.Env, corev1.EnvVar{Name: protocol.TerminationLogEnv, Value: path}) {
+			t.Errorf("Job %s: env %+v, want %s=%s", job.Name, c.Env, protocol.TerminationLogEnv, path)
 		}
 	}
 }
