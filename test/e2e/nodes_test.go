@@ -73,6 +73,11 @@ func labelStreamingNodes(ctx context.Context) []corev1.Node {
 // unlabelStreamingNodes removes what labelStreamingNodes set, once no
 // spec runs any more.
 func unlabelStreamingNodes(ctx context.Context) {
+	if k8s == nil {
+		// The suite's setup failed before it had a client: it labelled
+		// nothing, and a panic here would bury why it failed.
+		return
+	}
 	var all corev1.NodeList
 	if err := k8s.List(ctx, &all, client.MatchingLabels{streamingPoolLabel: streamingPool}); err != nil {
 		return
