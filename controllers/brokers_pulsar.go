@@ -12,6 +12,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 )
@@ -138,7 +139,7 @@ func (b pulsarBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (*
 		// the scheduler says why a pod has no node (the bookies' and
 		// brokers' anti-affinity, a selector, a taint, resources).
 		var pods corev1.PodList
-		if err := b.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(pulsar.PodLabels(name))); err != nil {
+		if err := b.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(brokerpods.All(run))); err != nil {
 			return nil, "", err
 		}
 		if why := pulsar.Unschedulable(pods.Items); why != "" {

@@ -25,8 +25,7 @@ var _ = Describe("a managed Pulsar run's placement", func() {
 		// What the bookie StatefulSet would create for a second bookie on
 		// a one-node pool, as the scheduler leaves it (no scheduler runs
 		// in envtest).
-		labels := pulsar.PodLabels(release)
-		labels["component"] = pulsar.ComponentBookie
+		labels := pulsar.ComponentPodLabels(release, pulsar.ComponentBookie)
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: release + "-bookie-1", Namespace: ns, Labels: labels},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "bookie", Image: testImage}}},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
@@ -131,7 +132,8 @@ func (b strimziBrokers) Ready(ctx context.Context, run *v1alpha1.BenchmarkRun) (
 		// Strimzi says only that it waits for its pods; the scheduler says
 		// why a broker pod has no node (the anti-affinity, resources).
 		var pods corev1.PodList
-		if err := b.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(strimzi.BrokerPodLabels(strimzi.ClusterName(run)))); err != nil {
+		brokers, _ := brokerpods.Brokers(run)
+		if err := b.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(brokers.Labels)); err != nil {
 			return nil, "", err
 		}
 		if why := strimzi.UnschedulableBrokers(pods.Items); why != "" {

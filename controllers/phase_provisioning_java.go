@@ -15,6 +15,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/javaruntime"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 )
 
@@ -117,8 +118,11 @@ func (r *BenchmarkRunReconciler) brokerJava(ctx context.Context, run *v1alpha1.B
 // context must not reach the probe's pod), a running one first (its image
 // is on its node), by name, so a retried reconcile picks the same.
 func (r *BenchmarkRunReconciler) javaBrokerPod(ctx context.Context, run *v1alpha1.BenchmarkRun) (*corev1.Pod, error) {
-	sels := brokerSelectors(run)
-	pods, err := r.brokerPods(ctx, run, sels[len(sels)-1])
+	brokers, ok := brokerpods.Brokers(run)
+	if !ok {
+		return nil, nil
+	}
+	pods, err := r.brokerPods(ctx, run, brokers)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +23,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/machines"
 	"github.com/streambench/streambench-operator/internal/pagecache"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
@@ -164,32 +164,6 @@ type brokerNode struct {
 	roles []string
 }
 
-// podSelector selects the pods of one role of a managed run's brokers:
-// by their labels, and by the workload that controls them (a StatefulSet
-// of the Pulsar release, the StrimziPodSet of the run's node pool).
-type podSelector struct {
-	role   string
-	labels client.MatchingLabels
-	// owner is the controller the pods must have (brokerPods).
-	owner schema.GroupVersionKind
-	name  string
-}
-
-// brokerSelectors select the pods Strimzi (Kafka's brokers) or the Pulsar
-// chart (bookies, brokers) made for a managed run; the brokers last.
-func brokerSelectors(run *v1alpha1.BenchmarkRun) []podSelector {
-	sts := appsv1.SchemeGroupVersion.WithKind("StatefulSet")
-	if run.Spec.System == v1alpha1.SystemPulsar {
-		rel := pulsar.ReleaseName(run)
-		return []podSelector{
-			{"bookie", client.MatchingLabels{"release": rel, "component": pulsar.ComponentBookie}, sts, rel + "-" + pulsar.ComponentBookie},
-			{"broker", client.MatchingLabels{"release": rel, "component": pulsar.ComponentBroker}, sts, rel + "-" + pulsar.ComponentBroker},
-		}
-	}
-	return []podSelector{{"broker", client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run), "strimzi.io/broker-role": "true"},
-		strimzi.PodSetGVK, strimzi.PodSetName(run)}}
-}
-
 // The StrimziPodSet of a run's node pool is read to tell its broker pods
 // from look-alikes (brokerWorkload), from the API server: one get per
 // look, no cache of every StrimziPodSet of the cluster.
@@ -201,9 +175,9 @@ func brokerSelectors(run *v1alpha1.BenchmarkRun) []podSelector {
 // them (brokerWorkload), by UID. The probes and the privileged page-cache
 // Job go to those pods' nodes and the Java probe runs one's image and
 // security context: a look-alike must choose none of them (issue 58).
-func (r *BenchmarkRunReconciler) brokerPods(ctx context.Context, run *v1alpha1.BenchmarkRun, sel podSelector) ([]corev1.Pod, error) {
+func (r *BenchmarkRunReconciler) brokerPods(ctx context.Context, run *v1alpha1.BenchmarkRun, sel brokerpods.Group) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), sel.labels); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(sel.Labels)); err != nil {
 		return nil, err
 	}
 	if len(pods.Items) == 0 {
@@ -222,16 +196,16 @@ func (r *BenchmarkRunReconciler) brokerPods(ctx context.Context, run *v1alpha1.B
 // the run did not install). A StrimziPodSet is the run's when it is owned
 // by the run's KafkaNodePool, by UID: Strimzi names the pool its owner,
 // and the run controls the pool (createOwned).
-func (r *BenchmarkRunReconciler) brokerWorkload(ctx context.Context, run *v1alpha1.BenchmarkRun, sel podSelector) (metav1.Object, error) {
-	key := types.NamespacedName{Namespace: run.Namespace, Name: sel.name}
-	if sel.owner != strimzi.PodSetGVK {
+func (r *BenchmarkRunReconciler) brokerWorkload(ctx context.Context, run *v1alpha1.BenchmarkRun, sel brokerpods.Group) (metav1.Object, error) {
+	key := types.NamespacedName{Namespace: run.Namespace, Name: sel.OwnerName}
+	if sel.Owner != strimzi.PodSetGVK {
 		var sts appsv1.StatefulSet
 		if err := r.Get(ctx, key, &sts); err != nil {
 			return nil, client.IgnoreNotFound(err)
 		}
 		return &sts, nil
 	}
-	podSet := strimziRef(strimzi.PodSetGVK, run.Namespace, sel.name)
+	podSet := strimziRef(strimzi.PodSetGVK, run.Namespace, sel.OwnerName)
 	if err := r.apiReader().Get(ctx, key, podSet); apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return nil, nil
 	} else if err != nil {
@@ -254,7 +228,7 @@ func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.
 	if run.Spec.Cluster.Managed == nil {
 		return nil, "", nil
 	}
-	sels := brokerSelectors(run)
+	sels := brokerpods.Groups(run)
 	roles := map[string]map[string]bool{}
 	for _, s := range sels {
 		pods, err := r.brokerPods(ctx, run, s)
@@ -268,13 +242,13 @@ func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.
 			if roles[p.Spec.NodeName] == nil {
 				roles[p.Spec.NodeName] = map[string]bool{}
 			}
-			roles[p.Spec.NodeName][s.role] = true
+			roles[p.Spec.NodeName][string(s.Role)] = true
 		}
 	}
 	if len(roles) == 0 {
 		var wanted []string
 		for _, s := range sels {
-			wanted = append(wanted, labelsText(s.labels))
+			wanted = append(wanted, labelsText(s.Labels))
 		}
 		return nil, fmt.Sprintf("no broker pods found on any node (labels %s, made by the run's brokers), so no broker node was measured", strings.Join(wanted, " or ")), nil
 	}
@@ -291,7 +265,7 @@ func (r *BenchmarkRunReconciler) brokerNodes(ctx context.Context, run *v1alpha1.
 	return out, "", nil
 }
 
-func labelsText(l client.MatchingLabels) string {
+func labelsText(l map[string]string) string {
 	var kv []string
 	for k, v := range l {
 		kv = append(kv, k+"="+v)

@@ -21,8 +21,8 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/faultjob"
-	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -280,10 +280,8 @@ func (r *BenchmarkRunReconciler) faultPods(ctx context.Context, run *v1alpha1.Be
 	ns := run.Namespace
 	var sel client.ListOption
 	switch {
-	case run.Spec.Cluster.Managed != nil && run.Spec.System == v1alpha1.SystemPulsar:
-		sel = client.MatchingLabels{"release": pulsar.ReleaseName(run)}
 	case run.Spec.Cluster.Managed != nil:
-		sel = client.MatchingLabels{strimzi.LabelCluster: strimzi.ClusterName(run)}
+		sel = client.MatchingLabels(brokerpods.All(run))
 	case run.Spec.Cluster.Existing != nil && run.Spec.Cluster.Existing.Faults != nil:
 		e := run.Spec.Cluster.Existing
 		ns = tenancy.FaultNamespace(run.Namespace, e)

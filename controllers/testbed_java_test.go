@@ -144,7 +144,7 @@ var _ = Describe("the testbed of a run, among look-alike pods", func() {
 			release = pulsar.ReleaseName(run)
 			// Running and first by name: the pod the probe would take.
 			lookalikePod(ns, release+"-broker-00", "node-z", "evil.example/exfiltrate:1",
-				map[string]string{"release": release, "component": "broker"}, corev1.PodRunning, "")
+				pulsar.ComponentPodLabels(release, "broker"), corev1.PodRunning, "")
 		})
 		job := getJob(run, probe.JavaJobName(run))
 		Expect(job.Spec.Template.Spec.Containers[0].Image).To(Equal("broker:1"), "the image of the release's broker pod")

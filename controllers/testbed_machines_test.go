@@ -48,9 +48,9 @@ var _ = Describe("the machines under a run", func() {
 		waitPhase(run, v1alpha1.PhaseProvisioning)
 		release := pulsar.ReleaseName(run)
 		for i, node := range local {
-			brokerPod(ns, release+"-bookie-"+string(rune('0'+i)), node, map[string]string{"release": release, "component": "bookie"})
+			brokerPod(ns, release+"-bookie-"+string(rune('0'+i)), node, pulsar.ComponentPodLabels(release, "bookie"))
 		}
-		brokerPod(ns, release+"-broker-0", local[1], map[string]string{"release": release, "component": "broker"})
+		brokerPod(ns, release+"-broker-0", local[1], pulsar.ComponentPodLabels(release, "broker"))
 		pulsarReady(ns, release, pulsar.StatefulSetNames(release), pulsar.InitJobNames(release))
 
 		By("before the load: the three probed nodes are one machine")

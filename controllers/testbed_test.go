@@ -42,11 +42,11 @@ func managedPulsarWithBrokerPods(ns string, mutate func(*v1alpha1.BenchmarkRun),
 	waitPhase(run, v1alpha1.PhaseProvisioning)
 	release := pulsar.ReleaseName(run)
 	for i, node := range []string{"node-a", "node-b", "node-a"} {
-		brokerPod(ns, release+"-bookie-"+string(rune('0'+i)), node, map[string]string{"release": release, "component": "bookie"})
+		brokerPod(ns, release+"-bookie-"+string(rune('0'+i)), node, pulsar.ComponentPodLabels(release, "bookie"))
 	}
-	brokerPod(ns, release+"-broker-0", "node-b", map[string]string{"release": release, "component": "broker"})
+	brokerPod(ns, release+"-broker-0", "node-b", pulsar.ComponentPodLabels(release, "broker"))
 	// Not a broker node: a ZooKeeper on node-c is not probed.
-	brokerPod(ns, release+"-zookeeper-0", "node-c", map[string]string{"release": release, "component": "zookeeper"})
+	brokerPod(ns, release+"-zookeeper-0", "node-c", pulsar.ComponentPodLabels(release, "zookeeper"))
 	for _, f := range beforeReady {
 		f(run)
 	}

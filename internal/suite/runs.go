@@ -6,9 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/clientsecurity"
-	"github.com/streambench/streambench-operator/internal/provision/pulsar"
-	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
 // Labels on the suite's child runs.
@@ -183,10 +182,7 @@ func FaultSchedule(s *v1alpha1.BenchmarkSuite, name string) ([]v1alpha1.Fault, e
 // cluster's Kafka; the Apache Pulsar chart's app and release), in the
 // suite's namespace, which is the run's.
 func deployedFaults(host *v1alpha1.BenchmarkRun) *v1alpha1.ExistingClusterFaults {
-	sel := map[string]string{strimzi.LabelCluster: strimzi.ClusterName(host)}
-	if host.Spec.System == v1alpha1.SystemPulsar {
-		sel = pulsar.PodLabels(pulsar.ReleaseName(host))
-	}
+	sel := brokerpods.All(host)
 	return &v1alpha1.ExistingClusterFaults{AllowDisruption: true, PodSelector: &metav1.LabelSelector{MatchLabels: sel}}
 }
 

@@ -112,6 +112,14 @@ func PodLabels(release string) map[string]string {
 	return map[string]string{"app": DefaultChartName, "release": release}
 }
 
+// ComponentPodLabels select the release's pods of one component
+// (ComponentBookie, ComponentBroker, ...).
+func ComponentPodLabels(release, component string) map[string]string {
+	l := PodLabels(release)
+	l[podComponent] = component
+	return l
+}
+
 // podComponent is the chart's component label on every pod it makes.
 const podComponent = "component"
 
