@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
@@ -89,11 +90,20 @@ func PodMonitors(run *v1alpha1.BenchmarkRun, c Config) []*unstructured.Unstructu
 		map[string]any{"port": "http", "path": "/metrics", "interval": "10s"})}
 	if run.Spec.System == v1alpha1.SystemKafka && run.Spec.Cluster.Managed != nil {
 		out = append(out, podMonitor(run, c, KafkaName(run),
-			map[string]any{"matchLabels": map[string]any{
-				strimzi.LabelCluster: strimzi.ClusterName(run),
-				"strimzi.io/kind":    "Kafka",
-			}},
+			map[string]any{"matchLabels": kafkaPods(run)},
 			map[string]any{"port": StrimziMetricsPort, "path": "/metrics", "interval": "15s"}))
+	}
+	return out
+}
+
+// kafkaPods select the pods Strimzi made for a managed run's Kafka
+// (brokerpods.All, and strimzi.io/kind=Kafka); of those, the endpoint's
+// named port is on the brokers' and controllers', which serve the
+// metrics.
+func kafkaPods(run *v1alpha1.BenchmarkRun) map[string]any {
+	out := map[string]any{strimzi.LabelKind: "Kafka"}
+	for k, v := range brokerpods.All(run) {
+		out[k] = v
 	}
 	return out
 }

@@ -62,7 +62,8 @@ func TestPodMonitors(t *testing.T) {
 			if str(w, "spec", "selector", "matchLabels", strimzi.LabelRun) != "run-a" {
 				t.Errorf("workers selector %v", w.Object["spec"])
 			}
-			if len(pms) > 1 && str(pms[1], "spec", "selector", "matchLabels", "strimzi.io/cluster") != "run-a" {
+			if len(pms) > 1 && (str(pms[1], "spec", "selector", "matchLabels", "strimzi.io/cluster") != "run-a" ||
+				str(pms[1], "spec", "selector", "matchLabels", "strimzi.io/kind") != "Kafka") {
 				t.Errorf("kafka selector %v", pms[1].Object["spec"])
 			}
 		})

@@ -49,6 +49,9 @@ const (
 	// LabelCluster ties a KafkaNodePool to its Kafka; Strimzi ignores
 	// pools without it.
 	LabelCluster = "strimzi.io/cluster"
+	// LabelKind is the kind of the resource Strimzi made a pod for
+	// ("Kafka" on a cluster's brokers and controllers).
+	LabelKind = "strimzi.io/kind"
 )
 
 // The run's listener: internal, plaintext, the port Kafka clients expect.
