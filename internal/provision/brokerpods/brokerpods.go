@@ -9,6 +9,7 @@
 package brokerpods
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -16,20 +17,12 @@ import (
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
 
-// Role is what a group's pods do: RoleBroker or RoleBookie.
-type Role string
-
-const (
-	RoleBroker Role = "broker"
-	RoleBookie Role = "bookie"
-)
-
 // Group is one role's pods and the workload that makes them: labels
 // select them (anyone who may create a pod in the namespace can copy
 // labels, so a caller that trusts the pods checks their controller is
 // Owner, named OwnerName).
 type Group struct {
-	Role      Role
+	Role      v1alpha1.FaultRole // RoleBroker or RoleBookie
 	Labels    map[string]string
 	Owner     schema.GroupVersionKind
 	OwnerName string
@@ -45,13 +38,13 @@ func Groups(run *v1alpha1.BenchmarkRun) []Group {
 	}
 	if run.Spec.System == v1alpha1.SystemPulsar {
 		rel := pulsar.ReleaseName(run)
-		sts := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
+		sts := appsv1.SchemeGroupVersion.WithKind("StatefulSet")
 		return []Group{
-			{RoleBookie, pulsar.ComponentPodLabels(rel, pulsar.ComponentBookie), sts, rel + "-" + pulsar.ComponentBookie},
-			{RoleBroker, pulsar.ComponentPodLabels(rel, pulsar.ComponentBroker), sts, rel + "-" + pulsar.ComponentBroker},
+			{v1alpha1.RoleBookie, pulsar.ComponentPodLabels(rel, pulsar.ComponentBookie), sts, pulsar.StatefulSetName(rel, pulsar.ComponentBookie)},
+			{v1alpha1.RoleBroker, pulsar.ComponentPodLabels(rel, pulsar.ComponentBroker), sts, pulsar.StatefulSetName(rel, pulsar.ComponentBroker)},
 		}
 	}
-	return []Group{{RoleBroker, strimzi.BrokerPodLabels(strimzi.ClusterName(run)), strimzi.PodSetGVK, strimzi.PodSetName(run)}}
+	return []Group{{v1alpha1.RoleBroker, strimzi.BrokerPodLabels(strimzi.ClusterName(run)), strimzi.PodSetGVK, strimzi.PodSetName(run)}}
 }
 
 // Brokers is the group of the brokers themselves (Groups' last).

@@ -36,14 +36,14 @@ func TestGroups(t *testing.T) {
 		want []Group
 		all  map[string]string
 	}{
-		{"kafka", kafka, []Group{{RoleBroker,
+		{"kafka", kafka, []Group{{v1alpha1.RoleBroker,
 			map[string]string{strimzi.LabelCluster: strimzi.ClusterName(kafka), "strimzi.io/broker-role": "true"},
 			strimzi.PodSetGVK, strimzi.PodSetName(kafka)}},
 			map[string]string{strimzi.LabelCluster: strimzi.ClusterName(kafka)}},
 		{"pulsar", pul, []Group{
-			{RoleBookie, map[string]string{"app": "pulsar", "release": rel, "component": "bookie"},
+			{v1alpha1.RoleBookie, map[string]string{"app": "pulsar", "release": rel, "component": "bookie"},
 				sts, rel + "-bookie"},
-			{RoleBroker, map[string]string{"app": "pulsar", "release": rel, "component": "broker"},
+			{v1alpha1.RoleBroker, map[string]string{"app": "pulsar", "release": rel, "component": "broker"},
 				sts, rel + "-broker"},
 		}, map[string]string{"app": "pulsar", "release": rel}},
 		{"existing kafka", run(v1alpha1.SystemKafka, false), nil, nil},

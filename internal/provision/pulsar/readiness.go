@@ -18,10 +18,13 @@ import (
 func StatefulSetNames(release string) []string {
 	names := make([]string, len(statefulSetComponents))
 	for i, c := range statefulSetComponents {
-		names[i] = release + "-" + c
+		names[i] = StatefulSetName(release, c)
 	}
 	return names
 }
+
+// StatefulSetName is the chart's StatefulSet of one component.
+func StatefulSetName(release, component string) string { return release + "-" + component }
 
 // InitJobNames are the release's init Jobs: cluster metadata in
 // ZooKeeper, then the BookKeeper cluster.
