@@ -196,6 +196,13 @@ var _ = Describe("faults in a cluster", func() {
 		Expect(im).NotTo(BeNil())
 		Expect(im.InjectedSeconds).To(BeNumerically("~", time.Since(start).Seconds(), 30))
 		Expect(im.TargetRateMsgPerSec).To(BeEquivalentTo(1000))
+		// The results ConfigMap's summary.json holds them as status does
+		// (a local run's summary.json has its faults too).
+		var cm corev1.ConfigMap
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: workers.ResultsName(done)}, &cm)).To(Succeed())
+		kept, err := results.Read(&cm)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kept.Faults).To(Equal(done.Status.Faults))
 		late := faultEntry(done, 2, 0)
 		Expect(late.Injected).To(BeFalse())
 		Expect(late.Message).To(ContainSubstring("its time had not come"))

@@ -9,9 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/thresholds"
@@ -58,17 +60,33 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	txs := recordResults(run, summary, name)
-	if len(run.Spec.Faults) > 0 {
-		txs = append(txs, faultImpacts(ctx, run, cm, summary))
+	// The run finished as local mode finishes one (internal/outcome):
+	// each fault's impact, the thresholds' verdict, and the ConfigMap's
+	// summaries with their faults, so that its summary.json is a local
+	// run's.
+	out, written, err := outcome.Collect(cm, run.Spec.RepeatCount() > 1, run.Status.Faults, run.Spec.Thresholds)
+	if out == nil {
+		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}
-	message := fmt.Sprintf("published %.1f MB/s, publish p99 %.2f ms", summary.Results.PublishMBPerSec, summary.Results.PublishLatencyMs.P99)
-	var gate *thresholds.Outcome
-	if len(run.Spec.Thresholds) > 0 {
-		o := thresholds.Evaluate(run.Spec.Thresholds, summary)
-		gate = &o
-		txs = append(txs, thresholdsTx(o))
-		message += "; thresholds " + o.Display()
+	if err != nil {
+		log.FromContext(ctx).Info("the faults stay in status.faults only", "configMap", name, "error", err.Error())
+		if r.Recorder != nil {
+			r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "FaultsNotInResults", string(run.Status.Phase), "status.faults holds the faults, ConfigMap %s's summaries do not: %v", name, err)
+		}
+	}
+	if written != nil {
+		if err := r.Update(ctx, written); err != nil {
+			return ctrl.Result{}, fmt.Errorf("writing the faults into results ConfigMap %s: %w", name, err)
+		}
+	}
+	txs := recordResults(run, out.Summary, name)
+	if len(out.Faults) > 0 {
+		txs = append(txs, faultImpacts(out.Faults))
+	}
+	message := out.Message()
+	gate := out.Thresholds
+	if gate != nil {
+		txs = append(txs, thresholdsTx(*gate))
 	}
 	if err := r.moveTo(ctx, run, v1alpha1.PhaseSucceeded, "Succeeded", message, txs...); err != nil {
 		return ctrl.Result{}, err
@@ -79,6 +97,18 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "ThresholdsFailed", string(run.Status.Phase), "%s", gate.Message())
 	}
 	return ctrl.Result{}, nil
+}
+
+// faultImpacts sets each status.faults entry's impact to the outcome's.
+func faultImpacts(done []v1alpha1.FaultStatus) statusTx {
+	return func(run *v1alpha1.BenchmarkRun) bool {
+		for _, f := range done {
+			if e := statusFault(run, f.Index, f.Repeat); e != nil {
+				e.Impact = f.Impact
+			}
+		}
+		return true
+	}
 }
 
 // thresholdsTx records spec.thresholds checked on the final results:

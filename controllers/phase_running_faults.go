@@ -19,13 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/provision/brokerpods"
 	"github.com/streambench/streambench-operator/internal/provision/faultjob"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
-	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/tenancy"
 )
 
@@ -133,9 +131,23 @@ func (r *BenchmarkRunReconciler) reconcileFaults(ctx context.Context, run *v1alp
 	return wait, nil
 }
 
+// faultEntry is status.faults' entry of fault index in the run's repeat
+// (from 0, as the measured phases' starts count them), nil before it has
+// one.
 func faultEntry(run *v1alpha1.BenchmarkRun, index, repeat int) *v1alpha1.FaultStatus {
+	return statusFault(run, int32(index), faultRepeat(run, repeat))
+}
+
+// faultRepeat is status.faults' number of the run's repeat (from 0).
+func faultRepeat(run *v1alpha1.BenchmarkRun, repeat int) int32 {
+	return v1alpha1.FaultRepeat(run.Spec.RepeatCount() > 1, repeat)
+}
+
+// statusFault is the entry of fault index whose status.faults repeat is
+// repeat.
+func statusFault(run *v1alpha1.BenchmarkRun, index, repeat int32) *v1alpha1.FaultStatus {
 	for i := range run.Status.Faults {
-		if f := &run.Status.Faults[i]; int(f.Index) == index && int(f.Repeat) == repeat {
+		if f := &run.Status.Faults[i]; f.Index == index && f.Repeat == repeat {
 			return f
 		}
 	}
@@ -146,7 +158,7 @@ func faultEntry(run *v1alpha1.BenchmarkRun, index, repeat int) *v1alpha1.FaultSt
 // repeat.
 func (r *BenchmarkRunReconciler) writeFault(ctx context.Context, run *v1alpha1.BenchmarkRun, st v1alpha1.FaultStatus) error {
 	_, err := r.patchStatus(ctx, run, func(run *v1alpha1.BenchmarkRun) bool {
-		if e := faultEntry(run, int(st.Index), int(st.Repeat)); e != nil {
+		if e := statusFault(run, st.Index, st.Repeat); e != nil {
 			*e = st
 			return true
 		}
@@ -178,7 +190,7 @@ func (r *BenchmarkRunReconciler) recordFault(ctx context.Context, run *v1alpha1.
 // signal Job. pending: the Job has not ended yet. An error is the API
 // server's (retried); what makes the fault impossible is in st.
 func (r *BenchmarkRunReconciler) injectFault(ctx context.Context, run *v1alpha1.BenchmarkRun, index, repeat int, f v1alpha1.Fault, leaders faults.Leaders, late time.Duration) (st v1alpha1.FaultStatus, pending bool, err error) {
-	st = v1alpha1.FaultStatus{Index: int32(index), Repeat: int32(repeat), Action: f.Action, Target: f.Target}
+	st = v1alpha1.FaultStatus{Index: int32(index), Repeat: faultRepeat(run, repeat), Action: f.Action, Target: f.Target}
 	notInjected := func(format string, a ...any) (v1alpha1.FaultStatus, bool, error) {
 		st.Message = fmt.Sprintf(format, a...)
 		return st, false, nil
@@ -423,65 +435,11 @@ func closeFaults(run *v1alpha1.BenchmarkRun, repeats int, reason string) statusT
 			for i, f := range run.Spec.Faults {
 				if faultEntry(run, i, rep) == nil {
 					run.Status.Faults = append(run.Status.Faults, v1alpha1.FaultStatus{
-						Index: int32(i), Repeat: int32(rep), Action: f.Action, Target: f.Target, Message: reason,
+						Index: int32(i), Repeat: faultRepeat(run, rep), Action: f.Action, Target: f.Target, Message: reason,
 					})
 				}
 			}
 		}
 		return true
-	}
-}
-
-// faultImpacts computes what each injected fault did to the load
-// (internal/faultimpact) from the measured phase's intervals: those of
-// the run, or of each repeat in the results ConfigMap. A repeat whose
-// intervals cannot be read keeps its faults without figures, and a note
-// says why.
-func faultImpacts(ctx context.Context, run *v1alpha1.BenchmarkRun, cm *corev1.ConfigMap, summary *results.Summary) statusTx {
-	starts, err := faults.ReadMeasureStarts(cm.Data)
-	if err != nil {
-		log.FromContext(ctx).Info("fault impacts not computed", "error", err.Error())
-	}
-	return func(run *v1alpha1.BenchmarkRun) bool {
-		for rep, start := range starts {
-			if start.IsZero() {
-				continue // a repeat whose start was never recorded
-			}
-			sum := summary
-			if len(summary.Repeats) > 0 {
-				one, err := results.ReadRepeat(cm, rep+1)
-				if err != nil {
-					noteFaults(run, rep, fmt.Sprintf("no figures: repeat %d's results are unreadable: %v", rep+1, err))
-					continue
-				}
-				sum = one
-			}
-			var mine []v1alpha1.FaultStatus
-			for _, f := range run.Status.Faults {
-				if int(f.Repeat) == rep {
-					mine = append(mine, f)
-				}
-			}
-			filled, err := faultimpact.Fill(sum, start, mine)
-			if err != nil {
-				noteFaults(run, rep, "no figures: "+err.Error())
-				continue
-			}
-			for _, f := range filled {
-				if e := faultEntry(run, int(f.Index), rep); e != nil {
-					e.Impact = f.Impact
-				}
-			}
-		}
-		return true
-	}
-}
-
-// noteFaults says why repeat's injected faults have no figures.
-func noteFaults(run *v1alpha1.BenchmarkRun, repeat int, note string) {
-	for i := range run.Status.Faults {
-		if f := &run.Status.Faults[i]; int(f.Repeat) == repeat && f.Injected && f.Impact == nil {
-			f.Impact = &v1alpha1.FaultImpact{Notes: []string{note}}
-		}
 	}
 }

@@ -153,6 +153,16 @@ type ExistingClusterFaults struct {
 	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
 }
 
+// FaultRepeat is the status.faults repeat of a run's i-th repeat (from 0):
+// i+1 in a repeated run, 0 (absent) in one that is not. Both modes number
+// them so: a repeat's faults are those of its directory, repeat-<n>.
+func FaultRepeat(repeated bool, i int) int32 {
+	if !repeated {
+		return 0
+	}
+	return int32(i + 1)
+}
+
 // FaultStatus is what became of one fault of spec.faults (of one repeat,
 // for a repeated run: the schedule is applied in each repeat's measured
 // phase).

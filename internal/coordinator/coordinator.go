@@ -248,6 +248,7 @@ func (c *coordinator) runLoad(ctx context.Context) (err error) {
 		return err
 	}
 	measureStart := time.Now()
+	c.res.MeasureStart = measureStart
 	c.progress.measuring(measureStart, workload.TestDuration(wl))
 	if c.o.OnMeasure != nil {
 		c.o.OnMeasure(measureStart)

@@ -85,23 +85,24 @@ func WriteFiles(dir string, in results.Input) (*results.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sum, WriteSummaryFiles(dir, sum, in)
+}
+
+// WriteSummaryFiles writes sum, a summary of in (finished: with its
+// faults, internal/outcome), as summary.json and in's OMB result as
+// omb-result.json into dir.
+func WriteSummaryFiles(dir string, sum *results.Summary, in results.Input) error {
 	omb, err := results.BuildOMB(in)
 	if err != nil {
-		return sum, err
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return sum, err
+		return err
 	}
-	for name, v := range map[string]any{results.KeySummary: sum, results.KeyOMB: omb} {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return sum, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return sum, err
-		}
+	if err := writeJSON(filepath.Join(dir, results.KeyOMB), omb); err != nil {
+		return err
 	}
-	return sum, nil
+	return WriteSummary(dir, sum)
 }
 
 // WriteAggregate writes a repeated run's summary.json into dir: the
@@ -112,12 +113,23 @@ func WriteAggregate(dir string, sums []*results.Summary, dirs []string) (*result
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.MarshalIndent(agg, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
+	if err := WriteSummary(dir, agg); err != nil {
 		return nil, fmt.Errorf("writing the repeated run's summary: %w", err)
 	}
 	return agg, nil
+}
+
+// WriteSummary writes sum as dir's summary.json, indented: the bytes are
+// those of a results ConfigMap's summary.json (compact) indented, so
+// the two modes' files compare byte for byte.
+func WriteSummary(dir string, sum *results.Summary) error {
+	return writeJSON(filepath.Join(dir, results.KeySummary), sum)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

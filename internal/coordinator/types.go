@@ -154,7 +154,10 @@ type Result struct {
 	Accounted bool `json:"accounted,omitempty"`
 	// MeasuredRate is the total producer rate of the measured phase (the
 	// workload's, or what the rate search found).
-	MeasuredRate float64             `json:"measuredRate"`
+	MeasuredRate float64 `json:"measuredRate"`
+	// MeasureStart is when the measured phase started (what OnMeasure
+	// was told): faults count from it, in both modes.
+	MeasureStart time.Time           `json:"measureStart,omitempty"`
 	RateSearch   *results.RateSearch `json:"rateSearch,omitempty"`
 	Backlog      *BacklogResult      `json:"backlog,omitempty"`
 	// Durability is what an existing cluster was found to give

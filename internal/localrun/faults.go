@@ -16,7 +16,6 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
-	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // localNode is the local Kafka node a fault's target hits, by node id.
@@ -325,17 +324,4 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 		f.out = append([]v1alpha1.FaultStatus(nil), f.status...)
 	})
 	return f.out
-}
-
-// measuredStart is when the measured phase's first interval starts: the
-// earliest start of a measured snapshot, which is the start of the
-// series' first measured point (stats.Merge keeps the earliest).
-func measuredStart(snaps []stats.Snapshot) (time.Time, bool) {
-	var start time.Time
-	for _, s := range stats.OfPhase(snaps, stats.PhaseMeasure) {
-		if !s.Start.IsZero() && (start.IsZero() || s.Start.Before(start)) {
-			start = s.Start
-		}
-	}
-	return start, !start.IsZero()
 }

@@ -245,21 +245,6 @@ func TestWithImpact(t *testing.T) {
 	}
 }
 
-func TestMeasuredStart(t *testing.T) {
-	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	snaps := []stats.Snapshot{
-		{Phase: stats.PhaseWarmup, Start: t0},
-		{Phase: stats.PhaseMeasure, Worker: "b", Start: t0.Add(2100 * time.Millisecond)},
-		{Phase: stats.PhaseMeasure, Worker: "a", Start: t0.Add(2 * time.Second)},
-	}
-	if got, ok := measuredStart(snaps); !ok || !got.Equal(t0.Add(2*time.Second)) {
-		t.Errorf("measured start %s %v, want the earliest measured snapshot's, 2 s after the warm-up's", got, ok)
-	}
-	if _, ok := measuredStart(snaps[:1]); ok {
-		t.Error("a start without a measured snapshot")
-	}
-}
-
 // TestKafkaProcs resolves targets on three brokers and a controller of
 // their own: leader from what the look-up says at the fault's time.
 func TestKafkaProcs(t *testing.T) {

@@ -30,10 +30,10 @@ import (
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/durability"
-	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
+	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/pagecache"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -111,6 +111,8 @@ type Outcome struct {
 	// Faults are what became of spec.faults, every repeat's (as in each
 	// repeat's summary.json).
 	Faults []v1alpha1.FaultStatus
+	// Thresholds is spec.thresholds checked on Summary; nil without any.
+	Thresholds *thresholds.Outcome
 }
 
 // ErrInterrupted is returned when a signal stopped the run.
@@ -216,7 +218,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		}
 	}
 
-	var sums []*results.Summary
+	var done []outcome.Repeat
 	var dirs []string
 	for i := 1; i <= o.repeats(); i++ {
 		rep := repeat{of: o.repeats(), dir: out.Dir, runID: fmt.Sprintf("%s-%d", run.Name, time.Now().Unix())}
@@ -227,36 +229,36 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			rep.runID = fmt.Sprintf("%s-r%d-%d", run.Name, i, time.Now().Unix())
 			say("repeat %d of %d (fresh topics, the same brokers): results in %s", i, rep.of, rep.dir)
 		}
-		sum, err, killed := runOnce(ctx, o, out, rep, run, eff, bs, sig, sec, tb, pageCache, logger, logPath, urls, payload, notes)
+		one, err, killed := runOnce(ctx, o, out, rep, run, eff, bs, sig, sec, tb, pageCache, logger, logPath, urls, payload, notes)
 		if killed {
 			wasKilled = true
 			return out, err
 		}
-		if sum != nil {
-			sums = append(sums, sum)
+		if one != nil {
+			done = append(done, *one)
 			dirs = append(dirs, rep.rel)
 		}
 		if err != nil || rep.of == 1 {
 			// A repeat that failed ends the run: the repeats after it would
 			// compare against a system in another state. The ones done are
 			// aggregated below.
-			return out, errors.Join(err, aggregate(o, out, sums, dirs))
+			return out, errors.Join(err, conclude(o, out, done, dirs))
 		}
 	}
-	return out, aggregate(o, out, sums, dirs)
+	return out, conclude(o, out, done, dirs)
 }
 
 // ErrThresholds is the error of a run whose results failed a bound of
 // spec.thresholds.
 var ErrThresholds = errors.New("thresholds failed")
 
-// gate checks spec.thresholds on what the run wrote (a repeated run's
-// aggregate) and prints each, as the controller's condition ThresholdsMet.
+// gate prints spec.thresholds checked on what the run wrote (a repeated
+// run's aggregate), as the controller's condition ThresholdsMet.
 func gate(w io.Writer, run *v1alpha1.BenchmarkRun, out *Outcome) error {
-	if len(run.Spec.Thresholds) == 0 || out.Summary == nil {
+	if out.Thresholds == nil {
 		return nil
 	}
-	o := thresholds.Evaluate(run.Spec.Thresholds, out.Summary)
+	o := *out.Thresholds
 	for _, c := range o.Checks {
 		verdict := "met   "
 		if !c.Met {
@@ -285,10 +287,12 @@ type repeat struct {
 func (o Options) repeats() int { return max(o.Repeats, 1) }
 
 // runOnce coordinates one repeat on the running brokers and writes its
-// results. killed: the broker JVMs were killed (the second signal).
+// results; it returns them as the coordinator summarized them, for the
+// run's outcome (nil when nothing was measured). killed: the broker JVMs
+// were killed (the second signal).
 func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability,
 	bs *brokers, sig *signals, sec *runSecurity, tb *v1alpha1.Testbed, pageCache coordinator.PageCacheDropper,
-	logger *log.Logger, logPath string, urls []string, payload []byte, notes []string) (_ *results.Summary, _ error, killed bool) {
+	logger *log.Logger, logPath string, urls []string, payload []byte, notes []string) (_ *outcome.Repeat, _ error, killed bool) {
 	notes = slices.Clone(notes)
 	sampler := startBrokerSampler(bs)
 	defer func() {
@@ -356,27 +360,48 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 		notes = append(notes, "the brokers' Java version was not read ("+bs.javaError+"): compare cannot tell whether another run's brokers ran on the same major")
 	}
 	notes = append(notes, resultNotes(o, runErr)...)
-	sum, err := writeResults(o, out, rep.dir, res, eff, tb, br, bs.setup, faultStatus, notes, runErr == nil)
-	return sum, errors.Join(runErr, err), false
+	one, err := writeResults(o, out, rep, res, eff, tb, br, bs.setup, faultStatus, notes, runErr == nil)
+	return one, errors.Join(runErr, err), false
 }
 
-// aggregate writes a repeated run's summary.json: the median of each figure
-// over the repeats done, in its interval (results.Aggregate), and prints it.
-// Nothing for a run not repeated, or one whose second repeat never ended.
-func aggregate(o Options, out *Outcome, sums []*results.Summary, dirs []string) error {
-	if o.repeats() == 1 || len(sums) < 2 {
+// conclude finishes the run as a cluster run is finished
+// (internal/outcome): every repeat's faults with their impact, the
+// thresholds' verdict, and for a repeated run the aggregate of its
+// repeats as dir's summary.json (the median of each figure in its
+// interval, results.Aggregate), printed. done are the repeats with
+// results, as the coordinator summarized them; dirs their directories.
+func conclude(o Options, out *Outcome, done []outcome.Repeat, dirs []string) error {
+	if len(done) == 0 {
 		return nil
 	}
-	agg, err := coordinator.WriteAggregate(out.Dir, sums, dirs)
+	in := outcome.Input{Repeats: done, Repeated: o.repeats() > 1, Faults: out.Faults, Thresholds: out.Run.Spec.Thresholds}
+	if len(done) >= 2 {
+		sums := make([]*results.Summary, len(done))
+		for i, r := range done {
+			sums[i] = r.Summary
+		}
+		agg, err := results.Aggregate(sums, dirs)
+		if err != nil {
+			return err
+		}
+		in.Aggregate = agg
+	}
+	fin, err := outcome.Finish(in)
 	if err != nil {
 		return err
 	}
-	out.Summary = agg
+	out.Faults, out.Summary, out.Thresholds = fin.Faults, fin.Summary, fin.Thresholds
+	if in.Aggregate == nil {
+		return nil
+	}
+	if err := coordinator.WriteSummary(out.Dir, fin.Summary); err != nil {
+		return fmt.Errorf("writing the repeated run's summary: %w", err)
+	}
 	out.Report, err = report.RenderDir(out.Dir)
 	if err != nil {
 		err = fmt.Errorf("writing the repeated run's HTML report: %w", err)
 	}
-	PrintRepeats(o.Stdout, agg, out.Dir, out.Report)
+	PrintRepeats(o.Stdout, fin.Summary, out.Dir, out.Report)
 	return err
 }
 
@@ -600,20 +625,14 @@ func resultNotes(o Options, runErr error) []string {
 	return notes
 }
 
-// writeResults writes what a cluster run's results ConfigMap holds into
-// out.Dir, and the HTML report beside it, and prints the summary.
-func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, fs []v1alpha1.FaultStatus, notes []string, finished bool) (*results.Summary, error) {
+// writeResults writes one repeat's results as a cluster run's results
+// ConfigMap holds them into its directory, its faults with their impact
+// (internal/outcome, as the run's will be), and the HTML report beside
+// them, and prints the summary. It returns the repeat as the coordinator
+// summarized it, for the run's outcome.
+func writeResults(o Options, out *Outcome, rep repeat, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, fs []v1alpha1.FaultStatus, notes []string, finished bool) (*outcome.Repeat, error) {
 	in := res.ResultsInput(out.Run.Name, "", &eff)
 	in.Brokers = setup
-	in.Faults = fs
-	if len(fs) > 0 {
-		// The impact is read from summary.json's own series, so the
-		// summary is built once to have it, and again below with it.
-		var err error
-		if in.Faults, err = faultsWithImpact(in, res, fs); err != nil {
-			in.Notes = append(in.Notes, "the faults' impact was not computed: "+err.Error())
-		}
-	}
 	if tb != nil {
 		// Each repeat's own page cache drops, on a copy of the testbed
 		// the repeats share.
@@ -624,31 +643,40 @@ func writeResults(o Options, out *Outcome, dir string, res *coordinator.Result, 
 	in.Testbed = tb
 	in.BrokerResources = br
 	in.Notes = append(in.Notes, notes...)
-	sum, err := coordinator.WriteFiles(dir, in)
-	if err != nil {
-		return nil, fmt.Errorf("writing the results to %s: %w", dir, err)
+	one, err := writeRepeat(rep.dir, in, res.MeasureStart, int32(rep.index), fs)
+	if one == nil {
+		return nil, fmt.Errorf("the results of %s: %w", rep.dir, err)
 	}
-	out.Summary = sum
-	out.Report, err = report.RenderDir(dir)
+	if err != nil {
+		return &one.Repeat, fmt.Errorf("writing the results to %s: %w", rep.dir, err)
+	}
+	out.Summary = one.finished
+	out.Report, err = report.RenderDir(rep.dir)
 	if err != nil {
 		err = fmt.Errorf("writing the HTML report: %w", err)
 	}
-	PrintSummary(o.Stdout, sum, dir, out.Report, finished)
-	return sum, err
+	PrintSummary(o.Stdout, one.finished, rep.dir, out.Report, finished)
+	return &one.Repeat, err
 }
 
-// faultsWithImpact is fs with each injected fault's impact, read from the
-// series the summary of in has.
-func faultsWithImpact(in results.Input, res *coordinator.Result, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
-	start, ok := measuredStart(res.Snapshots)
-	if !ok {
-		return fs, errors.New("no snapshot of the measured phase")
-	}
-	pre, err := results.Summarize(in)
+// written is a repeat whose files are written: as the coordinator
+// summarized it, and finished (with its faults).
+type written struct {
+	outcome.Repeat
+	finished *results.Summary
+}
+
+// writeRepeat writes summary.json, with the repeat's faults (fs, its
+// status.faults number repeat) and their impact, and omb-result.json into
+// dir.
+func writeRepeat(dir string, in results.Input, start time.Time, repeat int32, fs []v1alpha1.FaultStatus) (*written, error) {
+	sum, err := results.Summarize(in)
 	if err != nil {
-		return fs, err
+		return nil, err
 	}
-	return faultimpact.FillSeries(pre.Series, res.MeasuredRate, start, fs)
+	one := &written{Repeat: outcome.Repeat{Summary: sum, MeasureStart: start}}
+	one.finished, _ = outcome.FinishRepeat(one.Repeat, repeat, fs)
+	return one, coordinator.WriteSummaryFiles(dir, one.finished, in)
 }
 
 // runTimeout is the run's deadline, the same as in a cluster.
