@@ -33,7 +33,7 @@ GINKGO_VERSION ?= $(shell go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2
 # keyed by both, so before this the test binaries compiled client-go, the
 # Kubernetes API types and their dependencies once more than the image and
 # once more than kube-apiserver did: on a cold 2-core machine several
-# minutes of CPU (docs/architecture.md, "One build configuration"). The
+# minutes of CPU (docs/decisions.md, "One build configuration"). The
 # tests now also run the code the image ships (the Pulsar client's pure-Go
 # zstd, Go's own DNS resolver). hack/tools/k8s requires the same versions
 # of the modules both build (hack/tools/update.sh), or nothing is shared.

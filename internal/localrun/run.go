@@ -218,6 +218,8 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 		}
 	}
 
+	ses := &session{o: o, out: out, run: run, eff: eff, bs: bs, sig: sig, sec: sec, tb: tb, pageCache: pageCache,
+		logger: logger, logPath: logPath, urls: urls, payload: payload, notes: notes}
 	var done []outcome.Repeat
 	var dirs []string
 	for i := 1; i <= o.repeats(); i++ {
@@ -229,7 +231,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 			rep.runID = fmt.Sprintf("%s-r%d-%d", run.Name, i, time.Now().Unix())
 			say("repeat %d of %d (fresh topics, the same brokers): results in %s", i, rep.of, rep.dir)
 		}
-		one, err, killed := runOnce(ctx, o, out, rep, run, eff, bs, sig, sec, tb, pageCache, logger, logPath, urls, payload, notes)
+		one, err, killed := ses.runOnce(ctx, rep)
 		if killed {
 			wasKilled = true
 			return out, err
@@ -286,55 +288,74 @@ type repeat struct {
 // repeats is how many times the run is repeated, at least once.
 func (o Options) repeats() int { return max(o.Repeats, 1) }
 
+// session is what a run's repeats share: its options and outcome so
+// far, the run as translated, the brokers, signals, client security and
+// testbed set up once, the run's log, the workers and the payload, and
+// the notes every repeat's results carry.
+type session struct {
+	o         Options
+	out       *Outcome
+	run       *v1alpha1.BenchmarkRun
+	eff       v1alpha1.EffectiveDurability
+	bs        *brokers
+	sig       *signals
+	sec       *runSecurity
+	tb        *v1alpha1.Testbed
+	pageCache coordinator.PageCacheDropper
+	logger    *log.Logger
+	logPath   string
+	urls      []string
+	payload   []byte
+	notes     []string
+}
+
 // runOnce coordinates one repeat on the running brokers and writes its
 // results; it returns them as the coordinator summarized them, for the
 // run's outcome (nil when nothing was measured). killed: the broker JVMs
 // were killed (the second signal).
-func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability,
-	bs *brokers, sig *signals, sec *runSecurity, tb *v1alpha1.Testbed, pageCache coordinator.PageCacheDropper,
-	logger *log.Logger, logPath string, urls []string, payload []byte, notes []string) (_ *outcome.Repeat, _ error, killed bool) {
-	notes = slices.Clone(notes)
-	sampler := startBrokerSampler(bs)
+func (s *session) runOnce(ctx context.Context, rep repeat) (_ *outcome.Repeat, _ error, killed bool) {
+	notes := slices.Clone(s.notes)
+	sampler := startBrokerSampler(s.bs)
 	defer func() {
 		if sampler != nil {
 			sampler.Stop()
 		}
 	}()
-	runCtx, cancelRun := context.WithTimeout(ctx, runTimeout(run))
+	runCtx, cancelRun := context.WithTimeout(ctx, runTimeout(s.run))
 	defer cancelRun()
-	say := sayTo(o.Stderr)
+	say := sayTo(s.o.Stderr)
 	// spec.faults, timed from the measured phase's start as the
 	// coordinator reports it (OnMeasure), so a warm-up, a rate search or a
 	// backlog of any length comes first, as in a cluster.
-	lookup := kafkaLeader(bs.endpoints.BootstrapServers, sec.driver, rep.runID)
-	find := kafkaProcs(bs.kafka, lookup)
-	if o.aimFault != nil {
-		find = aimed(find, lookup, o.aimFault)
+	lookup := kafkaLeader(s.bs.endpoints.BootstrapServers, s.sec.driver, rep.runID)
+	find := kafkaProcs(s.bs.kafka, lookup)
+	if s.o.aimFault != nil {
+		find = aimed(find, lookup, s.o.aimFault)
 	}
-	inj := startFaults(runCtx, run.Spec.Faults, rep.index, find, signalPid, say)
+	inj := startFaults(runCtx, s.run.Spec.Faults, rep.index, find, signalPid, say)
 	defer inj.finish()
 	say("running %q with %d workers: topics, producers and consumers first, then the load (log: %s)",
-		run.Spec.Workload.Name, len(urls), logPath)
-	res, runErr, killed := coordinate(runCtx, sig.killed, coordinator.Options{
-		Workers: urls,
+		s.run.Spec.Workload.Name, len(s.urls), s.logPath)
+	res, runErr, killed := coordinate(runCtx, s.sig.killed, coordinator.Options{
+		Workers: s.urls,
 		Driver: driver.Config{
-			System: run.Spec.System, Brokers: bs.endpoints, Durability: eff,
-			Overrides: run.Spec.Driver, RunID: rep.runID,
-			Security: sec.driver,
+			System: s.run.Spec.System, Brokers: s.bs.endpoints, Durability: s.eff,
+			Overrides: s.run.Spec.Driver, RunID: rep.runID,
+			Security: s.sec.driver,
 		},
-		Workload: run.Spec.Workload, PayloadData: payload,
-		SnapshotInterval: o.SnapshotInterval,
+		Workload: s.run.Spec.Workload, PayloadData: s.payload,
+		SnapshotInterval: s.o.SnapshotInterval,
 		// The workers are goroutines of this process: one clock.
 		SameClock: true,
 		// Brokers this run did not start are read, not assumed.
-		ReadDurability: run.Spec.Cluster.Existing != nil,
-		Logf:           logger.Printf,
-		Progress:       func(p coordinator.Progress) { fmt.Fprintln(o.Stderr, FormatProgress(p)) },
-		PageCache:      pageCache,
+		ReadDurability: s.run.Spec.Cluster.Existing != nil,
+		Logf:           s.logger.Printf,
+		Progress:       func(p coordinator.Progress) { fmt.Fprintln(s.o.Stderr, FormatProgress(p)) },
+		PageCache:      s.pageCache,
 		OnMeasure:      inj.measureStarted,
 	})
 	faultStatus := inj.finish()
-	out.Faults = append(out.Faults, faultStatus...)
+	s.out.Faults = append(s.out.Faults, faultStatus...)
 	if killed {
 		// The brokers are gone; the coordinator's clean-up would only
 		// wait for them. The workers and the coordinator live in this
@@ -342,13 +363,13 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 		return nil, fmt.Errorf("%w twice: the broker JVMs were killed; the run's results were not written", ErrInterrupted), true
 	}
 	if res != nil {
-		out.Accounting = res.Accounting
+		s.out.Accounting = res.Accounting
 		if d := res.Durability; d != nil {
-			out.Durability = *d
+			s.out.Durability = *d
 			say("durability read from the existing brokers: %s", DescribeDurability(*d))
 		}
 	}
-	runErr = sec.explain(interrupted(ctx, runErr))
+	runErr = s.sec.explain(interrupted(ctx, runErr))
 	if res == nil || len(stats.OfPhase(res.Snapshots, stats.PhaseMeasure)) == 0 {
 		return nil, runErr, false
 	}
@@ -356,11 +377,11 @@ func runOnce(ctx context.Context, o Options, out *Outcome, rep repeat, run *v1al
 	if brNote != "" {
 		notes = append(notes, brNote)
 	}
-	if bs.javaError != "" {
-		notes = append(notes, "the brokers' Java version was not read ("+bs.javaError+"): compare cannot tell whether another run's brokers ran on the same major")
+	if s.bs.javaError != "" {
+		notes = append(notes, "the brokers' Java version was not read ("+s.bs.javaError+"): compare cannot tell whether another run's brokers ran on the same major")
 	}
-	notes = append(notes, resultNotes(o, runErr)...)
-	one, err := writeResults(o, out, rep, res, eff, tb, br, bs.setup, faultStatus, notes, runErr == nil)
+	notes = append(notes, resultNotes(s.o, runErr)...)
+	one, err := s.writeResults(rep, res, br, faultStatus, notes, runErr == nil)
 	return one, errors.Join(runErr, err), false
 }
 
@@ -630,17 +651,16 @@ func resultNotes(o Options, runErr error) []string {
 // (internal/outcome, as the run's will be), and the HTML report beside
 // them, and prints the summary. It returns the repeat as the coordinator
 // summarized it, for the run's outcome.
-func writeResults(o Options, out *Outcome, rep repeat, res *coordinator.Result, eff v1alpha1.EffectiveDurability, tb *v1alpha1.Testbed, br *brokerres.Report, setup *results.BrokerSetup, fs []v1alpha1.FaultStatus, notes []string, finished bool) (*outcome.Repeat, error) {
-	in := res.ResultsInput(out.Run.Name, "", &eff)
-	in.Brokers = setup
-	if tb != nil {
+func (s *session) writeResults(rep repeat, res *coordinator.Result, br *brokerres.Report, fs []v1alpha1.FaultStatus, notes []string, finished bool) (*outcome.Repeat, error) {
+	in := res.ResultsInput(s.run.Name, "", &s.eff)
+	in.Brokers = s.bs.setup
+	if tb := s.tb; tb != nil {
 		// Each repeat's own page cache drops, on a copy of the testbed
 		// the repeats share.
 		t := *tb
 		t.PageCacheDrops = append(append([]v1alpha1.PageCacheDrop(nil), tb.PageCacheDrops...), res.PageCacheDrops...)
-		tb = &t
+		in.Testbed = &t
 	}
-	in.Testbed = tb
 	in.BrokerResources = br
 	in.Notes = append(in.Notes, notes...)
 	one, err := writeRepeat(rep.dir, in, res.MeasureStart, int32(rep.index), fs)
@@ -650,12 +670,12 @@ func writeResults(o Options, out *Outcome, rep repeat, res *coordinator.Result, 
 	if err != nil {
 		return &one.Repeat, fmt.Errorf("writing the results to %s: %w", rep.dir, err)
 	}
-	out.Summary = one.finished
-	out.Report, err = report.RenderDir(rep.dir)
+	s.out.Summary = one.finished
+	s.out.Report, err = report.RenderDir(rep.dir)
 	if err != nil {
 		err = fmt.Errorf("writing the HTML report: %w", err)
 	}
-	PrintSummary(o.Stdout, one.finished, rep.dir, out.Report, finished)
+	PrintSummary(s.o.Stdout, one.finished, rep.dir, s.out.Report, finished)
 	return &one.Repeat, err
 }
 
