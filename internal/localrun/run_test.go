@@ -15,18 +15,11 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
-
-// These tests run `streambench run --local` end to end through Run, the
-// function the command calls: real brokers from Maven Central jars, real
-// in-process workers over HTTP, the real coordinator. They are kept short
-// (5 s warm-up, 15 s measured) and use a 5 s progress interval so the
-// progress lines show within the run.
 
 // lockedBuffer is written by the progress callback and the run's own
 // lines from different goroutines.
@@ -497,27 +490,5 @@ func TestRunWithoutJava(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(results); len(entries) != 0 {
 		t.Errorf("results written without a run: %v", entries)
-	}
-}
-
-// TestSnapshotInterval: the interval asked for wins; unasked, a run with
-// faults measures in faults.Interval, one without in OMB's 10 s.
-func TestSnapshotInterval(t *testing.T) {
-	withFaults := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{Faults: []v1alpha1.Fault{{Action: v1alpha1.FaultKill, Target: "broker-1"}}}}
-	for _, tc := range []struct {
-		name  string
-		asked time.Duration
-		run   *v1alpha1.BenchmarkRun
-		want  time.Duration
-	}{
-		{"asked", 5 * time.Second, withFaults, 5 * time.Second},
-		{"faults, not asked", 0, withFaults, faults.Interval},
-		{"no faults, not asked", 0, &v1alpha1.BenchmarkRun{}, 10 * time.Second},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := snapshotInterval(tc.asked, tc.run); got != tc.want {
-				t.Errorf("snapshotInterval(%s) = %s, want %s", tc.asked, got, tc.want)
-			}
-		})
 	}
 }
