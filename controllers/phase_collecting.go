@@ -48,11 +48,12 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	summary, err := results.Read(cm)
+	// What finishes the run (internal/outcome), read once.
+	in, err := outcome.FromConfigMap(cm, run.Spec.RepeatCount() > 1, run.Status.Faults, run.Spec.Thresholds)
 	if err != nil {
 		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}
-	if summary.Results.Partial {
+	if in.Written().Results.Partial {
 		// The coordinator's last periodic write; its final one (it
 		// finished) has not reached the cache yet.
 		if time.Since(enteredAt(run, v1alpha1.PhaseCollecting)) > resultsGrace {
@@ -64,7 +65,7 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	// each fault's impact, the thresholds' verdict, and the ConfigMap's
 	// summaries with their faults, so that its summary.json is a local
 	// run's.
-	out, written, err := outcome.Collect(cm, run.Spec.RepeatCount() > 1, run.Status.Faults, run.Spec.Thresholds)
+	out, written, err := outcome.Collect(cm, in)
 	if out == nil {
 		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}

@@ -47,7 +47,7 @@ func recordedRepeat(start time.Time) results.Input {
 
 // TestOutcomeSameInBothModes runs the same recorded repeats, faults and
 // thresholds through the cluster path (the coordinator's ConfigMap,
-// outcome.Collect as the controller calls it) and the local path
+// outcome.FromConfigMap and Collect as the controller calls them) and the local path
 // (writeRepeat and conclude, as Run calls them), and requires the same
 // summary.json, byte for byte: the run's and each repeat's. The cluster's
 // is the ConfigMap's (compact JSON, as `streambench report` fetches it)
@@ -89,7 +89,11 @@ func TestOutcomeSameInBothModes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			clusterOut, written, err := outcome.Collect(cm, repeated, fs, ths)
+			in, err := outcome.FromConfigMap(cm, repeated, fs, ths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clusterOut, written, err := outcome.Collect(cm, in)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,19 +86,27 @@ func IntoConfigMap(cm *corev1.ConfigMap, out *Outcome) (*corev1.ConfigMap, error
 	return cm, nil
 }
 
-// Collect is the cluster path's outcome: cm read, the run finished, and
-// the ConfigMap as it is to be written back (nil when nothing in it
-// changes: a run without faults).
-func Collect(cm *corev1.ConfigMap, repeated bool, fs []v1alpha1.FaultStatus, ths []v1alpha1.Threshold) (*Outcome, *corev1.ConfigMap, error) {
-	in, err := FromConfigMap(cm, repeated, fs, ths)
-	if err != nil {
-		return nil, nil, err
+// Written is the run's summary as the coordinator wrote it: the
+// aggregate, or the one repeat's (nil for an empty Input).
+func (in Input) Written() *results.Summary {
+	if in.Aggregate != nil {
+		return in.Aggregate
 	}
+	if len(in.Repeats) > 0 {
+		return in.Repeats[0].Summary
+	}
+	return nil
+}
+
+// Collect is the cluster path's outcome: in, read from cm by
+// FromConfigMap, finished, and the ConfigMap as it is to be written back
+// (nil when nothing in it changes: a run without faults).
+func Collect(cm *corev1.ConfigMap, in Input) (*Outcome, *corev1.ConfigMap, error) {
 	out, err := Finish(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(fs) == 0 {
+	if len(in.Faults) == 0 {
 		return out, nil, nil
 	}
 	written, err := IntoConfigMap(cm, out)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -184,6 +185,16 @@ func TestFinish(t *testing.T) {
 	}
 }
 
+// read is FromConfigMap of a repeated run's cm, as the controller reads it.
+func read(t *testing.T, cm *corev1.ConfigMap, fs []v1alpha1.FaultStatus) Input {
+	t.Helper()
+	in, err := FromConfigMap(cm, true, fs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 // TestCollect: the cluster path's adapter reads what the coordinator
 // wrote, writes the faults into the ConfigMap's summaries, and reading
 // that back finishes the same.
@@ -200,7 +211,7 @@ func TestCollect(t *testing.T) {
 		}
 	}
 	fs := []v1alpha1.FaultStatus{kill(0, 1, t0, &three), kill(0, 2, t0.Add(time.Minute), &three)}
-	out, written, err := Collect(cm, true, fs, nil)
+	out, written, err := Collect(cm, read(t, cm, fs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +232,7 @@ func TestCollect(t *testing.T) {
 	if out.Faults[0].Impact == nil || out.Faults[1].Impact == nil {
 		t.Errorf("faults %+v without figures", out.Faults)
 	}
-	again, rewritten, err := Collect(written, true, fs, nil)
+	again, rewritten, err := Collect(written, read(t, written, fs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +240,7 @@ func TestCollect(t *testing.T) {
 		t.Error("collecting again (a retried reconcile) finishes differently")
 	}
 
-	if _, none, err := Collect(cm, true, nil, nil); err != nil || none != nil {
+	if _, none, err := Collect(cm, read(t, cm, nil)); err != nil || none != nil {
 		t.Errorf("a run without faults rewrites its ConfigMap: %v, %v", none, err)
 	}
 	one, _, err := results.BuildRepeatedConfigMap(ins[:1])
