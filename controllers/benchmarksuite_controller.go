@@ -1,11 +1,12 @@
 package controllers
 
 import (
+	"context"
+	"fmt"
 	"time"
 
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,8 +34,17 @@ type BenchmarkSuiteReconciler struct {
 	// Helm installs the suite's managed Pulsar clusters; share the run
 	// reconciler's, so one Installer tracks every release.
 	Helm *pulsar.Installer
-	// APIReader reads the workload ConfigMaps (see BenchmarkRunReconciler).
+	// APIReader reads the workload ConfigMaps and, before a status write,
+	// the suite itself (see BenchmarkRunReconciler).
 	APIReader client.Reader
+}
+
+// apiReader reads from the API server itself, not the cache.
+func (r *BenchmarkSuiteReconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarksuites,verbs=get;list;watch;update;patch;delete
@@ -95,12 +105,25 @@ func (r *BenchmarkSuiteReconciler) moveSuiteTo(ctx context.Context, s *v1alpha1.
 	return r.updateSuiteStatus(ctx, s, eventType, reason)
 }
 
-// updateSuiteStatus writes the status (progress recomputed) and announces
-// it with an event.
+// updateSuiteStatus writes the status (progress recomputed) the way a
+// run's is written (writeStatus), and announces a write with an event. A
+// suite's step is computed from the whole suite as this reconcile read it,
+// not from changes that could be replayed on a newer copy, so a suite that
+// changed since is a conflict: Reconcile looks again in a second, from a
+// fresh read, and computes the step from that.
 func (r *BenchmarkSuiteReconciler) updateSuiteStatus(ctx context.Context, s *v1alpha1.BenchmarkSuite, eventType, reason string) error {
 	s.Status.ObservedGeneration = s.Generation
 	s.Status.Progress = suite.Progress(s.Status.Cells)
-	if err := r.Status().Update(ctx, s); err != nil {
+	var current v1alpha1.BenchmarkSuite
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(s), &current); err != nil {
+		return err
+	}
+	if current.ResourceVersion != s.ResourceVersion {
+		return apierrors.NewConflict(v1alpha1.GroupVersion.WithResource("benchmarksuites").GroupResource(), s.Name,
+			fmt.Errorf("this step was computed from resourceVersion %s, and the suite is at %s now", s.ResourceVersion, current.ResourceVersion))
+	}
+	written, err := writeStatus(ctx, r.Status(), &current, s, equality.Semantic.DeepEqual(current.Status, s.Status))
+	if err != nil || !written {
 		return err
 	}
 	if r.Recorder != nil {

@@ -44,22 +44,38 @@ func (r *BenchmarkRunReconciler) patchStatus(ctx context.Context, run *v1alpha1.
 		}
 		next.Status.ObservedGeneration = next.Generation
 		next.Status.RefreshDisplay()
-		if equality.Semantic.DeepEqual(current.Status, next.Status) {
-			run.Status = current.Status
-			return nil
-		}
-		if err := r.Status().Patch(ctx, next, client.MergeFromWithOptions(&current, client.MergeFromWithOptimisticLock{})); err != nil {
+		var err error
+		written, err = writeStatus(ctx, r.Status(), &current, next, equality.Semantic.DeepEqual(current.Status, next.Status))
+		if err != nil {
 			return err
 		}
 		run.Status = next.Status
 		run.ResourceVersion = next.ResourceVersion
-		written = true
 		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("patching the status of BenchmarkRun %s/%s: %w", run.Namespace, run.Name, err)
 	}
 	return written, nil
+}
+
+// writeStatus is the one status discipline both controllers follow: next's
+// status goes as a merge patch against current, the object as the API
+// server had it when next was computed, and the patch carries current's
+// resourceVersion (optimistic locking). A status computed from a stale copy
+// therefore fails with a conflict instead of undoing a newer write, and the
+// caller computes it again from a fresh read. Nothing is sent when the
+// status did not change (unchanged), so an unchanged step neither bumps the
+// resourceVersion nor earns an event. It reports whether it wrote.
+func writeStatus(ctx context.Context, w client.SubResourceWriter, current, next client.Object, unchanged bool) (bool, error) {
+	if unchanged {
+		next.SetResourceVersion(current.GetResourceVersion())
+		return false, nil
+	}
+	if err := w.Patch(ctx, next, client.MergeFromWithOptions(current, client.MergeFromWithOptimisticLock{})); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // apiReader reads from the API server itself, not the cache.
