@@ -53,6 +53,7 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	if err != nil {
 		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}
+	in.Prices = run.Status.PriceModel
 	if in.Written().Results.Partial {
 		// The coordinator's last periodic write; its final one (it
 		// finished) has not reached the cache yet.
@@ -63,21 +64,21 @@ func (r *BenchmarkRunReconciler) reconcileCollecting(ctx context.Context, run *v
 	}
 	// The run finished as local mode finishes one (internal/outcome):
 	// each fault's impact, the thresholds' verdict, and the ConfigMap's
-	// summaries with their faults, so that its summary.json is a local
-	// run's.
+	// summaries with their faults and cost, so that its summary.json is a
+	// local run's.
 	out, written, err := outcome.Collect(cm, in)
 	if out == nil {
 		return r.fail(ctx, run, "ResultsUnreadable", fmt.Sprintf("results ConfigMap %s: %v", name, err))
 	}
 	if err != nil {
-		log.FromContext(ctx).Info("the faults stay in status.faults only", "configMap", name, "error", err.Error())
+		log.FromContext(ctx).Info("the faults and cost stay in status only", "configMap", name, "error", err.Error())
 		if r.Recorder != nil {
-			r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "FaultsNotInResults", string(run.Status.Phase), "status.faults holds the faults, ConfigMap %s's summaries do not: %v", name, err)
+			r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "FaultsNotInResults", string(run.Status.Phase), "status.faults and status.results.cost hold the faults and the cost, ConfigMap %s's summaries do not: %v", name, err)
 		}
 	}
 	if written != nil {
 		if err := r.Update(ctx, written); err != nil {
-			return ctrl.Result{}, fmt.Errorf("writing the faults into results ConfigMap %s: %w", name, err)
+			return ctrl.Result{}, fmt.Errorf("writing the faults and cost into results ConfigMap %s: %w", name, err)
 		}
 	}
 	txs := recordResults(run, out.Summary, name)

@@ -206,7 +206,7 @@ func (r *BenchmarkRunReconciler) reconcilePending(ctx context.Context, run *v1al
 		return true
 	}
 	return ctrl.Result{RequeueAfter: pollInterval},
-		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run), startTime, driverTx(run.Status.Driver), placed.condition(),
+		r.moveTo(ctx, run, v1alpha1.PhaseProvisioning, "Provisioning", provisioningMessage(run), startTime, filesTx(run.Status.Driver, run.Status.PriceModel), placed.condition(),
 			setCondition(v1alpha1.ConditionBrokersReady, metav1.ConditionFalse, "Provisioning", "waiting for the brokers"))
 }
 
@@ -223,11 +223,15 @@ func provisioningMessage(run *v1alpha1.BenchmarkRun) string {
 	}
 }
 
-// driverTx records the driver settings read in Pending (nil: none).
-func driverTx(d *v1alpha1.DriverSpec) statusTx {
+// filesTx records what Pending read of the run's files: the driver
+// settings and the price model (nil: none).
+func filesTx(d *v1alpha1.DriverSpec, prices *v1alpha1.PriceModel) statusTx {
 	return func(run *v1alpha1.BenchmarkRun) bool {
 		if d != nil {
 			run.Status.Driver = d
+		}
+		if prices != nil {
+			run.Status.PriceModel = prices
 		}
 		return true
 	}

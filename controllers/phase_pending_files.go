@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/ombdriver"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
@@ -38,7 +39,49 @@ func (r *BenchmarkRunReconciler) readRunFiles(ctx context.Context, run *v1alpha1
 	if ref, err := r.checkPayload(ctx, run); ref != nil || err != nil {
 		return ref, nil, err
 	}
+	if ref, err := r.readPriceModel(ctx, run); ref != nil || err != nil {
+		return ref, nil, err
+	}
 	return r.readDriverFile(ctx, run)
+}
+
+// ReasonPriceModelInvalid is a run refused for its spec.cost.
+const ReasonPriceModelInvalid = "PriceModelInvalid"
+
+// readPriceModel puts spec.cost's price model, inline or from its
+// ConfigMap, into status.priceModel (nil without spec.cost: the default
+// prices), checked, so that a bad price is refused before anything is
+// deployed and a ConfigMap changed later does not reprice the run.
+func (r *BenchmarkRunReconciler) readPriceModel(ctx context.Context, run *v1alpha1.BenchmarkRun) (*refusal, error) {
+	c := run.Spec.Cost
+	if c == nil {
+		return nil, nil
+	}
+	if c.PriceModel != nil {
+		if err := cost.Validate(*c.PriceModel); err != nil {
+			return &refusal{ReasonPriceModelInvalid, fmt.Sprintf("spec.cost.priceModel: %v", err)}, nil
+		}
+		run.Status.PriceModel = c.PriceModel.DeepCopy()
+		return nil, nil
+	}
+	if c.PriceModelRef == nil {
+		return nil, nil
+	}
+	const fld = "spec.cost.priceModelRef"
+	create := fmt.Sprintf("kubectl create configmap %s -n %s --from-file=prices.yaml (docs/cost.md)", c.PriceModelRef.Name, run.Namespace)
+	data, key, ref, err := r.configMapFile(ctx, run.Namespace, *c.PriceModelRef, "", fld, create)
+	if ref != nil || err != nil {
+		if ref != nil {
+			ref.reason = ReasonPriceModelInvalid
+		}
+		return ref, err
+	}
+	m, err := cost.Parse(data)
+	if err != nil {
+		return &refusal{ReasonPriceModelInvalid, fmt.Sprintf("%s: the price model in ConfigMap %s, key %s: %v", fld, c.PriceModelRef.Name, key, err)}, nil
+	}
+	run.Status.PriceModel = &m
+	return nil, nil
 }
 
 func (r *BenchmarkRunReconciler) readDriverFile(ctx context.Context, run *v1alpha1.BenchmarkRun) (*refusal, []ombdriver.Dropped, error) {

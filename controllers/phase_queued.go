@@ -59,10 +59,10 @@ func (r *BenchmarkRunReconciler) waitInQueue(ctx context.Context, run *v1alpha1.
 			return ctrl.Result{}, false, err
 		}
 		if !disks.Waiting() {
-			// With the driver settings Pending read into run.Status this
+			// With the driver settings and price model Pending read into run.Status this
 			// reconcile: patchStatus replaces run.Status with what it
 			// wrote, and the move to Provisioning writes them from there.
-			written, err := r.patchStatus(ctx, run, driverTx(run.Status.Driver),
+			written, err := r.patchStatus(ctx, run, filesTx(run.Status.Driver, run.Status.PriceModel),
 				setCondition(v1alpha1.ConditionQueued, metav1.ConditionFalse, v1alpha1.ReasonAdmitted, msg))
 			if written && run.Status.Phase == v1alpha1.PhaseQueued && r.Recorder != nil {
 				r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonAdmitted, string(run.Status.Phase), "%s", msg)

@@ -100,6 +100,11 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 
+	// Cost prices the results (status.results.cost): a price model, inline
+	// or from a ConfigMap; without it, the default list prices.
+	// +optional
+	Cost *CostSpec `json:"cost,omitempty"`
+
 	// Repeats runs the workload this many times (default 1) on the same
 	// brokers and workers, each repeat with fresh topics: status.results is
 	// then the median of each figure over the repeats, status.intervals
@@ -491,6 +496,10 @@ type BenchmarkRunStatus struct {
 	// ConfigMap may change or go after the run started.
 	// +optional
 	Driver *DriverSpec `json:"driver,omitempty"`
+	// PriceModel is the price model of spec.cost, read when the run
+	// started (kept here for the reason Driver is); absent: the default.
+	// +optional
+	PriceModel *PriceModel `json:"priceModel,omitempty"`
 	// Results is the summary of the measurements.
 	// +optional
 	Results *ResultsSummary `json:"results,omitempty"`
@@ -687,6 +696,39 @@ type ResultsSummary struct {
 	// broker); absent when nothing could be read.
 	// +optional
 	BrokerResources *BrokerResources `json:"brokerResources,omitempty"`
+	// Cost is what the measured throughput costs under the run's price
+	// model (spec.cost, or the default list prices it names); summary.json's
+	// cost has every figure with its formula and its inputs' source.
+	// +optional
+	Cost *CostSummary `json:"cost,omitempty"`
+}
+
+// CostSummary is a run's cost in brief. A nil figure could not be
+// computed: Missing says which input was not measured.
+type CostSummary struct {
+	// Model names the price model, Currency its currency.
+	Model    string `json:"model"`
+	Currency string `json:"currency"`
+	// PerHour is the cost of an hour at the measured rate: compute
+	// (reserved where known, else used), storage and cross-zone traffic;
+	// PerTBIngested is that over the TB (10^12 bytes) produced in the hour.
+	// +optional
+	PerHour *float64 `json:"perHour,omitempty"`
+	// +optional
+	PerTBIngested *float64 `json:"perTBIngested,omitempty"`
+	// MBPerSecPerCore is the produced MB/s per broker core used.
+	// +optional
+	MBPerSecPerCore *float64 `json:"mbPerSecPerCore,omitempty"`
+	// ProjectedPerHour is the cost per hour projected to ProjectedMBPerSec
+	// by scaling this run's efficiency (an assumption summary.json states);
+	// absent when the projection was refused or not asked for.
+	// +optional
+	ProjectedPerHour *float64 `json:"projectedPerHour,omitempty"`
+	// +optional
+	ProjectedMBPerSec float64 `json:"projectedMBPerSec,omitempty"`
+	// Missing says why a figure is absent.
+	// +optional
+	Missing string `json:"missing,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -29,6 +29,11 @@ type BrokerResources struct {
 	// CPUCores is CPU time per second of wall time (1.0 = one core busy).
 	// +optional
 	CPUCores *float64 `json:"cpuCores,omitempty"`
+	// MemoryGiB is the brokers' resident memory, averaged over the window
+	// (local mode: each JVM's VmRSS; in a cluster: the containers' working
+	// set), GiB (2^30 bytes). The page cache the brokers fill is not in it.
+	// +optional
+	MemoryGiB *float64 `json:"memoryGiB,omitempty"`
 	// DiskWriteMBPerSec is what the brokers wrote to storage, MB/s (10^6).
 	// +optional
 	DiskWriteMBPerSec *float64 `json:"diskWriteMBPerSec,omitempty"`

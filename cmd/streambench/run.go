@@ -85,6 +85,7 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 	fl.StringVarP(&o.RunFile, "file", "f", "", "BenchmarkRun YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.WorkloadFile, "workload", "", "OMB workload YAML file that replaces spec.workload")
+	fl.StringVar(&o.PriceModelFile, "price-model", "", "price model file (YAML, docs/cost.md) that prices the results instead of spec.cost's or the default list prices")
 	fl.StringVar(&o.DriverFile, "driver", "", "OMB driver YAML file (driver-kafka/kafka*.yaml, driver-pulsar/pulsar*.yaml) mapped onto spec.driver; its durability keys must match spec.durability; its security keys (security.protocol, sasl.*, ssl.*, Pulsar's TLS and auth) are mapped with the files they name")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets with data or stringData, as kubectl apply takes them) that spec.cluster.existing.tls and authentication name; their keys are written to a private directory for the run only")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<run-name>/")

@@ -29,6 +29,7 @@ const (
 type Broker struct {
 	Name               string   `json:"name"`
 	CPUCores           *float64 `json:"cpuCores,omitempty"`
+	MemoryGiB          *float64 `json:"memoryGiB,omitempty"`
 	DiskWriteMBPerSec  *float64 `json:"diskWriteMBPerSec,omitempty"`
 	NetworkInMBPerSec  *float64 `json:"networkInMBPerSec,omitempty"`
 	NetworkOutMBPerSec *float64 `json:"networkOutMBPerSec,omitempty"`
@@ -192,6 +193,7 @@ func (r *Report) totals() {
 	var journal []float64
 	for _, b := range r.Brokers {
 		t.CPUCores = add(t.CPUCores, b.CPUCores)
+		t.MemoryGiB = add(t.MemoryGiB, b.MemoryGiB)
 		t.DiskWriteMBPerSec = add(t.DiskWriteMBPerSec, b.DiskWriteMBPerSec)
 		t.NetworkInMBPerSec = add(t.NetworkInMBPerSec, b.NetworkInMBPerSec)
 		t.NetworkOutMBPerSec = add(t.NetworkOutMBPerSec, b.NetworkOutMBPerSec)

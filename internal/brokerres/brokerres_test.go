@@ -40,6 +40,27 @@ func TestParseIOWrite(t *testing.T) {
 	}
 }
 
+func TestParseStatusRSS(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"Name:\tjava\nVmPeak:\t 9000 kB\nVmRSS:\t  524288 kB\nRssAnon:\t 1 kB\n", 512 << 20, false},
+		{"Name:\tkthreadd\nState:\tS\n", 0, true},
+		{"VmRSS:\t 12 MB\n", 0, true},
+	} {
+		got, err := parseStatusRSS([]byte(c.in))
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("%q: %d, %v; want %d (error %v)", c.in, got, err, c.want, c.err)
+		}
+	}
+	// This process's own, read as a broker's is: a real /proc file.
+	if rss, err := procRSSBytes("/proc", os.Getpid()); err != nil || rss < 1<<20 {
+		t.Errorf("own VmRSS %d, %v; want at least a MiB", rss, err)
+	}
+}
+
 func TestParseNetDevAndDiskstats(t *testing.T) {
 	dev := "Inter-|   Receive |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes ...\n" +
 		"    lo: 2000 18 0 0 0 0 0 0 2000 18 0 0 0 0 0 0\n  eth0: 37 2 0 0 0 0 0 0 16 1 0 0 0 0 0 0\n"
@@ -103,6 +124,8 @@ func TestWindowInterpolatesAndSums(t *testing.T) {
 		sec := float64(i)
 		s.samples = append(s.samples, sample{at: t0.Add(time.Duration(i) * time.Second),
 			cpu: []float64{0.5 * sec, 0.25 * sec}, written: []int64{int64(1e6 * sec), int64(2e6 * sec)}, ok: []bool{true, true},
+			// a: 1 GiB resident throughout; b: i quarters of a GiB.
+			rss: []int64{1 << 30, int64(i) << 28}, rssOK: []bool{true, true},
 			lo: int64(3e6 * sec), loOK: true,
 			// 2 CPUs, 1.8 busy; the tool 0.9 of them.
 			host: hostCPU{busy: 1.8 * sec, all: 2 * sec, cpus: 2}, hostOK: true, tool: 0.9 * sec, toolOK: true})
@@ -114,6 +137,11 @@ func TestWindowInterpolatesAndSums(t *testing.T) {
 	near := func(got *float64, want float64) bool { return got != nil && *got > want-1e-9 && *got < want+1e-9 }
 	if !near(r.Brokers[0].CPUCores, 0.5) || !near(r.Brokers[1].DiskWriteMBPerSec, 2) || *r.Brokers[1].DiskWriteBytes != 12e6 {
 		t.Errorf("brokers %+v %+v", r.Brokers[0], r.Brokers[1])
+	}
+	// Memory is a gauge: the mean of the samples inside 2.5..8.5 s (3..8),
+	// not interpolated: b's is 5.5 quarters.
+	if !near(r.Brokers[0].MemoryGiB, 1) || !near(r.Brokers[1].MemoryGiB, 1.375) || !near(r.Total.MemoryGiB, 2.375) {
+		t.Errorf("memory %v %v total %v", r.Brokers[0].MemoryGiB, r.Brokers[1].MemoryGiB, r.Total.MemoryGiB)
 	}
 	if !near(r.Total.CPUCores, 0.75) || !near(r.Total.DiskWriteMBPerSec, 3) || r.Total.NetworkInMBPerSec != nil || r.Total.Brokers != 2 {
 		t.Errorf("total %+v", r.Total)

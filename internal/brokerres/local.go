@@ -45,6 +45,10 @@ type sample struct {
 	cpu     []float64
 	written []int64
 	ok      []bool
+	// rss is each process's resident set, in bytes; rssOK whether it
+	// was read.
+	rss     []int64
+	rssOK   []bool
 	lo      int64
 	loOK    bool
 	sectors int64
@@ -140,11 +144,13 @@ func (s *LocalSampler) Stop() {
 
 func (s *LocalSampler) take() {
 	n := len(s.o.Processes)
-	sm := sample{cpu: make([]float64, n), written: make([]int64, n), ok: make([]bool, n)}
+	sm := sample{cpu: make([]float64, n), written: make([]int64, n), ok: make([]bool, n), rss: make([]int64, n), rssOK: make([]bool, n)}
 	for i, p := range s.o.Processes {
 		c, err1 := procCPUSeconds(s.o.ProcRoot, p.Pid)
 		w, err2 := procWriteBytes(s.o.ProcRoot, p.Pid)
 		sm.cpu[i], sm.written[i], sm.ok[i] = c, w, err1 == nil && err2 == nil
+		rss, err := procRSSBytes(s.o.ProcRoot, p.Pid)
+		sm.rss[i], sm.rssOK[i] = rss, err == nil
 	}
 	if b, err := os.ReadFile(s.o.ProcRoot + "/net/dev"); err == nil {
 		if rx, _, err := parseNetDev(b, "lo"); err == nil {
@@ -206,6 +212,11 @@ func (s *LocalSampler) Window(start, end time.Time) (*Report, error) {
 		} else {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s (pid %d): /proc/%d/stat or io could not be read across the window (did the process exit?)", p.Name, p.Pid, p.Pid))
 		}
+		if gib, ok := meanRSS(samples, start, end, i); ok {
+			b.MemoryGiB = f(gib)
+		} else {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s (pid %d): /proc/%d/status VmRSS was not read inside the window: no memory figure", p.Name, p.Pid, p.Pid))
+		}
 		if p.GCLog != "" {
 			ms, n, err := GCPauses(p.GCLog, start, end)
 			if err != nil {
@@ -246,6 +257,7 @@ func (s *LocalSampler) Window(start, end time.Time) (*Report, error) {
 	r.Notes = append(r.Notes, s.errs...)
 	r.Notes = append(r.Notes,
 		"local mode: CPU is utime+stime of each broker JVM (/proc/<pid>/stat); disk write is the bytes each JVM dirtied for storage (/proc/<pid>/io write_bytes - cancelled_write_bytes), so page-cache writes count before they reach the disk, and a page re-dirtied after an fsync counts again",
+		"local mode: memory is each broker JVM's resident set (/proc/<pid>/status VmRSS) averaged over the samples inside the window: heap, metaspace, direct buffers and thread stacks the JVM touched; the page cache it fills is not in it",
 		"local mode: network in/out per broker is not measured: brokers and workers talk over the loopback interface, whose counter (host.loopbackMBPerSec) is shared by every process on the machine and cannot be split by process",
 		"local mode: host.diskWriteMBPerSec is /proc/diskstats of the data directories' devices: everything written to them, by any process")
 	r.Notes = append(r.Notes, s.o.Notes...)
@@ -277,4 +289,28 @@ func interp(samples []sample, t time.Time, get func(sample) (float64, bool)) (fl
 		return vb, true
 	}
 	return va + (vb-va)*t.Sub(a.at).Seconds()/span, true
+}
+
+// meanRSS is process i's resident set averaged over the samples inside
+// [start, end], in GiB; false when none of them read it. A gauge, not a
+// counter: there is nothing to interpolate, so a window shorter than the
+// sampling interval uses the sample just after it.
+func meanRSS(samples []sample, start, end time.Time, i int) (float64, bool) {
+	var sum float64
+	n := 0
+	for _, sm := range samples {
+		if sm.at.Before(start) || sm.at.After(end) || i >= len(sm.rssOK) || !sm.rssOK[i] {
+			continue
+		}
+		sum += float64(sm.rss[i])
+		n++
+	}
+	if n == 0 {
+		j := sort.Search(len(samples), func(k int) bool { return !samples[k].at.Before(end) })
+		if j == len(samples) || i >= len(samples[j].rssOK) || !samples[j].rssOK[i] {
+			return 0, false
+		}
+		return float64(samples[j].rss[i]) / (1 << 30), true
+	}
+	return sum / float64(n) / (1 << 30), true
 }

@@ -194,3 +194,34 @@ func diskstatsNames(b []byte) map[string]string {
 	}
 	return out
 }
+
+// procRSSBytes is pid's resident set (VmRSS of /proc/<pid>/status).
+func procRSSBytes(procRoot string, pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("%s/%d/status", procRoot, pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusRSS(b)
+}
+
+// parseStatusRSS reads "VmRSS:  123456 kB" of a /proc/<pid>/status file
+// (the kernel's "kB" is KiB).
+func parseStatusRSS(b []byte) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != "VmRSS" {
+			continue
+		}
+		fs := strings.Fields(v)
+		if len(fs) != 2 || fs[1] != "kB" {
+			return 0, fmt.Errorf("/proc/<pid>/status VmRSS %q: want \"<n> kB\"", strings.TrimSpace(v))
+		}
+		n, err := strconv.ParseInt(fs[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/<pid>/status VmRSS %q: not a number", fs[0])
+		}
+		return n * 1024, nil
+	}
+	return 0, fmt.Errorf("/proc/<pid>/status has no VmRSS (a kernel thread, or a process that exited)")
+}

@@ -45,6 +45,8 @@ const DefaultWiden = 30 * time.Second
 // their test checks each was seen in a scrape.
 const (
 	MetricContainerCPU     = "container_cpu_usage_seconds_total"
+	MetricContainerMemory  = "container_memory_working_set_bytes"
+	MetricProcessRSS       = "process_resident_memory_bytes"
 	MetricContainerFSWrite = "container_fs_writes_bytes_total"
 	MetricContainerNetIn   = "container_network_receive_bytes_total"
 	MetricContainerNetOut  = "container_network_transmit_bytes_total"
@@ -95,6 +97,13 @@ func (t PromTarget) queries(w time.Duration) []promQuery {
 	q := []promQuery{
 		{name: "CPU", expr: rate(MetricContainerCPU, `,container!="",container!="POD"`), fallback: rate(MetricProcessCPU, ""),
 			set: func(b *Broker, v float64) { b.CPUCores = f(v) }},
+		// A gauge: its mean over the window. The working set is what the
+		// kubelet counts against a limit (resident memory plus the active
+		// page cache it is charged); the JVM's own figure where there is
+		// no cAdvisor.
+		{name: "memory", expr: fmt.Sprintf(`sum by (pod) (avg_over_time(%s{%s,container!="",container!="POD"}%s)) / %d`, MetricContainerMemory, sel, win, 1<<30),
+			fallback: fmt.Sprintf(`sum by (pod) (avg_over_time(%s{%s}%s)) / %d`, MetricProcessRSS, sel, win, 1<<30),
+			set:      func(b *Broker, v float64) { b.MemoryGiB = f(v) }},
 		{name: "disk write", expr: rate(MetricContainerFSWrite, `,container!=""`) + " / 1e6",
 			set: func(b *Broker, v float64) { b.DiskWriteMBPerSec = f(v) }},
 		{name: "network in", expr: rate(MetricContainerNetIn, "") + " / 1e6",

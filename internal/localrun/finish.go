@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -49,7 +51,7 @@ func conclude(o Options, out *Outcome, done []outcome.Repeat, dirs []string) err
 	if len(done) == 0 {
 		return nil
 	}
-	in := outcome.Input{Repeats: done, Repeated: o.repeats() > 1, Faults: out.Faults, Thresholds: out.Run.Spec.Thresholds}
+	in := outcome.Input{Repeats: done, Repeated: o.repeats() > 1, Faults: out.Faults, Thresholds: out.Run.Spec.Thresholds, Prices: o.prices}
 	if len(done) >= 2 {
 		sums := make([]*results.Summary, len(done))
 		for i, r := range done {
@@ -78,4 +80,35 @@ func conclude(o Options, out *Outcome, done []outcome.Repeat, dirs []string) err
 	}
 	PrintRepeats(o.Stdout, fin.Summary, out.Dir, out.Report)
 	return err
+}
+
+// localPrices is the run's price model in local mode: the file
+// --price-model names, else spec.cost.priceModel; nil (the default list
+// prices) without either. A ConfigMap (spec.cost.priceModelRef) is a
+// cluster's: here its file is given with --price-model.
+func localPrices(file string, run *v1alpha1.BenchmarkRun) (*cost.PriceModel, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--price-model: %w", err)
+		}
+		m, err := cost.Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("--price-model %s: %w", file, err)
+		}
+		return &m, nil
+	}
+	c := run.Spec.Cost
+	switch {
+	case c == nil:
+		return nil, nil
+	case c.PriceModel != nil:
+		if err := cost.Validate(*c.PriceModel); err != nil {
+			return nil, fmt.Errorf("spec.cost.priceModel: %w", err)
+		}
+		return c.PriceModel.DeepCopy(), nil
+	case c.PriceModelRef != nil:
+		return nil, fmt.Errorf("spec.cost.priceModelRef names ConfigMap %s, which local mode has no cluster to read: pass its file with --price-model", c.PriceModelRef.Name)
+	}
+	return nil, nil
 }

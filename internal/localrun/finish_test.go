@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/brokerres"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/faults"
 	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -40,10 +42,20 @@ func recordedRepeat(start time.Time) results.Input {
 	}
 	return results.Input{
 		Run: "same", Namespace: "team", System: v1alpha1.SystemKafka, Snapshots: snaps,
-		Workload: v1alpha1.WorkloadSpec{Name: "w", Topics: 1, PartitionsPerTopic: 3, MessageSize: 512, ProducersPerTopic: 1, ProducerRate: 200},
-		Notes:    []string{"recorded for the modes' comparison"},
+		Workload:   v1alpha1.WorkloadSpec{Name: "w", Topics: 1, PartitionsPerTopic: 3, MessageSize: 512, ProducersPerTopic: 1, ProducerRate: 200},
+		Durability: &v1alpha1.EffectiveDurability{RequestedLevel: 2, AchievedLevel: 2, Kafka: &v1alpha1.KafkaDurability{ReplicationFactor: 3}},
+		Notes:      []string{"recorded for the modes' comparison"},
+		// What the brokers used, as a sampler would report it: the cost
+		// both modes compute from it must be the same too.
+		BrokerResources: &brokerres.Report{Source: brokerres.SourceProc, Start: start, End: start.Add(30 * time.Second), Seconds: 30,
+			Total: v1alpha1.BrokerResources{Source: brokerres.SourceProc, Seconds: 30, Brokers: 3,
+				CPUCores: ptr.To(0.42), MemoryGiB: ptr.To(1.5), DiskWriteMBPerSec: ptr.To(0.31)}},
 	}
 }
+
+// comparedPrices is a user's price model, given to both modes.
+var comparedPrices = &cost.PriceModel{Name: "compared", Source: "this test", Date: "2026-12-02", Currency: "EUR",
+	CoreHour: 0.04, GiBHour: 0.005, StorageGBMonth: 0.1, RetentionHours: 48, CrossZoneGB: 0.02, Zones: 3, ProjectToMBPerSec: 100}
 
 // TestOutcomeSameInBothModes runs the same recorded repeats, faults and
 // thresholds through the cluster path (the coordinator's ConfigMap,
@@ -93,6 +105,7 @@ func TestOutcomeSameInBothModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			in.Prices = comparedPrices
 			clusterOut, written, err := outcome.Collect(cm, in)
 			if err != nil {
 				t.Fatal(err)
@@ -117,14 +130,14 @@ func TestOutcomeSameInBothModes(t *testing.T) {
 						mine = append(mine, f)
 					}
 				}
-				one, err := writeRepeat(filepath.Join(dir, rel), in, c.starts[i], r, mine)
+				one, err := writeRepeat(filepath.Join(dir, rel), in, c.starts[i], r, mine, comparedPrices)
 				if err != nil {
 					t.Fatal(err)
 				}
 				out.Faults = append(out.Faults, mine...)
 				done, dirs = append(done, one.Repeat), append(dirs, rel)
 			}
-			o := Options{Stdout: io.Discard, Repeats: len(c.starts)}
+			o := Options{Stdout: io.Discard, Repeats: len(c.starts), prices: comparedPrices}
 			if err := conclude(o, out, done, dirs); err != nil {
 				t.Fatal(err)
 			}
@@ -159,6 +172,9 @@ func TestOutcomeSameInBothModes(t *testing.T) {
 			}
 			if clusterOut.Faults[0].Impact == nil || clusterOut.Faults[0].Impact.LowestRateFraction > 0.5 {
 				t.Errorf("the kill has no dip to 10 %%: %+v", clusterOut.Faults[0].Impact)
+			}
+			if c := out.Summary.Cost; c == nil || c.Model.Name != "compared" || c.Costs.TotalPerHour.Value == nil || c.Efficiency.MBPerSecPerCoreUsed.Value == nil {
+				t.Errorf("the run's cost is not priced by the given model: %+v", c)
 			}
 			if clusterOut.Thresholds.Message() != out.Thresholds.Message() || !out.Thresholds.Met() {
 				t.Errorf("thresholds: cluster %q, local %q", clusterOut.Thresholds.Message(), out.Thresholds.Message())

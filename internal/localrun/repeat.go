@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver"
@@ -184,7 +185,7 @@ func (s *session) writeResults(rep repeat, res *coordinator.Result, br *brokerre
 	}
 	in.BrokerResources = br
 	in.Notes = append(in.Notes, notes...)
-	one, err := writeRepeat(rep.dir, in, res.MeasureStart, int32(rep.index), fs)
+	one, err := writeRepeat(rep.dir, in, res.MeasureStart, int32(rep.index), fs, s.o.prices)
 	if one == nil {
 		return nil, fmt.Errorf("the results of %s: %w", rep.dir, err)
 	}
@@ -208,15 +209,15 @@ type written struct {
 }
 
 // writeRepeat writes summary.json, with the repeat's faults (fs, its
-// status.faults number repeat) and their impact, and omb-result.json into
-// dir.
-func writeRepeat(dir string, in results.Input, start time.Time, repeat int32, fs []v1alpha1.FaultStatus) (*written, error) {
+// status.faults number repeat) and their impact and its cost under prices,
+// and omb-result.json into dir.
+func writeRepeat(dir string, in results.Input, start time.Time, repeat int32, fs []v1alpha1.FaultStatus, prices *cost.PriceModel) (*written, error) {
 	sum, err := results.Summarize(in)
 	if err != nil {
 		return nil, err
 	}
 	one := &written{Repeat: outcome.Repeat{Summary: sum, MeasureStart: start}}
-	one.finished, _ = outcome.FinishRepeat(one.Repeat, repeat, fs)
+	one.finished, _ = outcome.FinishRepeat(one.Repeat, repeat, fs, prices)
 	return one, coordinator.WriteSummaryFiles(dir, one.finished, in)
 }
 

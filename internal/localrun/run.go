@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/coordinator"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/outcome"
@@ -63,6 +64,12 @@ type Options struct {
 	// repeats, in its interval (results.Aggregate), which compare tests
 	// for differences. 0: the run's spec.repeats (once without).
 	Repeats int
+	// PriceModelFile, if set, is a price model (docs/cost.md) that prices
+	// the results instead of spec.cost's or the default list prices.
+	PriceModelFile string
+	// prices is the price model resolved from PriceModelFile or spec.cost
+	// (nil: the default), set by Run.
+	prices *cost.PriceModel
 	// Signals replaces the process's SIGINT and SIGTERM (tests). The first
 	// signal stops the run gracefully: the workers stop, the topics are
 	// deleted, the brokers are stopped; the second kills the broker JVMs at
@@ -112,6 +119,9 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 
 	run, eff, fileSec, err := prepare(o, say)
 	if err != nil {
+		return nil, err
+	}
+	if o.prices, err = localPrices(o.PriceModelFile, run); err != nil {
 		return nil, err
 	}
 	o.SnapshotInterval = snapshotInterval(o.SnapshotInterval, run)

@@ -3,6 +3,7 @@ package outcome
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -100,18 +101,19 @@ func (in Input) Written() *results.Summary {
 
 // Collect is the cluster path's outcome: in, read from cm by
 // FromConfigMap, finished, and the ConfigMap as it is to be written back
-// (nil when nothing in it changes: a run without faults).
+// with the summaries' faults and cost (nil when nothing in it changes:
+// collected before, by an operator that restarted since).
 func Collect(cm *corev1.ConfigMap, in Input) (*Outcome, *corev1.ConfigMap, error) {
 	out, err := Finish(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.Faults) == 0 {
-		return out, nil, nil
-	}
 	written, err := IntoConfigMap(cm, out)
 	if err != nil {
 		return out, nil, err
+	}
+	if maps.Equal(written.Data, cm.Data) {
+		return out, nil, nil
 	}
 	return out, written, nil
 }

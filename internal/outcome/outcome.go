@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/faultimpact"
 	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/thresholds"
@@ -48,6 +49,9 @@ type Input struct {
 	// status.faults has them; their impact is filled here.
 	Faults     []v1alpha1.FaultStatus
 	Thresholds []v1alpha1.Threshold
+	// Prices is the run's price model (local mode's --price-model, a
+	// cluster run's spec.cost); nil is cost.Default().
+	Prices *cost.PriceModel
 }
 
 // Outcome is what a finished run says.
@@ -74,7 +78,7 @@ func Finish(in Input) (*Outcome, error) {
 	}
 	out := &Outcome{Faults: cloneFaults(in.Faults)}
 	for i, r := range in.Repeats {
-		sum, faults := FinishRepeat(r, v1alpha1.FaultRepeat(in.Repeated, i), out.Faults)
+		sum, faults := FinishRepeat(r, v1alpha1.FaultRepeat(in.Repeated, i), out.Faults, in.Prices)
 		out.Repeats = append(out.Repeats, sum)
 		out.Faults = faults
 	}
@@ -82,6 +86,9 @@ func Finish(in Input) (*Outcome, error) {
 		agg := *in.Aggregate
 		// Every repeat's faults, each naming its repeat (as status.faults).
 		agg.Faults = cloneFaults(out.Faults)
+		// Its cost from the repeats' median resources (each repeat's
+		// summary has its own).
+		withCostOf(&agg, repeatsResources(out.Repeats), in.Prices)
 		out.Summary = &agg
 	} else {
 		out.Summary = out.Repeats[0]
@@ -98,9 +105,10 @@ func Finish(in Input) (*Outcome, error) {
 
 // FinishRepeat is one repeat finished: faults (every repeat's) with the
 // impact of those of this repeat (status.faults' number repeat) filled in
-// from its series, and its summary, a copy, holding them. A repeat whose
+// from its series, and its summary, a copy, holding them and its cost
+// under prices (nil: cost.Default()). A repeat whose
 // figures cannot be had leaves its injected faults a note saying why.
-func FinishRepeat(r Repeat, repeat int32, faults []v1alpha1.FaultStatus) (*results.Summary, []v1alpha1.FaultStatus) {
+func FinishRepeat(r Repeat, repeat int32, faults []v1alpha1.FaultStatus, prices *cost.PriceModel) (*results.Summary, []v1alpha1.FaultStatus) {
 	faults = cloneFaults(faults)
 	var mine []int
 	for i, f := range faults {
@@ -113,6 +121,7 @@ func FinishRepeat(r Repeat, repeat int32, faults []v1alpha1.FaultStatus) (*resul
 		return nil, faults
 	}
 	sum := *r.Summary
+	withCost(&sum, prices)
 	if len(mine) == 0 {
 		sum.Faults = nil
 		return &sum, faults

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/stats"
 )
 
@@ -403,6 +404,9 @@ type Summary struct {
 	// BrokerResources are the brokers' resources over the measured phase,
 	// per broker and in total (the total is also results.brokerResources).
 	BrokerResources *brokerres.Report `json:"brokerResources,omitempty"`
+	// Cost is what the measured throughput costs (internal/cost), filled
+	// by the outcome step both modes share.
+	Cost *cost.Report `json:"cost,omitempty"`
 	// Brokers is how the brokers ran (Input.Brokers).
 	Brokers *BrokerSetup `json:"brokers,omitempty"`
 	// Security is how the clients reached the brokers (Input.Security).
