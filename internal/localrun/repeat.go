@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
-	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/driver"
 	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/report"
