@@ -18,13 +18,13 @@ func brokerResReport() *brokerres.Report {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := &brokerres.Report{Source: brokerres.SourceProc, Start: start, End: start.Add(15 * time.Second), Seconds: 15,
 		Brokers: []brokerres.Broker{
-			{Name: "kafka-1", CPUCores: fp(0.5), DiskWriteMBPerSec: fp(3.25), GCPauseMs: fp(12)},
+			{Name: "kafka-1", CPUCores: fp(0.5), MemoryGiB: fp(1.25), DiskWriteMBPerSec: fp(3.25), GCPauseMs: fp(12)},
 			{Name: "kafka-2", CPUCores: fp(0.25), DiskWriteMBPerSec: fp(3), GCPauseMs: fp(3.5)},
 		},
 		Host:  &brokerres.Host{Devices: []string{"vda"}, LoopbackMBPerSec: fp(9.5)},
 		Notes: []string{"local mode: network in/out per broker is not measured"},
 	}
-	r.Total = v1alpha1.BrokerResources{Source: r.Source, Seconds: 15, Brokers: 2, CPUCores: fp(0.75), DiskWriteMBPerSec: fp(6.25), GCPauseMs: fp(15.5)}
+	r.Total = v1alpha1.BrokerResources{Source: r.Source, Seconds: 15, Brokers: 2, CPUCores: fp(0.75), MemoryGiB: fp(1.25), DiskWriteMBPerSec: fp(6.25), GCPauseMs: fp(15.5)}
 	return r
 }
 
@@ -39,9 +39,9 @@ func TestRenderBrokerResources(t *testing.T) {
 	}
 	p := parsePage(t, buf.Bytes())
 	for name, want := range map[string]string{
-		"kafka-1": "kafka-1|0.50|3.25|–|–|12.0|–",
-		"kafka-2": "kafka-2|0.25|3.00|–|–|3.5|–",
-		"total":   "total|0.75|6.25|–|–|15.5|–",
+		"kafka-1": "kafka-1|0.50|1.25|3.25|–|–|12.0|–",
+		"kafka-2": "kafka-2|0.25|–|3.00|–|–|3.5|–",
+		"total":   "total|0.75|1.25|6.25|–|–|15.5|–",
 	} {
 		if got := strings.Join(p.row(t, "Broker resources", name), "|"); got != want {
 			t.Errorf("broker resources row %q, want %q", got, want)
@@ -77,7 +77,7 @@ func TestCompareBrokerResources(t *testing.T) {
 	if len(tb.BrokerResources) != 4 {
 		t.Fatalf("%d broker resources rows, want one per run", len(tb.BrokerResources))
 	}
-	if got := strings.Join(tb.BrokerResources[2], "|"); got != "kafka-ack-1|proc|0.75|6.25|–|–|15.5|–" {
+	if got := strings.Join(tb.BrokerResources[2], "|"); got != "kafka-ack-1|proc|0.75|1.25|6.25|–|–|15.5|–" {
 		t.Errorf("kafka-ack-1 row %q", got)
 	}
 	if got := tb.BrokerResources[0][1]; got != "not measured" {
@@ -92,7 +92,7 @@ func TestCompareBrokerResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := parsePage(t, buf.Bytes())
-	if got := strings.Join(p.row(t, "Broker resources", "kafka-ack-1"), "|"); got != "kafka-ack-1|proc|0.75|6.25|–|–|15.5|–" {
+	if got := strings.Join(p.row(t, "Broker resources", "kafka-ack-1"), "|"); got != "kafka-ack-1|proc|0.75|1.25|6.25|–|–|15.5|–" {
 		t.Errorf("compare page row %q", got)
 	}
 	// Without any figures, no table.

@@ -75,6 +75,9 @@ type Table struct {
 	// phase, in Rows' order (empty when no run has them): the resources
 	// beside the latencies.
 	BrokerResources [][]string
+	// Cost is each run's efficiency and cost (costRows), in Rows' order;
+	// empty when no run has a cost.
+	Cost [][]string
 	// LoadGenerator is each run's send delay p99 beside its publish p99
 	// (toolDelayRows), in Rows' order: whose latency the figures are.
 	LoadGenerator [][]string
@@ -195,6 +198,10 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 		}
 	}
 	t.BrokerResources = brokerResRows(runs)
+	var costFlag string
+	if t.Cost, costFlag = costRows(runs); costFlag != "" {
+		t.Warnings = append(t.Warnings, costFlag)
+	}
 	t.Faults = faultRows(runs)
 	t.LoadGenerator = toolDelayRows(runs, f)
 	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Security != nil }) {
@@ -386,6 +393,10 @@ func (t Table) WriteText(w io.Writer) error {
 		b.WriteString("\n")
 		writeGrid(&b, "Broker resources (measured phase, all brokers)", append([][]string{append([]string{"", "source"}, brokerResColumns...)}, t.BrokerResources...))
 	}
+	if len(t.Cost) > 0 {
+		b.WriteString("\n")
+		writeGrid(&b, "Efficiency and cost (summary.json's cost has each formula)", append([][]string{costColumns}, t.Cost...))
+	}
 	tp := [][]string{{"", "system", "level", "durability", "publish msg/s", "publish MB/s", "consume MB/s", "lost", "not consumed", "duplicates"}}
 	for _, r := range t.Rows {
 		tp = append(tp, []string{r.Name, string(r.System), r.levelText(), nonEmpty(r.Evidence, "–"),
@@ -484,6 +495,7 @@ type comparePage struct {
 	Flags     []Flag
 	Testbed   [][]string
 	BrokerRes [][]string
+	Cost      [][]string
 	LoadGen   [][]string
 	BrokerJVM [][]string
 	Security  [][]string
@@ -554,6 +566,7 @@ func comparePageOf(runs []Named, f Fairness) (*comparePage, error) {
 		BrokerJVM:   t.BrokerJVM,
 		Security:    t.Security,
 		BrokerRes:   t.BrokerResources,
+		Cost:        t.Cost,
 		Faults:      t.Faults,
 		Differences: t.Differences,
 	}

@@ -40,6 +40,7 @@ type reportPage struct {
 	Clocks     []results.ClockOffset
 	Testbed    *v1alpha1.Testbed
 	BrokerRes  *brokerResView
+	Cost       *costView
 	Brokers    *results.BrokerSetup
 	Security   *securityView
 	RateSearch *results.RateSearch
@@ -160,6 +161,7 @@ func buildPage(s *results.Summary, omb *results.OMBResult) (*reportPage, error) 
 		Clocks:     s.ClockOffsets,
 		Testbed:    s.Testbed,
 		BrokerRes:  brokerResources(s.BrokerResources),
+		Cost:       costCard(s.Cost),
 		RateSearch: s.RateSearch,
 		Truncation: s.Truncation,
 		Repeats:    repeatsOf(s),

@@ -225,10 +225,25 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{with .BrokerRes}}<section id="broker-resources"><h2>Broker resources</h2>
 {{if .Shared}}<div class="warn"><p>⚠ {{.Shared}}</p></div>{{end}}
 <p class="muted" style="margin-top:0;font-size:13px">What the brokers used over the measured phase, {{.Window}}, read from {{if eq .Source "proc"}}the broker processes' /proc files and GC logs{{else}}{{.Source}}{{end}}. Rates are averages over the window; GC pause is the total of the JVMs' pauses within it (stop-the-world time only: not ZGC's or G1's concurrent work).</p>
-<table><thead><tr><th>broker</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
+<table><thead><tr><th>broker</th><th class="n">CPU cores</th><th class="n">memory GiB</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="n">{{$c}}</td>{{else}}<td class="code">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
 {{if .Host}}<h3>Host</h3><table class="facts"><tbody>{{range .Host}}<tr><td>{{.Key}}</td><td class="n">{{.Value}}</td></tr>{{end}}</tbody></table>{{end}}
+{{if .Notes}}<ul class="muted" style="font-size:12.5px">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</section>{{end}}
+
+{{with .Cost}}<section id="cost"><h2>Efficiency and cost</h2>
+<p class="muted" style="margin-top:0;font-size:13px">From what the brokers used over the measured phase (above), priced by {{if .Default}}the default list prices{{else}}the run's price model{{end}}: {{.Model}}. Each figure has its formula beside it; – is a figure whose input was not measured, with why.</p>
+<h3>Efficiency</h3><table><thead><tr><th>figure</th><th class="n">value</th><th>unit</th><th>formula</th><th>from</th></tr></thead><tbody>
+{{range .Efficiency}}<tr><td>{{.Name}}</td><td class="n">{{if .Value}}{{.Value}}{{else}}–{{end}}</td><td>{{.Unit}}</td><td class="code">{{if .Missing}}<span class="muted">{{.Missing}}</span>{{else}}{{.Formula}}{{end}}</td><td>{{.From}}</td></tr>
+{{end}}</tbody></table>
+<h3>Cost at the measured rate</h3><table><thead><tr><th>part</th><th class="n">value</th><th>unit</th><th>formula</th><th>from</th></tr></thead><tbody>
+{{range .Costs}}<tr><td>{{.Name}}</td><td class="n">{{if .Value}}{{.Value}}{{else}}–{{end}}</td><td>{{.Unit}}</td><td class="code">{{if .Missing}}<span class="muted">{{.Missing}}</span>{{else}}{{.Formula}}{{end}}</td><td>{{.From}}</td></tr>
+{{end}}</tbody></table>
+{{with .Projection}}<h3>Projection to {{.Target}} (a projection, not a measurement)</h3>
+{{if .Refused}}<p class="bad">Refused: {{.Refused}}.</p>{{else}}<table><tbody>{{range .Rows}}<tr><td>{{.Name}}</td><td class="n">{{if .Value}}{{.Value}}{{else}}–{{end}}</td><td>{{.Unit}}</td><td class="code">{{if .Missing}}<span class="muted">{{.Missing}}</span>{{else}}{{.Formula}}{{end}}</td></tr>{{end}}</tbody></table>{{end}}
+<p class="muted" style="font-size:12.5px">Assumed: {{.Assumption}}.</p>
+{{if .Flags}}<div class="warn">{{range .Flags}}<p>⚠ {{.}}</p>{{end}}</div>{{end}}{{end}}
 {{if .Notes}}<ul class="muted" style="font-size:12.5px">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>{{end}}
 
@@ -305,9 +320,13 @@ const comparisonTmpl = `{{define "comparison"}}{{if .Flags}}<div class="warn" id
 {{range .BrokerJVM}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td><td class="code">{{index . 3}}</td></tr>
 {{end}}</tbody></table></section>{{end}}
 {{if .BrokerRes}}<section><h2>Broker resources</h2>
-<table><thead><tr><th></th><th>source</th><th class="n">CPU cores</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
+<table><thead><tr><th></th><th>source</th><th class="n">CPU cores</th><th class="n">memory GiB</th><th class="n">disk write MB/s</th><th class="n">net in MB/s</th><th class="n">net out MB/s</th><th class="n">GC pause ms</th><th class="n">journal ms</th></tr></thead><tbody>
 {{range .BrokerRes}}<tr>{{range $i, $c := .}}{{if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table><p class="sub">All brokers together over each run's measured phase; – where the source has no such figure.</p></section>{{end}}
+{{if .Cost}}<section id="cost"><h2>Efficiency and cost</h2>
+<table><thead><tr><th></th><th>price model</th><th>resources from</th><th class="n">MB/s per core used</th><th class="n">per hour</th><th class="n">per TB produced</th><th class="n">projected per hour</th></tr></thead><tbody>
+{{range .Cost}}<tr>{{range $i, $c := .}}{{if lt $i 3}}<td>{{$c}}</td>{{else}}<td class="n">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table><p class="sub">Each run's summary.json has every figure with its formula and its inputs' source; a projection scales the measured efficiency, and says what it assumes.</p></section>{{end}}
 <section><h2>Throughput and durability</h2>
 <table><thead><tr><th></th><th>system</th><th>durability level</th><th>durability</th><th class="n">publish msg/s</th><th class="n">publish MB/s</th><th class="n">consume MB/s</th><th class="n">lost</th><th class="n">not consumed</th><th class="n">duplicates</th></tr></thead><tbody>
 {{range .Rows}}<tr><td><span class="dot" style="{{dot .Color}}"></span>{{.Name}}</td><td>{{.System}}</td><td>{{.Level}}</td><td>{{.Evidence}}</td><td class="n">{{.MsgPerSec}}</td><td class="n">{{.PubMB}}</td><td class="n">{{.ConsumeMB}}</td><td class="n{{if gt .Row.Lost 0}} bad{{end}}">{{.LostText}}</td><td class="n">{{.NotConsText}}</td><td class="n{{if gt .Row.Duplicates 0}} bad{{end}}">{{.DupsText}}</td></tr>
