@@ -95,13 +95,12 @@ type Projection struct {
 	Flags          []string `json:"flags,omitempty"`
 }
 
-// Model names the price model a report used.
+// Model is the price model a report used, whole, so that every figure
+// can be checked from summary.json alone (and priced again, as a suite's
+// repeated cells are); Default says it was Default().
 type Model struct {
-	Name     string `json:"name"`
-	Source   string `json:"source"`
-	Date     string `json:"date"`
-	Currency string `json:"currency"`
-	Default  bool   `json:"default,omitempty"`
+	PriceModel
+	Default bool `json:"default,omitempty"`
 }
 
 // Report is summary.json's cost.
@@ -122,7 +121,7 @@ const (
 // Compute is the cost report of a run under model m (isDefault: m is
 // Default(), which the report says).
 func Compute(in Input, m PriceModel, isDefault bool) *Report {
-	r := &Report{Model: Model{Name: m.Name, Source: m.Source, Date: m.Date, Currency: m.Currency, Default: isDefault}}
+	r := &Report{Model: Model{PriceModel: *m.DeepCopy(), Default: isDefault}}
 	r.Efficiency = efficiency(in)
 	r.Costs = costs(in, m, r.Efficiency)
 	if m.ProjectToMBPerSec > 0 {

@@ -143,3 +143,18 @@ func repeatsResources(repeats []*results.Summary) *brokerres.Report {
 	}
 	return r
 }
+
+// CostOfRepeats prices a repeated run's aggregate (results.Aggregate,
+// which leaves the cost out) as Finish does: from the repeats' median
+// resources, under the model the repeats were priced by (nil when none
+// was: nothing is priced). A suite's repeated cells are folded this way.
+func CostOfRepeats(agg *results.Summary, repeats []*results.Summary) {
+	for _, r := range repeats {
+		if r != nil && r.Cost != nil {
+			m := r.Cost.Model
+			withCostOf(agg, repeatsResources(repeats), &m.PriceModel)
+			agg.Cost.Model.Default = m.Default
+			return
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -116,6 +117,11 @@ func Compare(workloads []string, cells []v1alpha1.SuiteCell, summaries map[strin
 		s, err := results.Fold(reps[name], repNames[name])
 		if err != nil {
 			return nil, fmt.Errorf("cell %s: %w", name, err)
+		}
+		if len(reps[name]) > 1 {
+			// Priced as a repeated run's aggregate is, so each cell
+			// has its cost in the tables.
+			outcome.CostOfRepeats(s, reps[name])
 		}
 		level := c.AchievedLevel
 		if s.Durability != nil {

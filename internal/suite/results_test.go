@@ -2,14 +2,19 @@ package suite
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/brokerres"
+	"github.com/streambench/streambench-operator/internal/cost"
+	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -208,6 +213,11 @@ func TestCompareRepeatedCells(t *testing.T) {
 			}
 			l := &s.Results.PublishLatencyMs
 			l.P50, l.P99, l.P999 = l.P50*spread[r-1], l.P99*spread[r-1], l.P999*spread[r-1]
+			// Each repeat priced as its outcome step prices it, with what
+			// its brokers used spread as its latencies are.
+			s.BrokerResources = &brokerres.Report{Source: brokerres.SourceProc, Total: v1alpha1.BrokerResources{
+				CPUCores: ptr.To(0.5 * spread[r-1]), MemoryGiB: ptr.To(2.0)}}
+			s.Cost = cost.Compute(outcome.CostInput(&s), cost.Default(), true)
 			summaries[cell] = &s
 		}
 	}
@@ -228,6 +238,18 @@ func TestCompareRepeatedCells(t *testing.T) {
 	}
 	if strings.Contains(text, "-r1") {
 		t.Errorf("a repeat has a row of its own:\n%s", text)
+	}
+	// Each row's cost, from its repeats' median CPU (0.5 cores).
+	var costLine string
+	for _, l := range strings.Split(text[strings.Index(text, "Efficiency and cost")+1:], "\n") {
+		if strings.HasPrefix(l, "m-kafka-l2-lat ") {
+			costLine = l
+			break
+		}
+	}
+	kafka := summaries["m-kafka-l2-lat-r1"].Results.PublishMBPerSec
+	if want := fmt.Sprintf("%.3g", kafka/0.5); !strings.Contains(costLine, "gcp-n2-us-central1-on-demand") || !strings.Contains(costLine, " "+want+" ") {
+		t.Errorf("the Kafka row's cost %q lacks the default model or %s MB/s per core (the repeats' median 0.5 cores):\n%s", costLine, want, text)
 	}
 
 	// The suite's files and HTML report: the repeats' results, each row
