@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -24,7 +25,9 @@ import (
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 	"github.com/streambench/streambench-operator/internal/metrics"
+	"github.com/streambench/streambench-operator/internal/outcome"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
+	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/worker"
 )
@@ -416,6 +419,47 @@ func TestKafkaThroughPrometheus(t *testing.T) {
 		t.Logf("node CPU: %s", h.CPUVerdict)
 	}
 
+	// Efficiency and cost (issue 62) from these figures, as the outcome
+	// step computes them, checked against counters read another way: the
+	// JVMs' own CPU and resident-memory exports and the leaders' bytes in
+	// (Kafka's own metrics), over the same window.
+	sum, err := results.Summarize(results.Input{Run: "mon", System: v1alpha1.SystemKafka, Workload: wl, Durability: &eff, Snapshots: res.Snapshots, BrokerResources: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin, _ := outcome.FinishRepeat(outcome.Repeat{Summary: sum}, 0, nil, nil)
+	eff62 := fin.Cost.Efficiency
+	win := fmt.Sprintf("[%ds]", int(math.Round(end.Sub(start).Seconds())))
+	jvmCores := prom.value(t, `sum(rate(process_cpu_seconds_total{job="kafka"}`+win+`))`, end)
+	jvmGiB := prom.value(t, `sum(avg_over_time(process_resident_memory_bytes{job="kafka"}`+win+`))`, end) / (1 << 30)
+	leadersMBps := prom.value(t, `sum(rate(kafka_server_brokertopicmetrics_bytesin_total{topic=""}`+win+`))`, end) / 1e6
+	if jvmCores <= 0 || jvmGiB <= 0 || leadersMBps <= 0 {
+		t.Fatalf("the brokers' own counters over the window: %.3f cores, %.3f GiB, bytes in %.3f MB/s", jvmCores, jvmGiB, leadersMBps)
+	}
+	perCore := eff62.MBPerSecPerCoreUsed.Value
+	if perCore == nil || rep.Total.MemoryGiB == nil {
+		t.Fatalf("no efficiency per core or memory: %+v, memory %v", eff62.MBPerSecPerCoreUsed, rep.Total.MemoryGiB)
+	}
+	// The leaders' bytes in hold the record batches' headers too (up to
+	// 1.3 times the payload, as bounded below), and the two CPU figures are
+	// the same kernel counter sampled at different scrapes.
+	if r := *perCore / (leadersMBps / jvmCores); r < 0.65 || r > 1.2 {
+		t.Errorf("MB/s per core used %.3f (%s); the brokers' own bytes in over their own CPU give %.3f (%.3f MB/s ÷ %.3f cores): ratio %.2f, want 0.65..1.2",
+			*perCore, eff62.MBPerSecPerCoreUsed.Formula, leadersMBps/jvmCores, leadersMBps, jvmCores, r)
+	}
+	if r := *rep.Total.MemoryGiB / jvmGiB; r < 0.85 || r > 1.15 {
+		t.Errorf("broker memory %.3f GiB (working set), the JVMs' own resident memory %.3f GiB: ratio %.2f, want 0.85..1.15", *rep.Total.MemoryGiB, jvmGiB, r)
+	}
+	// What the stand-in kubelet does not serve is said, not zero.
+	if f := eff62.DiskWritePerByte; f.Value != nil || !strings.Contains(f.Missing, "not measured by prometheus") {
+		t.Errorf("disk written per byte without a disk figure: %+v", f)
+	}
+	if c := fin.Cost.Costs; c.TotalPerHour.Value == nil || !strings.Contains(c.CrossZonePerHour.From, "replication modeled from the durability setting (3 replicas − 1") {
+		t.Errorf("cost: total %+v, cross-zone %+v", c.TotalPerHour, c.CrossZonePerHour)
+	}
+	t.Logf("efficiency: %.3f MB/s per core used (brokers' own counters %.3f), %.3f GiB (JVMs' own %.3f); cost %.4g USD an hour, %.4g per TB",
+		*perCore, leadersMBps/jvmCores, *rep.Total.MemoryGiB, jvmGiB, *fin.Cost.Costs.TotalPerHour.Value, *fin.Cost.Costs.PerTBIngested.Value)
+
 	// Known without Prometheus: every acknowledged byte reached its
 	// partition's leader once (bytes in), plus the record batches'
 	// headers. Over the whole run (the counters before it and after its
@@ -627,6 +671,17 @@ func standInCAdvisor(t *testing.T, pods map[string]int) string {
 			f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:])) // fields from 3 (state) on
 			fmt.Fprintf(w, "container_cpu_usage_seconds_total{container=\"kafka\",cpu=\"total\",id=\"/kubepods/%s\",image=\"kafka\",name=\"%s\",namespace=\"local\",pod=%q} %g\n",
 				pod, pod, pod, ticks(f[11:13])) // utime, stime
+			// The working set, as the JVM's resident set: a container
+			// holding one process and no page cache of its own.
+			if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+				for _, line := range strings.Split(string(status), "\n") {
+					if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+						n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(kb), " kB"), 64)
+						fmt.Fprintf(w, "container_memory_working_set_bytes{container=\"kafka\",id=\"/kubepods/%s\",image=\"kafka\",name=\"%s\",namespace=\"local\",pod=%q} %g\n",
+							pod, pod, pod, n*1024)
+					}
+				}
+			}
 		}
 	})}
 	go func() { _ = srv.Serve(ln) }()
