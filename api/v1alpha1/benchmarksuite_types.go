@@ -62,6 +62,12 @@ type BenchmarkSuiteSpec struct {
 	// +optional
 	Timeouts TimeoutsSpec `json:"timeouts"`
 
+	// Cost prices every cell's results as a run's spec.cost does (the
+	// suite's tables then put each cell's cost side by side); without it,
+	// the default list prices.
+	// +optional
+	Cost *CostSpec `json:"cost,omitempty"`
+
 	// Repeats runs every cell this many times (default 1), each repeat a
 	// child run of its own with fresh topics on the same deployed cluster,
 	// interleaved with the other cells of that cluster (A B, B A, A B …)

@@ -312,6 +312,11 @@ func (in *BenchmarkSuiteSpec) DeepCopyInto(out *BenchmarkSuiteSpec) {
 	in.Workers.DeepCopyInto(&out.Workers)
 	in.Teardown.DeepCopyInto(&out.Teardown)
 	in.Timeouts.DeepCopyInto(&out.Timeouts)
+	if in.Cost != nil {
+		in, out := &in.Cost, &out.Cost
+		*out = new(CostSpec)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.FaultSchedules != nil {
 		in, out := &in.FaultSchedules, &out.FaultSchedules
 		*out = make([]SuiteFaultSchedule, len(*in))

@@ -1,6 +1,7 @@
 package localrun
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/streambench/streambench-operator/internal/brokerres"
@@ -56,6 +57,32 @@ func checkBrokerResources(t *testing.T, sum *results.Summary, brokers int, minBy
 		t.Errorf("brokers wrote %d bytes over the measured phase, %.2f times acknowledged x size x replicas (%.0f); want %.1f..%.1f",
 			written, ratio, want, minBytesFactor, maxBytesFactor)
 	}
+	// Memory: every broker JVM's resident set, more than a bare JVM's and
+	// less than the host has.
+	for _, b := range br.Brokers {
+		if b.MemoryGiB == nil || *b.MemoryGiB < 0.05 || *b.MemoryGiB > 64 {
+			t.Errorf("broker %s: memory %v GiB, want its JVM's resident set", b.Name, b.MemoryGiB)
+		}
+	}
+	// Efficiency from the same figures, as the outcome step priced them:
+	// the bytes written per byte produced are the ratio above times the
+	// copies kept, up to the rates' rounding of the same window; what
+	// local mode cannot measure is said, and a projection from one
+	// machine is flagged (or refused, the host's CPUs having bounded it).
+	c := sum.Cost
+	if c == nil {
+		t.Fatal("summary.json has no cost")
+	}
+	if d := c.Efficiency.DiskWritePerByte.Value; d == nil || *d < 0.8*ratio*rf || *d > 1.25*ratio*rf {
+		t.Errorf("disk written per byte produced %v (%s), want about %.2f (%.2f x %.0f copies)", d, c.Efficiency.DiskWritePerByte.Formula, ratio*rf, ratio, rf)
+	}
+	if f := c.Efficiency.NetworkInPerByte; f.Value != nil || !strings.Contains(f.Missing, "not measured by proc") {
+		t.Errorf("network in per byte in local mode: %+v", f)
+	}
+	if p := c.Projection; p != nil && p.Refused == "" && !strings.Contains(strings.Join(p.Flags, " "), "one machine hosted every broker") {
+		t.Errorf("a local projection not flagged as one machine's: %+v", p)
+	}
+	t.Logf("efficiency: %s; cost %+v", c.Efficiency.MBPerSecPerCoreUsed.Formula, c.Costs.TotalPerHour)
 	if br.Host == nil || br.Host.LoopbackMBPerSec == nil || *br.Host.LoopbackMBPerSec < measured.PublishMBPerSec {
 		t.Errorf("host loopback %+v: want at least the publish rate %.2f MB/s (the workers send every byte over it)", br.Host, measured.PublishMBPerSec)
 	}

@@ -151,6 +151,7 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 			Teardown:   v1alpha1.TeardownSpec{Policy: v1alpha1.TeardownAlways},
 			Timeouts:   v1alpha1.TimeoutsSpec{Run: s.Spec.Timeouts.Run},
 			Faults:     sched,
+			Cost:       s.Spec.Cost.DeepCopy(),
 		},
 	}, nil
 }

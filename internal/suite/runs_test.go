@@ -159,3 +159,18 @@ func TestHostRunKeepsTheSystemsSecurityForAStatusWithoutOne(t *testing.T) {
 		t.Errorf("host brokers = %d: the rest of cluster.managed is kept", host.Spec.Cluster.Managed.Brokers)
 	}
 }
+
+// A suite's spec.cost prices every cell: each child run carries a copy.
+func TestChildRunCarriesTheSuitesCost(t *testing.T) {
+	s := plannedSuite(t, managed(v1alpha1.SystemKafka, level(2)))
+	s.Spec.Cost = &v1alpha1.CostSpec{PriceModelRef: &v1alpha1.ConfigMapFileRef{Name: "prices"}}
+	cl := s.Status.Clusters[0]
+	cl.Endpoints = &v1alpha1.BrokerEndpoints{BootstrapServers: "kafka:9092"}
+	run, err := ChildRun(s, s.Status.Cells[0], cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Spec.Cost == nil || run.Spec.Cost.PriceModelRef.Name != "prices" || run.Spec.Cost == s.Spec.Cost {
+		t.Errorf("the cell's spec.cost %+v, want a copy of the suite's", run.Spec.Cost)
+	}
+}
