@@ -122,8 +122,15 @@ func histogramLog(points []stats.Snapshot, comment string) ([]byte, error) {
 // not grow with the number of partitions; per-subscription counts are
 // capped at MaxListedSubscriptions.
 func BuildConfigMap(in Input) (*corev1.ConfigMap, *Summary, error) {
-	return buildConfigMap(in, MaxConfigMapBytes)
+	return buildConfigMap(in, MaxConfigMapBytes-OutcomeReserve)
 }
+
+// OutcomeReserve is the room the coordinator leaves in the ConfigMap for
+// each summary it writes, for what the outcome step adds when the run is
+// collected (internal/outcome): the summary's cost (about 4 KB) and its
+// faults. Without it a ConfigMap thinned to the last byte could not take
+// them, and its summary.json would lack what local mode's has.
+const OutcomeReserve = 8 * 1024
 
 // buildConfigMap is BuildConfigMap within budget bytes.
 func buildConfigMap(in Input, budget int) (*corev1.ConfigMap, *Summary, error) {

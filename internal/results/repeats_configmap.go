@@ -67,7 +67,9 @@ func BuildRepeatedConfigMap(ins []Input) (*corev1.ConfigMap, *Summary, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	share := (MaxConfigMapBytes - len(aj) - repeatSlack) / len(ins)
+	// Every summary, the aggregate's and each repeat's, keeps the
+	// outcome step's room (OutcomeReserve).
+	share := (MaxConfigMapBytes-len(aj)-repeatSlack-OutcomeReserve)/len(ins) - OutcomeReserve
 	cm := emptyConfigMap(ins[0])
 	for i, in := range ins {
 		rcm, _, err := buildConfigMap(in, share)

@@ -119,6 +119,16 @@ func TestRepeatedConfigMapFitsTwentyRepeats(t *testing.T) {
 		if size > MaxConfigMapBytes {
 			t.Fatalf("%s: %d bytes, over the budget of %d", tc.name, size, MaxConfigMapBytes)
 		}
+		// Every summary kept leaves the outcome step its room.
+		summaries := 1
+		for i := 1; i <= 20; i++ {
+			if _, has := cm.Data[RepeatKey(i, KeySummary)]; has {
+				summaries++
+			}
+		}
+		if free := MaxConfigMapBytes - size; free < summaries*OutcomeReserve {
+			t.Errorf("%s: %d bytes free for %d summaries, want OutcomeReserve (%d) each", tc.name, free, summaries, OutcomeReserve)
+		}
 		kept := 0
 		for i := 1; i <= 20; i++ {
 			_, has := cm.Data[RepeatKey(i, KeySummary)]

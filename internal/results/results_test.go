@@ -519,6 +519,10 @@ func TestConfigMapFits10000PartitionsSixtyMinutes(t *testing.T) {
 	if len(b) >= 1<<20 || raw >= 1<<20 {
 		t.Fatalf("ConfigMap is %d bytes as JSON (%d of data), must be < 1 MiB", len(b), raw)
 	}
+	// The outcome step's room is left: the summary's cost and faults.
+	if size, err := EncodedSize(cm); err != nil || size > MaxConfigMapBytes-OutcomeReserve {
+		t.Errorf("ConfigMap of %d bytes (%v) leaves less than OutcomeReserve (%d) of the budget %d", size, err, OutcomeReserve, MaxConfigMapBytes)
+	}
 	if cm.Name != "run-a-results" || cm.Namespace != "bench" || cm.Labels[LabelRun] != "run-a" {
 		t.Errorf("metadata %+v", cm.ObjectMeta)
 	}
