@@ -198,10 +198,7 @@ func CompareWith(runs []Named, f Fairness) (Table, error) {
 		}
 	}
 	t.BrokerResources = brokerResRows(runs)
-	var costFlag string
-	if t.Cost, costFlag = costRows(runs); costFlag != "" {
-		t.Warnings = append(t.Warnings, costFlag)
-	}
+	t.Cost = costRows(runs)
 	t.Faults = faultRows(runs)
 	t.LoadGenerator = toolDelayRows(runs, f)
 	if slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Security != nil }) {

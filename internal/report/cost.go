@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/streambench/streambench-operator/internal/cost"
 )
@@ -73,36 +74,19 @@ func costFigure(name string, f cost.Figure, format string) costRow {
 }
 
 // costRows are compare's cost rows, one per run (none when no run has a
-// cost): the figures people decide by, and the model and the resources'
-// source, since two runs priced or measured differently are flagged.
-func costRows(runs []Named) (rows [][]string, flag string) {
-	any := false
-	models, sources := map[string]bool{}, map[string]bool{}
-	for _, n := range runs {
-		c := n.Summary.Cost
-		if c == nil {
-			continue
-		}
-		any = true
-		models[c.Model.Name] = true
-		src := "not measured"
-		if r := n.Summary.BrokerResources; r != nil {
-			src = r.Source
-		}
-		sources[src] = true
+// cost): the figures people decide by, with the model and the resources'
+// source beside them (two runs priced or measured differently are
+// flagged, FlagCost).
+func costRows(runs []Named) [][]string {
+	if !slices.ContainsFunc(runs, func(n Named) bool { return n.Summary.Cost != nil }) {
+		return nil
 	}
-	if !any {
-		return nil, ""
-	}
+	var rows [][]string
 	for _, n := range runs {
 		c := n.Summary.Cost
 		if c == nil {
 			rows = append(rows, []string{n.Name, "–", "–", "–", "–", "–", "–"})
 			continue
-		}
-		src := "not measured"
-		if r := n.Summary.BrokerResources; r != nil {
-			src = r.Source
 		}
 		proj := "–"
 		if p := c.Projection; p != nil {
@@ -111,16 +95,10 @@ func costRows(runs []Named) (rows [][]string, flag string) {
 				proj = "refused"
 			}
 		}
-		rows = append(rows, []string{n.Name, c.Model.Name + " (" + c.Model.Currency + ")", src,
+		rows = append(rows, []string{n.Name, c.Model.Name + " (" + c.Model.Currency + ")", resourcesSource(n.Summary),
 			opt(c.Efficiency.MBPerSecPerCoreUsed.Value, "%.3g"), opt(c.Costs.TotalPerHour.Value, "%.4g"), opt(c.Costs.PerTBIngested.Value, "%.4g"), proj})
 	}
-	switch {
-	case len(models) > 1:
-		flag = "the runs are priced by different models: their costs do not compare; price them alike (spec.cost, --price-model)"
-	case len(sources) > 1:
-		flag = "the runs' resources were measured differently (proc and Prometheus count CPU, memory and disk differently: brokerResources.notes): compare their efficiency with care"
-	}
-	return rows, flag
+	return rows
 }
 
 // costColumns head compare's cost rows.

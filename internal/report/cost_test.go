@@ -69,16 +69,24 @@ func TestCompareCost(t *testing.T) {
 		t.Errorf("kafka-ack-1 cost row %q", got)
 	}
 	// runs[1] has a cost but no broker resources of its own: measured
-	// differently.
-	if !strings.Contains(strings.Join(tb.Warnings, "\n"), "measured differently") {
-		t.Errorf("no warning that the runs' resources were measured differently: %q", tb.Warnings)
+	// differently, a flag of the pair.
+	costFlags := func(tb Table) (out []string) {
+		for _, f := range tb.Flags {
+			if f.Kind == FlagCost {
+				out = append(out, f.String())
+			}
+		}
+		return out
+	}
+	if got := costFlags(tb); len(got) != 1 || !strings.Contains(got[0], "resources measured differently (not measured vs proc)") {
+		t.Errorf("cost flags %q, want one: the pair's resources measured differently", got)
 	}
 	other := cost.Default()
 	other.Name = "mine"
 	runs[1].Summary.Cost = costOf(other, false)
 	tb, _ = Compare(runs)
-	if !strings.Contains(strings.Join(tb.Warnings, "\n"), "priced by different models") {
-		t.Errorf("no warning that the runs are priced by different models: %q", tb.Warnings)
+	if got := costFlags(tb); len(got) != 1 || !strings.Contains(got[0], "[cost] pulsar-ack-2 vs kafka-ack-1: priced by different models (mine in USD vs gcp-n2-us-central1-on-demand in USD)") {
+		t.Errorf("cost flags %q, want one: priced by different models", got)
 	}
 	if !strings.Contains(tb.Text(), "Efficiency and cost") {
 		t.Errorf("compare's text lacks the cost grid")

@@ -47,6 +47,9 @@ const (
 	// (or share them differently): per-node figures and the brokers'
 	// competition for CPUs, disk and page cache differ.
 	FlagMachines FlagKind = "machines"
+	// FlagCost: the two runs' costs were priced by different models, or
+	// their resources measured by different sources (proc, Prometheus).
+	FlagCost FlagKind = "cost"
 )
 
 // Flag marks a pair of runs (or one run, for the load generator) whose
@@ -170,6 +173,16 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 		}
 	}
 
+	if ca, cb := sa.Cost, sb.Cost; ca != nil && cb != nil {
+		switch {
+		case ca.Model.Name != cb.Model.Name || ca.Model.Currency != cb.Model.Currency:
+			add(FlagCost, "priced by different models (%s in %s vs %s in %s): their costs do not compare; price them alike (spec.cost, --price-model)",
+				ca.Model.Name, ca.Model.Currency, cb.Model.Name, cb.Model.Currency)
+		case resourcesSource(sa) != resourcesSource(sb):
+			add(FlagCost, "resources measured differently (%s vs %s): proc and Prometheus count CPU, memory and disk differently (brokerResources.notes), so their efficiency and cost compare with care",
+				resourcesSource(sa), resourcesSource(sb))
+		}
+	}
 	if workloadKey(sa.Workload) != workloadKey(sb.Workload) {
 		add(FlagWorkload, "different workloads (%s vs %s)", describeWorkload(sa.Workload), describeWorkload(sb.Workload))
 	}
@@ -455,4 +468,13 @@ func jvmDiff(a, b []string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// resourcesSource is where a run's broker resources came from, or "not
+// measured".
+func resourcesSource(s *results.Summary) string {
+	if s.BrokerResources == nil {
+		return "not measured"
+	}
+	return s.BrokerResources.Source
 }
