@@ -181,7 +181,17 @@ var _ = Describe("managed Kafka through a real Strimzi operator", Label("managed
 				Expect(br.CPUCores).NotTo(BeNil())
 				Expect(*br.CPUCores).To(BeNumerically(">", 0))
 				Expect(br.GCPauseMs).NotTo(BeNil())
+				Expect(br.MemoryGiB).NotTo(BeNil(), "the pods' working set, from the kubelets' cAdvisor")
+				Expect(*br.MemoryGiB).To(BeNumerically(">", 0))
 				logf("broker resources: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.brokerResources}"))
+
+				By("the results are priced from those resources (the default list prices): MB/s per core, cost per hour")
+				c := got.Status.Results.Cost
+				Expect(c).NotTo(BeNil())
+				Expect(c.MBPerSecPerCore).NotTo(BeNil(), c.Missing)
+				Expect(*c.MBPerSecPerCore).To(BeNumerically("~", got.Status.Results.PublishMBPerSec / *br.CPUCores, 1e-9))
+				Expect(c.PerHour).NotTo(BeNil(), c.Missing)
+				logf("cost: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.cost}"))
 			}
 
 			By("kubectl delete leaves no Kafka, node pool, claim or broker pod, in the API or on any node's kubelet")

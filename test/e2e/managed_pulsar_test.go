@@ -200,6 +200,11 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 				Expect(*br.CPUCores).To(BeNumerically(">", 0))
 				Expect(br.GCPauseMs).NotTo(BeNil())
 				Expect(br.JournalLatencyMs).NotTo(BeNil(), "the bookie's journal latency (bookie_journal_JOURNAL_ADD_ENTRY)")
+				Expect(br.MemoryGiB).NotTo(BeNil(), "the pods' working set, from the kubelets' cAdvisor")
+				c := got.Status.Results.Cost
+				Expect(c).NotTo(BeNil())
+				Expect(c.MBPerSecPerCore).NotTo(BeNil(), c.Missing)
+				logf("cost: %s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "jsonpath={.status.results.cost}"))
 			}
 
 			By("streambench report renders the run's durability and broker resources")
@@ -212,6 +217,7 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 			if prom != nil {
 				resources := htmlSection(html, `<section id="broker-resources">`)
 				Expect(resources).To(ContainSubstring("journal"))
+				Expect(html).To(ContainSubstring(`<section id="cost"><h2>Efficiency and cost</h2>`), "the report's cost card")
 				logf("report, broker resources: %s", resources)
 			}
 
