@@ -10,6 +10,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/coordinator"
+	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/javaruntime"
 	"github.com/streambench/streambench-operator/internal/report"
@@ -170,6 +171,9 @@ func PrintSummary(w io.Writer, s *results.Summary, dir, reportPath string, finis
 		}
 		fmt.Fprintf(w, "%-12s%s\n", "host cpu", verdict)
 	}
+	if c := s.Cost; c != nil {
+		fmt.Fprintf(w, "%-12s%s\n", "cost", DescribeCost(c))
+	}
 	for _, n := range s.Notes {
 		if strings.HasPrefix(n, "delivery accounting") {
 			continue // the messages line says it
@@ -231,4 +235,26 @@ func PrintRepeats(w io.Writer, s *results.Summary, dir, reportPath string) {
 	if reportPath != "" {
 		fmt.Fprintf(w, "report      %s\n", reportPath)
 	}
+}
+
+// DescribeCost is a run's cost in one line: its efficiency per core, its
+// cost per hour and per TB, and whose prices (docs/cost.md); "–" where an
+// input was not measured (summary.json's cost says which).
+func DescribeCost(c *cost.Report) string {
+	val := func(f cost.Figure, format string) string {
+		if f.Value == nil {
+			return "–"
+		}
+		return fmt.Sprintf(format, *f.Value)
+	}
+	prices := c.Model.Name
+	if c.Model.Default {
+		prices += ", the default list prices"
+	}
+	out := fmt.Sprintf("%s MB/s per broker core used; %s %s per hour, %s per TB produced (prices %s; docs/cost.md)",
+		val(c.Efficiency.MBPerSecPerCoreUsed, "%.3g"), val(c.Costs.TotalPerHour, "%.4g"), c.Model.Currency, val(c.Costs.PerTBIngested, "%.4g"), prices)
+	if p := c.Projection; p != nil && p.Refused != "" {
+		out += fmt.Sprintf("; no projection to %g MB/s: %s", p.TargetMBPerSec, p.Refused)
+	}
+	return out
 }
