@@ -55,6 +55,7 @@ cluster only.`,
 	fl.StringVarP(&o.SuiteFile, "file", "f", "", "BenchmarkSuite YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<suite-name>/")
+	fl.StringVar(&o.PriceModelFile, "price-model", "", "price model file (YAML, docs/cost.md) that prices every cell instead of spec.cost's or the default list prices")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "Secret manifests (v1 Secrets, as kubectl apply takes them) that a secured existing cluster's spec.systems[].cluster.existing.tls and authentication name; every cell's keys are written to a private directory for that cell only")
 	fl.StringVar(&o.DataDir, "data-dir", "", "keep the brokers' data and logs here, a directory per cluster (default: temporary, removed at the end)")
 	fl.BoolVar(&o.ClustersOneAtATime, "clusters-one-at-a-time", false, "with spec.repeats > 1 on several clusters, still stand one cluster at a time (for a machine short of memory); the repeats then alternate within each cluster only, not across systems")

@@ -30,7 +30,9 @@ type SuiteOptions struct {
 	// SecretsFile holds the Secret manifests that a secured existing
 	// cluster's tls and authentication name (as Options.SecretsFile);
 	// every cell reads it.
-	SecretsFile      string
+	SecretsFile string
+	// PriceModelFile prices every cell (as Options.PriceModelFile).
+	PriceModelFile   string
 	Stdout, Stderr   io.Writer
 	SnapshotInterval time.Duration
 	// ClustersOneAtATime keeps a repeated suite on several clusters to one
@@ -331,7 +333,7 @@ func runCell(ctx context.Context, s *v1alpha1.BenchmarkSuite, cell *v1alpha1.Sui
 	cell.Phase = v1alpha1.CellRunning
 	s.Status.CurrentCell = cell.Name
 	say("cell %s (%s): %s, level %d, workload %s, against %s", cell.Name, s.Status.Progress, cell.System, cell.RequestedLevel, cell.Workload, cl.Name)
-	res, runErr := Run(ctx, Options{Run: run, ResultsDir: out.Dir, SecretsFile: o.SecretsFile, Stdout: o.Stdout, Stderr: o.Stderr, SnapshotInterval: o.SnapshotInterval})
+	res, runErr := Run(ctx, Options{Run: run, ResultsDir: out.Dir, SecretsFile: o.SecretsFile, PriceModelFile: o.PriceModelFile, Stdout: o.Stdout, Stderr: o.Stderr, SnapshotInterval: o.SnapshotInterval})
 	if res != nil {
 		cell.AchievedLevel = res.Durability.AchievedLevel
 		if res.Summary != nil {
