@@ -76,9 +76,9 @@ func ConfigOf(s *results.Summary) Config {
 }
 
 // Key names a configuration: the first 12 hex digits of the SHA-256 of
-// its JSON (Go's encoding sorts nothing, but Config's fields are in a
-// fixed order and its maps are the durability's, which encoding/json
-// writes sorted).
+// its JSON. encoding/json writes struct fields in their order and map keys
+// (the durability's settings) sorted, so equal configurations have equal
+// keys.
 func (c Config) Key() string {
 	b, _ := json.Marshal(c)
 	h := sha256.Sum256(b)
