@@ -107,7 +107,9 @@ type Figure struct {
 // latency p50/p99/p99.9, the corrected p99 and the brokers' CPU per
 // message. A repeated run counts as its median (its summary's headline).
 var Figures = []Figure{
-	{"publish MB/s", "MB/s", true, func(s *results.Summary) (float64, bool) { return s.Results.PublishMBPerSec, s.Results.PublishMBPerSec > 0 }},
+	{"publish MB/s", "MB/s", true, func(s *results.Summary) (float64, bool) {
+		return s.Results.PublishMBPerSec, s.Results.PublishMBPerSec > 0
+	}},
 	{"publish p50", "ms", false, func(s *results.Summary) (float64, bool) { return s.Results.PublishLatencyMs.P50, true }},
 	{"publish p99", "ms", false, func(s *results.Summary) (float64, bool) { return s.Results.PublishLatencyMs.P99, true }},
 	{"publish p99.9", "ms", false, func(s *results.Summary) (float64, bool) { return s.Results.PublishLatencyMs.P999, true }},
