@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/cost"
@@ -155,12 +154,8 @@ func (r *BenchmarkRunReconciler) checkPayload(ctx context.Context, run *v1alpha1
 // else the ConfigMap's only key; from data or binaryData. fld names the
 // reference in messages, create is the command that makes the ConfigMap.
 func (r *BenchmarkRunReconciler) configMapFile(ctx context.Context, ns string, ref v1alpha1.ConfigMapFileRef, defaultKey, fld, create string) ([]byte, string, *refusal, error) {
-	var reader client.Reader = r.Client
-	if r.APIReader != nil {
-		reader = r.APIReader
-	}
 	var cm corev1.ConfigMap
-	err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &cm)
+	err := r.apiReader().Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, "", &refusal{ReasonDriverFileInvalid, fmt.Sprintf(
 			"%s.name: ConfigMap %s not found in namespace %s; create it (%s), then create the run again", fld, ref.Name, ns, create)}, nil

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -222,11 +221,7 @@ func (r *BenchmarkSuiteReconciler) hostBrokers(s *v1alpha1.BenchmarkSuite, cl v1
 	// The Helm release is labelled with its owner's UID: the suite's.
 	host.UID = s.UID
 	if cl.System == v1alpha1.SystemPulsar {
-		reader := client.Reader(r.Client)
-		if r.APIReader != nil {
-			reader = r.APIReader
-		}
-		return host, pulsarBrokers{Client: r.Client, reader: reader, helm: r.Helm, owner: s}, nil
+		return host, pulsarBrokers{Client: r.Client, reader: r.apiReader(), helm: r.Helm, owner: s}, nil
 	}
 	return host, strimziBrokers{Client: r.Client, owner: s}, nil
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/changepoint"
 	"github.com/streambench/streambench-operator/internal/history"
+	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
@@ -83,16 +82,12 @@ func archivedRuns(dir string) ([]history.Run, error) {
 		if d.IsDir() || d.Name() != results.KeySummary {
 			return nil
 		}
-		b, err := os.ReadFile(path)
+		n, err := report.Load(filepath.Dir(path))
 		if err != nil {
 			return err
 		}
-		var s results.Summary
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
 		rel, _ := filepath.Rel(dir, filepath.Dir(path))
-		runs = append(runs, history.Run{Name: s.Run, Dir: rel, Start: s.Start, Summary: &s})
+		runs = append(runs, history.Run{Name: n.Name, Dir: rel, Start: n.Summary.Start, Summary: n.Summary})
 		return nil
 	})
 	return runs, err

@@ -1,14 +1,13 @@
 package outcome
 
 import (
-	"sort"
-
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/brokerres"
 	"github.com/streambench/streambench-operator/internal/cost"
 	"github.com/streambench/streambench-operator/internal/results"
+	"github.com/streambench/streambench-operator/internal/significance"
 )
 
 // withCost fills s's cost (summary.json's cost, status.results.cost) under
@@ -123,11 +122,7 @@ func repeatsResources(repeats []*results.Summary) *brokerres.Report {
 		if len(vs) == 0 {
 			return nil
 		}
-		sort.Float64s(vs)
-		m := vs[len(vs)/2]
-		if len(vs)%2 == 0 {
-			m = (vs[len(vs)/2-1] + m) / 2
-		}
+		m := significance.Median(vs)
 		return &m
 	}
 	r.Total.CPUCores = median(func(t *v1alpha1.BrokerResources) *float64 { return t.CPUCores })

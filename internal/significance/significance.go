@@ -97,7 +97,7 @@ func Compare(figure string, better Better, a, b []float64, level float64) (Verdi
 	if err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Figure: figure, Better: better, NA: len(a), NB: len(b), MedianA: median(a), MedianB: median(b), Level: level}
+	v := Verdict{Figure: figure, Better: better, NA: len(a), NB: len(b), MedianA: Median(a), MedianB: Median(b), Level: level}
 	if len(a) < 2 || len(b) < 2 {
 		v.Outcome = CannotTell
 		v.Reason = fmt.Sprintf("%d against %d repeat(s): one run's figure carries no measure of its own spread, so no difference can be told from noise; repeat each (spec.repeats, at least 4 against 4 for %s)", len(a), len(b), percent(level))
@@ -118,7 +118,7 @@ func Compare(figure string, better Better, a, b []float64, level float64) (Verdi
 		}
 	}
 	sort.Float64s(d)
-	v.Ratio = math.Exp(median(d))
+	v.Ratio = math.Exp(Median(d))
 	null := newRankSum(len(a), len(b))
 	v.P = null.twoSided(countBelow(d))
 	k := null.criticalCount((1 - level) / 2)
@@ -209,7 +209,7 @@ func Interval(x []float64, level float64) (Estimate, error) {
 	}
 	s := append([]float64(nil), x...)
 	sort.Float64s(s)
-	e := Estimate{N: len(s), Median: median(s)}
+	e := Estimate{N: len(s), Median: Median(s)}
 	k := medianOrderStatistic(len(s), (1-level)/2)
 	if k == 0 {
 		k = 1
@@ -231,8 +231,9 @@ func levelOrDefault(level float64) (float64, error) {
 	return level, nil
 }
 
-// median of x (sorted or not): the mean of the middle two for an even count.
-func median(x []float64) float64 {
+// Median of x (sorted or not): the mean of the middle two for an even
+// count; NaN for none.
+func Median(x []float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
 	}
