@@ -19,6 +19,8 @@ ETCD_VERSION ?= 3.6.16
 COREDNS_VERSION ?= 1.14.6
 # The Prometheus Go module (v0.<3xx>.<y> is Prometheus 3.<x>.<y>) of the monitoring test.
 PROMETHEUS_VERSION ?= 0.316.0
+# versitygw (Versity's S3 gateway, github.com/versity/versitygw) of the archive tests.
+VERSITYGW_VERSION ?= 1.8.0
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.6.2
 # ko builds the images (no Docker): the local cluster's tarball and releases.
@@ -139,8 +141,10 @@ test-suites: envtest prometheus ## The broker tests and, beside them, the unit a
 	wait $$unit || rc=$$?; exit $$rc
 
 .PHONY: test-unit
-test-unit: envtest ## Unit tests and the envtest suite (a real kube-apiserver and etcd).
-	@hack/timed.sh "unit and envtest suites" $(GO_TEST_STAGE) unit
+# VERSITYGW_BIN: the archive tests' S3 server (internal/archive/archivetest),
+# built by its own stage first so that the suites' time is their own.
+test-unit: envtest versitygw ## Unit tests and the envtest suite (a real kube-apiserver and etcd; a real S3 server, versitygw).
+	@hack/timed.sh "unit and envtest suites" bash -c 'set -euo pipefail; VERSITYGW_BIN="$$(VERSITYGW_VERSION=$(VERSITYGW_VERSION) hack/versitygw-binary.sh)"; export VERSITYGW_BIN; $(GO_TEST_STAGE) unit'
 
 # The broker tests run as two stages at once: the durability experiments
 # (hack/test-packages.sh experiments: their verdicts are timings through
@@ -176,6 +180,10 @@ test-experiments: ## The durability experiments on real brokers: what each level
 .PHONY: prometheus
 prometheus: ## Build Prometheus from source into bin/prometheus (first use only), for the monitoring test.
 	@hack/timed.sh "prometheus binary" env PROMETHEUS_VERSION=$(PROMETHEUS_VERSION) hack/prometheus-binary.sh >/dev/null
+
+.PHONY: versitygw
+versitygw: ## Build versitygw (an S3 server) from source into bin/versitygw (first use only), for the archive tests.
+	@hack/timed.sh "versitygw binary" env VERSITYGW_VERSION=$(VERSITYGW_VERSION) hack/versitygw-binary.sh >/dev/null
 
 .PHONY: dashboards
 dashboards: ## Regenerate the Grafana dashboards of the chart (charts/streambench/dashboards) from internal/dashboards.

@@ -5,9 +5,11 @@
 # use the committed go.mod and go.sum with -mod=readonly and never resolve
 # anything, so a moved "latest" cannot change what they build.
 #
-#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.14.6 PROMETHEUS_VERSION=0.316.0 hack/tools/update.sh
+#   K8S_VERSION=1.36.3 ETCD_VERSION=3.6.16 COREDNS_VERSION=1.14.6 PROMETHEUS_VERSION=0.316.0 VERSITYGW_VERSION=1.8.0 hack/tools/update.sh
 #
-# (PROMETHEUS_VERSION is the Go module's v0.<3xx>.<y>, i.e. Prometheus 3.<x>.<y>.)
+# (PROMETHEUS_VERSION is the Go module's v0.<3xx>.<y>, i.e. Prometheus 3.<x>.<y>;
+# PROMETHEUS_VERSION and VERSITYGW_VERSION are optional: unset, that module
+# is left as it is.)
 #
 # Then bump the same versions in the Makefile and commit the go.mod/go.sum
 # changes; the bin/k8s/<version>/ cache is keyed by the Kubernetes version.
@@ -95,5 +97,18 @@ if [ -n "${PROMETHEUS_VERSION:-}" ]; then (
   go mod init streambench.local/tools/prometheus >/dev/null 2>&1
   go mod edit -require "github.com/prometheus/prometheus@v$PROMETHEUS_VERSION"
   go mod tidy -e
+) fi
+if [ -n "${VERSITYGW_VERSION:-}" ]; then (
+  # The S3 gateway of the archive tests (hack/versitygw-binary.sh), built
+  # in the unit stage's lane. Aligned with streambench, which compiles the
+  # same AWS SDK for Go v2 (internal/archive), x/net and x/sys: at
+  # v1.8.0 all but go-colorable and go-isatty (newer here) are then
+  # compiled once.
+  cd "$here/versitygw"
+  rm -f go.mod go.sum
+  go mod init streambench.local/tools/versitygw >/dev/null 2>&1
+  go mod edit -require "github.com/versity/versitygw@v$VERSITYGW_VERSION"
+  go mod tidy
+  align_with "$here/../.."
 ) fi
 "$here/check.sh"
