@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
@@ -75,6 +76,23 @@ func ConfigOf(s *results.Summary) Config {
 	return c
 }
 
+// Describe is the configuration as a series is headed: the system and
+// version, the durability level, the topology, the load and the testbed.
+func (c Config) Describe() string {
+	head := []string{strings.TrimSpace(string(c.System) + " " + c.BrokerVersion), fmt.Sprintf("level %d", c.Level)}
+	if c.Brokers > 0 {
+		head = append(head, fmt.Sprintf("%d brokers", c.Brokers))
+	}
+	if c.Bookies > 0 {
+		head = append(head, fmt.Sprintf("%d bookies", c.Bookies))
+	}
+	head = append(head, fmt.Sprintf("%d B messages at %d msg/s", c.Workload.MessageSize, c.Workload.ProducerRate))
+	if c.Testbed != "" {
+		head = append(head, c.Testbed)
+	}
+	return strings.Join(head, ", ")
+}
+
 // Key names a configuration: the first 12 hex digits of the SHA-256 of
 // its JSON. encoding/json writes struct fields in their order and map keys
 // (the durability's settings) sorted, so equal configurations have equal
@@ -92,6 +110,9 @@ type Run struct {
 	Name, Dir string
 	Start     time.Time
 	Summary   *results.Summary
+	// Report: Dir holds the run's HTML report (report.html), which the
+	// history page links each run to; else it links its summary.json.
+	Report bool
 }
 
 // Figure is one figure a series is tracked by: its name, unit, whether
