@@ -73,18 +73,5 @@ func Load(dir string) (Named, error) {
 // RenderDir reads the results in dir, writes dir/report.html and returns
 // its path.
 func RenderDir(dir string) (string, error) {
-	n, err := Load(dir)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, FileName)
-	f, err := os.Create(path)
-	if err != nil {
-		return "", err
-	}
-	if err := Render(f, n.Summary, n.OMB); err != nil {
-		_ = f.Close()
-		return "", err
-	}
-	return path, f.Close()
+	return RenderDirWith(dir, Options{})
 }

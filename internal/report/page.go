@@ -61,6 +61,10 @@ type reportPage struct {
 	// Faults is the run's faults and what each did; nil for a run
 	// without spec.faults.
 	Faults *faultsView
+
+	// Against is how the run stands against its series (report
+	// --history); nil without one.
+	Against *againstView
 }
 
 // repeatsView is a repeated run's section: each tested figure's median in

@@ -7,7 +7,6 @@
 package report
 
 import (
-	"errors"
 	"io"
 
 	"github.com/streambench/streambench-operator/internal/results"
@@ -24,12 +23,5 @@ const FileName = "report.html"
 
 // Render writes the HTML report of one run; omb may be nil.
 func Render(w io.Writer, s *results.Summary, omb *results.OMBResult) error {
-	if s == nil {
-		return errors.New("report: no summary to render")
-	}
-	pg, err := buildPage(s, omb)
-	if err != nil {
-		return err
-	}
-	return reportTmpl.Execute(w, pg)
+	return RenderWith(w, s, omb, Options{})
 }

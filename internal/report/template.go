@@ -135,6 +135,11 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{range .Rows}}<tr><td>{{.Figure}}</td><td class="n">{{.Median}}</td><td class="n">{{.Interval}}</td>{{range .Values}}<td class="n">{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table><p class="sub">The headline is each figure's median over the repeats (the same brokers, fresh topics each); its interval holds the median of the machine's repeat-to-repeat spread with {{printf "%.1f" (pct .Confidence)}} % confidence whatever the figures' distribution (docs/methodology.md, "Repeats and differences"). The percentile chart draws each curve's median over the repeats, shaded by its interval; each repeat's own report has its own curves and time series.</p></section>{{end}}
 <div class="cards">{{range .Cards}}<div class="card{{if .Bad}} bad{{end}}"><div class="label">{{.Label}}</div><div class="value">{{.Value}}{{if .Unit}}<span class="unit">{{.Unit}}</span>{{end}}</div><div class="subv">{{.Sub}}</div></div>{{end}}</div>
+{{with .Against}}<section id="against"><h2>Against its series</h2>
+<p>Series <code>{{.Series}}</code>: {{.Config}}. {{if .First}}The first run of its configuration: no other run to stand against yet.{{else}}Run {{.Run}} of {{.Runs}}.{{end}}</p>
+{{if not .First}}<table><tbody>{{range .Lines}}<tr><td{{if .Bad}} class="bad"{{end}}>{{.Value}}</td></tr>{{end}}</tbody></table>
+<p class="muted" style="font-size:13px">Each figure against the series' last segment: the runs before this one since the figure's last change point. Outside its spread is beyond the prediction interval for one new run, mean ± t(n−1, 1 − p/2) · s · √(1 + 1/n), at p {{.Alpha}} (docs/history.md).</p>{{end}}
+</section>{{end}}
 
 {{if .Latency}}<section><h2>Latency</h2>{{range .Latency}}{{template "chart" .}}{{end}}</section>{{end}}
 
