@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -18,12 +20,17 @@ import (
 
 func init() { rootCmd.AddCommand(newHistoryCmd()) }
 
+// defaultPValue is the significance of a change point and of a run's
+// standing, history's --p-value and what report --history uses.
+const defaultPValue = 0.01
+
 func newHistoryCmd() *cobra.Command {
 	var failOnRegression bool
 	var minChange, pValue float64
+	var page string
 	cmd := &cobra.Command{
 		Use:   "history <results dir>",
-		Short: "Group archived runs into series of one configuration and find where their figures changed",
+		Short: "Group archived runs into series of one configuration, find where their figures changed and how the newest run stands",
 		Long: `history reads every run's summary.json under a directory (each run's
 results directory, as run --local writes them under results/; a repeated
 run counts as its median, its repeats' own directories are passed over),
@@ -34,11 +41,22 @@ each series and figure (publish MB/s; publish p50, p99, p99.9; corrected
 p99; end-to-end p50, p99, p99.9; broker CPU per 1000 msg/s), its newest
 value and the runs where it changed: E-divisive means with a t-test
 corrected for the splits searched (internal/changepoint), the change with
-its 95 % interval and p-value.
+its 95 % interval and p-value. Then how the newest run of each series
+stands against the series' last segment (the runs since the last change
+point): the change against the segment's mean and whether it lies outside
+the segment's spread, a prediction interval for one new run,
+mean ± t(n−1, 1 − p/2) · s · √(1 + 1/n).
 
---fail-on-regression exits non-zero when a figure's last change point made
-it worse by at least --min-change (relative to the segment before): the
-newest runs are in a worse segment.`,
+--fail-on-regression exits non-zero when, for a figure, the last change
+point made it worse by at least --min-change (relative to the segment
+before: the newest runs are in a worse segment), or the newest run lies
+outside the last segment's spread at --p-value on the worse side and by
+at least --min-change (the first slow run, which no change point can
+show until 3 runs follow it).
+
+--html writes a self-contained page (inline SVG, no script): a chart per
+series and figure, the runs in order with change points marked, each
+point linked to its run's report.html (or summary.json).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			runs, err := archivedRuns(args[0])
@@ -49,23 +67,122 @@ newest runs are in a worse segment.`,
 				return fmt.Errorf("%s holds no run's %s", args[0], results.KeySummary)
 			}
 			series := history.Analyze(history.Group(runs), changepoint.Options{PValue: pValue})
-			writeHistory(cmd.OutOrStdout(), series)
-			regs := history.Regressions(series, minChange)
-			if failOnRegression && len(regs) > 0 {
-				var b strings.Builder
-				for _, r := range regs {
-					b.WriteString("\n  " + r.String())
+			var standings []history.Standings
+			for _, s := range series {
+				standings = append(standings, history.Newest(s, pValue))
+			}
+			writeHistory(cmd.OutOrStdout(), series, standings)
+			if page != "" {
+				link, err := runLink(args[0], page)
+				if err != nil {
+					return err
 				}
-				return fmt.Errorf("--fail-on-regression: %d figures regressed by %.0f %% or more:%s", len(regs), minChange*100, b.String())
+				b, err := history.Page(series, standings, link)
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(page, b, 0o644); err != nil {
+					return fmt.Errorf("--html: %w", err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "page:", page)
+			}
+			fails := history.Gate(series, minChange, pValue)
+			if failOnRegression && len(fails) > 0 {
+				var b strings.Builder
+				for _, f := range fails {
+					b.WriteString("\n  " + f.String())
+				}
+				return fmt.Errorf("--fail-on-regression: %d figures regressed by %.0f %% or more:%s", len(fails), minChange*100, b.String())
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&failOnRegression, "fail-on-regression", false, "exit non-zero when the newest runs of a series start a worse segment of a figure")
+	fl.BoolVar(&failOnRegression, "fail-on-regression", false, "exit non-zero when the newest runs of a series start a worse segment of a figure, or the newest run is worse than the series' spread")
 	fl.Float64Var(&minChange, "min-change", 0.05, "the smallest relative change --fail-on-regression fails on (0.05 = 5 %)")
-	fl.Float64Var(&pValue, "p-value", 0.01, "the significance threshold of a change point, over the splits its segment could have had")
+	fl.Float64Var(&pValue, "p-value", defaultPValue, "the significance threshold of a change point (over the splits its segment could have had) and of the newest run's standing (1 − the spread's coverage)")
+	fl.StringVar(&page, "html", "", "also write the series as a self-contained HTML page to this file")
 	return cmd
+}
+
+// runLink links a run of the archive dir to its report from the page at
+// pagePath: the run's report.html when it has one, else its summary.json,
+// relative to the page so the archive and the page can move together.
+func runLink(dir, pagePath string) (func(history.Run) string, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	base, err := filepath.Abs(filepath.Dir(pagePath))
+	if err != nil {
+		return nil, err
+	}
+	return func(r history.Run) string {
+		file := results.KeySummary
+		if r.Report {
+			file = report.FileName
+		}
+		target := filepath.Join(root, r.Dir, file)
+		rel, err := filepath.Rel(base, target)
+		if err != nil {
+			return (&url.URL{Scheme: "file", Path: filepath.ToSlash(target)}).String()
+		}
+		return filepath.ToSlash(rel)
+	}, nil
+}
+
+// renderRun writes the report of the run in dir, with its standing
+// against its series when hist names an archive (report --history).
+func renderRun(dir, hist string) (string, error) {
+	if hist == "" {
+		return report.RenderDir(dir)
+	}
+	st, err := standingIn(dir, hist, defaultPValue)
+	if err != nil {
+		return "", err
+	}
+	return report.RenderDirWith(dir, report.Options{Against: st})
+}
+
+// standingIn is how the run in runDir stands against its series in the
+// archive dir: the series the run is in, when the archive holds it, or
+// the one it joins as its newest run.
+func standingIn(runDir, dir string, pValue float64) (*history.Standings, error) {
+	n, err := report.Load(runDir)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := archivedRuns(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--history: %w", err)
+	}
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	var me *results.Summary
+	for _, r := range runs {
+		if abs(filepath.Join(dir, r.Dir)) == abs(runDir) {
+			me = r.Summary
+		}
+	}
+	if me == nil {
+		me = n.Summary
+		rel, _ := filepath.Rel(dir, runDir)
+		runs = append(runs, history.Run{Name: n.Name, Dir: rel, Start: n.Summary.Start, Summary: me})
+	}
+	for _, s := range history.Analyze(history.Group(runs), changepoint.Options{PValue: pValue}) {
+		for i, r := range s.Runs {
+			if r.Summary == me {
+				st := history.Stand(s, i, pValue)
+				return &st, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("--history: the run in %s is in no series of %s", runDir, dir)
 }
 
 // archivedRuns reads every summary.json under dir but those of a repeated
@@ -87,29 +204,18 @@ func archivedRuns(dir string) ([]history.Run, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, filepath.Dir(path))
-		runs = append(runs, history.Run{Name: n.Name, Dir: rel, Start: n.Summary.Start, Summary: n.Summary})
+		runs = append(runs, history.Run{Name: n.Name, Dir: rel, Start: n.Summary.Start, Summary: n.Summary,
+			Report: isFile(filepath.Join(filepath.Dir(path), report.FileName))})
 		return nil
 	})
 	return runs, err
 }
 
-// writeHistory prints each series: its configuration, its runs, and each
-// figure's newest value and change points.
-func writeHistory(w io.Writer, series []history.Series) {
-	for _, s := range series {
-		c := s.Config
-		head := []string{strings.TrimSpace(string(c.System) + " " + c.BrokerVersion), fmt.Sprintf("level %d", c.Level)}
-		if c.Brokers > 0 {
-			head = append(head, fmt.Sprintf("%d brokers", c.Brokers))
-		}
-		if c.Bookies > 0 {
-			head = append(head, fmt.Sprintf("%d bookies", c.Bookies))
-		}
-		head = append(head, fmt.Sprintf("%d B messages at %d msg/s", c.Workload.MessageSize, c.Workload.ProducerRate))
-		if c.Testbed != "" {
-			head = append(head, c.Testbed)
-		}
-		fmt.Fprintf(w, "series %s: %s", s.Key, strings.Join(head, ", "))
+// writeHistory prints each series: its configuration, its runs, each
+// figure's newest value and change points, and how its newest run stands.
+func writeHistory(w io.Writer, series []history.Series, standings []history.Standings) {
+	for i, s := range series {
+		fmt.Fprintf(w, "series %s: %s", s.Key, s.Config.Describe())
 		first, last := s.Runs[0], s.Runs[len(s.Runs)-1]
 		fmt.Fprintf(w, "\n  %d runs, %s (%s) to %s (%s)\n", len(s.Runs), first.Name, first.Start.UTC().Format("2006-01-02 15:04"), last.Name, last.Start.UTC().Format("2006-01-02 15:04"))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -137,6 +243,13 @@ func writeHistory(w io.Writer, series []history.Series) {
 			fmt.Fprintf(tw, "  %s (%s)\t%.4g\t%s\n", t.Figure.Name, t.Figure.Unit, t.Values[len(t.Values)-1], text)
 		}
 		_ = tw.Flush()
+		if i < len(standings) {
+			st := standings[i]
+			fmt.Fprintf(w, "  newest run %s against the series:\n", st.Name)
+			for _, f := range st.Figures {
+				fmt.Fprintf(w, "    %s\n", f)
+			}
+		}
 		fmt.Fprintln(w)
 	}
 }

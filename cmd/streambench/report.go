@@ -41,7 +41,7 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 
 func newReportCmd() *cobra.Command {
 	var cf clusterFlags
-	var out string
+	var out, hist string
 	cmd := &cobra.Command{
 		Use:   "report <results dir | run name | suite name>",
 		Short: "Render a run's results as a self-contained HTML report",
@@ -59,11 +59,19 @@ A BenchmarkSuite's results (a directory with suite.json, as 'streambench
 suite --local' writes it, or a suite's name, whose <suite>-results ConfigMap
 is read) render as one page: every cell's headline figures, then one table
 per workload and achieved durability level, Kafka beside Pulsar, with the
-unfair-comparison flags of 'compare' and the charts beside each table.`,
+unfair-comparison flags of 'compare' and the charts beside each table.
+
+--history <results dir> adds how the run stands against the other runs of
+its configuration in that archive (as 'streambench history' reads it): a
+card "Against its series" with each figure against the series' last
+segment.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := args[0]
 			if isDir(arg) && isFile(filepath.Join(arg, report.SuiteFile)) {
+				if hist != "" {
+					return fmt.Errorf("--history: %s is a suite's results; give one run's directory (a suite's cells are each a run)", arg)
+				}
 				path, err := report.RenderSuiteDir(arg)
 				if err != nil {
 					return err
@@ -72,7 +80,7 @@ unfair-comparison flags of 'compare' and the charts beside each table.`,
 				return nil
 			}
 			if isDir(arg) {
-				path, err := report.RenderDir(arg)
+				path, err := renderRun(arg, hist)
 				if err != nil {
 					return err
 				}
@@ -105,7 +113,7 @@ unfair-comparison flags of 'compare' and the charts beside each table.`,
 			if err := writeConfigMapFiles(cm, dir, faults); err != nil {
 				return err
 			}
-			path, err := report.RenderDir(dir)
+			path, err := renderRun(dir, hist)
 			if err != nil {
 				return err
 			}
@@ -115,6 +123,7 @@ unfair-comparison flags of 'compare' and the charts beside each table.`,
 	}
 	cf.add(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "directory for a cluster run's files (default results/<run>)")
+	cmd.Flags().StringVar(&hist, "history", "", "a results directory of earlier runs ('streambench history' reads it): add how the run stands against its series")
 	return cmd
 }
 
