@@ -73,6 +73,14 @@ type BenchmarkRunReconciler struct {
 	// Helm's release records and the privileged signal and page-cache
 	// Jobs (docs/security.md).
 	OperatorNamespace string
+	// DefaultArchive is where runs without spec.results.archive archive
+	// their results (the chart's archive values), its credentials Secret
+	// in OperatorNamespace; nil: such runs are not archived.
+	DefaultArchive *v1alpha1.ArchiveSpec
+	// ArchiveRetry is the wait before the first retry of a failed upload
+	// to the default archive (doubled for each next one) and between
+	// looks at an archiver Job; 0: 5 s.
+	ArchiveRetry time.Duration
 }
 
 // +kubebuilder:rbac:groups=streambench.io,resources=benchmarkruns,verbs=get;list;watch;update;patch;delete

@@ -47,6 +47,11 @@ func (r *BenchmarkRunReconciler) reconcileFinished(ctx context.Context, run *v1a
 			r.announce(run, corev1.EventTypeNormal, "TornDown")
 		}
 	}
+	// Archived before the TTL may delete the run, and the ConfigMap with
+	// it.
+	if done, res, err := r.archiveResults(ctx, run); !done || err != nil {
+		return res, err
+	}
 	if ttl := run.Spec.Teardown.TTLSecondsAfterFinished; ttl != nil && run.Status.CompletionTime != nil {
 		expiry := run.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
 		if left := time.Until(expiry); left > 0 {
@@ -73,7 +78,11 @@ func (r *BenchmarkRunReconciler) teardown(ctx context.Context, run *v1alpha1.Ben
 	// refused in Pending (its driver file never read), and that run must
 	// still be torn down.
 	coordinator := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.CoordinatorName(run), Namespace: run.Namespace}}
-	workersGone, err := deleteAll(ctx, r.Client, run, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run))
+	// The archiver Job too, for a deleted run (spec.teardown's own pass
+	// comes before the archive, when there is no archiver yet): a run
+	// deleted mid-upload is not archived.
+	archiver := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: workers.ArchiverName(run), Namespace: run.Namespace}}
+	workersGone, err := deleteAll(ctx, r.Client, run, coordinator, workers.WorkerJob(run, r.WorkerImage), workers.Service(run), archiver)
 	if err != nil {
 		return false, err
 	}

@@ -90,6 +90,11 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	defer func() {
+		for _, d := range helmCacheDirs {
+			_ = os.RemoveAll(d)
+		}
+	}()
 	if stopManager != nil {
 		stopManager()
 		<-managerDone
@@ -145,8 +150,10 @@ func startManager() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	helm := pulsar.NewInstaller(operatorCfg, pulsar.InstallerOptions{
-		Chart:            pulsar.ChartSource{RepoURL: charts.URL, Name: "pulsar", Version: testChartVersion},
-		CacheDir:         GinkgoT().TempDir(),
+		Chart: pulsar.ChartSource{RepoURL: charts.URL, Name: "pulsar", Version: testChartVersion},
+		// Not GinkgoT().TempDir(): a manager restarted in a DeferCleanup
+		// may not register another.
+		CacheDir:         helmCacheDir(),
 		StorageNamespace: operatorNamespace,
 	})
 	Expect((&BenchmarkRunReconciler{
@@ -160,6 +167,8 @@ func startManager() {
 		UnschedulableGrace:  0,
 		Monitoring:          monitoring.Config{Release: testMonitoringRelease},
 		OperatorNamespace:   operatorNamespace,
+		DefaultArchive:      defaultArchive,
+		ArchiveRetry:        100 * time.Millisecond,
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&BenchmarkSuiteReconciler{
 		Client:    mgr.GetClient(),
@@ -180,9 +189,24 @@ func startManager() {
 	}()
 }
 
+// defaultArchive is the next started manager's --archive-* flags (nil:
+// none), as the chart's archive values set them.
+var defaultArchive *v1alpha1.ArchiveSpec
+
 // restartManager stops the operator and starts a fresh one.
 func restartManager() {
 	stopManager()
 	<-managerDone
 	startManager()
 }
+
+// helmCacheDir is a fresh directory for a manager's Helm cache, removed
+// when the suite ends.
+func helmCacheDir() string {
+	dir, err := os.MkdirTemp("", "streambench-helm-cache-")
+	Expect(err).NotTo(HaveOccurred())
+	helmCacheDirs = append(helmCacheDirs, dir)
+	return dir
+}
+
+var helmCacheDirs []string

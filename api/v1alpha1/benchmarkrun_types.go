@@ -105,6 +105,11 @@ type BenchmarkRunSpec struct {
 	// +optional
 	Cost *CostSpec `json:"cost,omitempty"`
 
+	// Results says where the results are kept beyond the results
+	// ConfigMap: spec.results.archive, an S3-compatible bucket.
+	// +optional
+	Results *ResultsSpec `json:"results,omitempty"`
+
 	// Repeats runs the workload this many times (default 1) on the same
 	// brokers and workers, each repeat with fresh topics: status.results is
 	// then the median of each figure over the repeats, status.intervals
@@ -506,6 +511,10 @@ type BenchmarkRunStatus struct {
 	// ResultsRef names the ConfigMap with the full results.
 	// +optional
 	ResultsRef string `json:"resultsRef,omitempty"`
+	// Archive is where the results were archived (spec.results.archive
+	// or the operator's default); condition Archived says how it went.
+	// +optional
+	Archive *ArchiveStatus `json:"archive,omitempty"`
 	// Repeats are the headlines of a repeated run's repeats
 	// (spec.repeats), in the order run; results holds their medians.
 	// +listType=atomic

@@ -68,6 +68,10 @@ type BenchmarkSuiteSpec struct {
 	// +optional
 	Cost *CostSpec `json:"cost,omitempty"`
 
+	// Results archives every cell's results as a run's spec.results does.
+	// +optional
+	Results *ResultsSpec `json:"results,omitempty"`
+
 	// Repeats runs every cell this many times (default 1), each repeat a
 	// child run of its own with fresh topics on the same deployed cluster,
 	// interleaved with the other cells of that cluster (A B, B A, A B …)

@@ -52,13 +52,23 @@ const (
 	// nodes lack. Without it a run with no client node failed only once
 	// its workers were created, after the brokers were deployed.
 	ConditionWorkersSchedulable = "WorkersSchedulable"
+	// ConditionArchived says, for a finished run with an archive
+	// (spec.results.archive or the operator's default), whether its
+	// results were copied there: True naming where (status.archive),
+	// False with reason ArchiveFailed naming the error while the operator
+	// retries, and ArchiveAbandoned after ArchiveAttempts tries. Either
+	// way the results stay in the results ConfigMap.
+	ConditionArchived = "Archived"
 )
 
 // Condition reasons shared by the controller and the tests.
 const (
-	ReasonTranslated      = "Translated"
-	ReasonLevelDowngraded = "LevelDowngraded"
-	ReasonInvalid         = "InvalidSpec"
+	ReasonArchiveFailed    = "ArchiveFailed"
+	ReasonArchiveAbandoned = "ArchiveAbandoned"
+	ReasonArchived         = "Archived"
+	ReasonTranslated       = "Translated"
+	ReasonLevelDowngraded  = "LevelDowngraded"
+	ReasonInvalid          = "InvalidSpec"
 	// ReasonNotPermitted fails a run that reaches into another namespace
 	// whose owner has not agreed to it (internal/tenancy).
 	ReasonNotPermitted = "NotPermitted"

@@ -21,6 +21,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/controllers"
+	"github.com/streambench/streambench-operator/internal/archive"
 	"github.com/streambench/streambench-operator/internal/provision/monitoring"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/workers"
@@ -40,6 +41,7 @@ func newManagerCmd() *cobra.Command {
 		monitoringRelease                   string
 		watchNamespaces                     []string
 		operatorNamespace                   string
+		defaultArchive                      v1alpha1.ArchiveSpec
 		zapOpts                             = zap.Options{}
 	)
 	cmd := &cobra.Command{
@@ -56,6 +58,10 @@ func newManagerCmd() *cobra.Command {
 			}
 			if operatorNamespace == "" {
 				return fmt.Errorf("--operator-namespace is required (or the POD_NAMESPACE environment variable): the namespace the manager runs in, where it keeps what tenants must not reach (Helm's release records, the privileged fault and page-cache Jobs); the chart sets it to its release namespace")
+			}
+			archiveDefault, err := defaultArchiveOf(defaultArchive)
+			if err != nil {
+				return err
 			}
 			ctrl.Log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit, "workerImage", workerImage, "allowedWorkerImages", allowed)
 			scheme := runtime.NewScheme()
@@ -93,6 +99,7 @@ func newManagerCmd() *cobra.Command {
 				SkipWorkerNodeCheck: !workerNodeCheck,
 				Monitoring:          monitoring.Config{Release: monitoringRelease},
 				OperatorNamespace:   operatorNamespace,
+				DefaultArchive:      archiveDefault,
 			}).SetupWithManager(mgr); err != nil {
 				return fmt.Errorf("setting up the BenchmarkRun controller: %w", err)
 			}
@@ -135,6 +142,11 @@ func newManagerCmd() *cobra.Command {
 	f.BoolVar(&workerNodeCheck, "worker-node-check", true, "fail a run at once, before its brokers are deployed, when no node can take its workers under spec.workers.placement; false for client node pools that scale from zero")
 	f.StringSliceVar(&watchNamespaces, "watch-namespaces", nil, "namespaces whose BenchmarkRuns the manager reconciles, comma-separated (default: all); the chart's watchNamespaces, which grants Roles only there")
 	f.StringVar(&operatorNamespace, "operator-namespace", os.Getenv("POD_NAMESPACE"), "namespace the manager runs in (default: $POD_NAMESPACE): Helm's release records and the privileged Jobs live there, out of the tenants' reach (docs/security.md)")
+	f.StringVar(&defaultArchive.URL, "archive-url", "", "the default archive of runs without spec.results.archive: s3://bucket/prefix (docs/archive.md); empty: none")
+	f.StringVar(&defaultArchive.Endpoint, "archive-endpoint", "", "the default archive's S3 API URL (empty: AWS's for --archive-region)")
+	f.StringVar(&defaultArchive.Region, "archive-region", "", "the default archive's region (default us-east-1)")
+	f.BoolVar(&defaultArchive.PathStyle, "archive-path-style", false, "address the default archive's bucket in the URL's path")
+	f.StringVar(&defaultArchive.CredentialsSecret, "archive-credentials-secret", "", "a Secret in --operator-namespace with the default archive's accessKeyID and secretAccessKey (and sessionToken)")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one manager replica is active")
 	// zap binds its flags (--zap-log-level, ...) to a standard FlagSet.
 	zapFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -173,4 +185,22 @@ func cacheOptions(namespaces []string, operatorNamespace string) cache.Options {
 			&corev1.Pod{}:  {Namespaces: byNS(operatorNamespace)},
 		},
 	}
+}
+
+// defaultArchiveOf checks the --archive-* flags: nil without --archive-url.
+func defaultArchiveOf(a v1alpha1.ArchiveSpec) (*v1alpha1.ArchiveSpec, error) {
+	if a.URL == "" {
+		if a.Endpoint != "" || a.CredentialsSecret != "" {
+			return nil, fmt.Errorf("--archive-endpoint and --archive-credentials-secret need --archive-url, the bucket: s3://bucket/prefix")
+		}
+		return nil, nil
+	}
+	loc, err := archive.ParseLocation(a.URL)
+	if err != nil {
+		return nil, fmt.Errorf("--archive-url: %w", err)
+	}
+	if loc.Kind != archive.KindS3 {
+		return nil, fmt.Errorf("--archive-url %s: the operator archives to an S3-compatible bucket, s3://bucket/prefix, not a directory of its own pod", a.URL)
+	}
+	return &a, nil
 }

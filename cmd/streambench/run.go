@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,10 +22,13 @@ func newRunCmd() *cobra.Command {
 		o         localrun.Options
 		local     bool
 		brokerJVM string
+		arch      archiveFlags
+		cf        clusterFlags
+		wait      time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "run -f FILE --local",
-		Short: "Run a BenchmarkRun on this machine: local brokers, workers and coordinator",
+		Use:   "run -f FILE [--local]",
+		Short: "Run a BenchmarkRun on this machine (--local: local brokers, workers and coordinator), or create it in the cluster and wait for it",
 		Long: `run reads a BenchmarkRun file (the same YAML kubectl apply takes), starts the
 brokers it asks for as local JVM processes (jars fetched from Maven Central on
 first use; needs Java 17+ and Maven), runs the workers and the coordinator in
@@ -44,7 +48,13 @@ times on the same brokers, fresh topics each time, each repeat's results in <run
 then holds each figure's median over the repeats with its interval, which
 streambench compare tests for differences between runs.
 
-Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.`,
+Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
+
+Without --local, run creates the BenchmarkRun in the cluster (its name, if
+it has one, becomes a generateName prefix: each call makes a new run), waits
+until it finished and its results were archived (spec.results.archive or
+the operator's default), and exits non-zero unless it Succeeded: what a
+nightly CronJob runs before its regression gate (docs/archive.md).`,
 		Example: `  streambench run -f config/samples/run-ack2-async.yaml --local \
     --workload workloads/latency-1-topic-16-partitions-1kb-local.yaml
 
@@ -68,7 +78,10 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 				return errors.New("-f FILE is required: the BenchmarkRun to run (e.g. -f config/samples/run-ack2-async.yaml)")
 			}
 			if !local {
-				return fmt.Errorf("only --local is supported by run; on a cluster use kubectl apply -f %s", o.RunFile)
+				if arch.to != "" {
+					return errors.New("--archive is for --local runs; in a cluster, spec.results.archive says where the results go")
+				}
+				return submitRun(cmd.Context(), cmd.OutOrStdout(), cf, o.RunFile, wait)
 			}
 			if o.Repeats < 0 || o.Repeats > maxRepeats {
 				return fmt.Errorf("--repeats %d: give 1 (once) to %d; 6 or more bound each figure's median at 95 %%", o.Repeats, maxRepeats)
@@ -76,12 +89,30 @@ Ctrl-C stops the run and the brokers; a second Ctrl-C kills the brokers at once.
 			if brokerJVM != "" {
 				o.BrokerJVM = strings.Fields(brokerJVM)
 			}
+			if arch.to != "" {
+				// Refused before the run, not after it.
+				if _, err := arch.open(cmd.Context()); err != nil {
+					return fmt.Errorf("--archive: %w", err)
+				}
+			}
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			_, err := localrun.Run(cmd.Context(), o)
+			out, err := localrun.Run(cmd.Context(), o)
+			if arch.to != "" && out != nil && out.Summary != nil && out.Dir != "" {
+				// A failed run's results are archived too: what it
+				// measured before it failed, marked partial.
+				where, n, aerr := arch.archiveDir(cmd.Context(), out.Run.Name, out.Summary.Start, out.Dir)
+				if aerr != nil {
+					return errors.Join(err, aerr)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "archived %d files to %s\n", n, where)
+			}
 			return err
 		},
 	}
 	fl := cmd.Flags()
+	cf.add(cmd)
+	fl.DurationVar(&wait, "timeout", 2*time.Hour, "without --local: how long to wait for the run to finish")
+	arch.add(cmd, "archive", "archive-", "also copy the results into this archive (s3://bucket/prefix or a directory) at runs/local/<run>/<start>/, for streambench history (docs/archive.md)")
 	fl.StringVarP(&o.RunFile, "file", "f", "", "BenchmarkRun YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.WorkloadFile, "workload", "", "OMB workload YAML file that replaces spec.workload")

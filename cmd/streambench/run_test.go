@@ -24,7 +24,8 @@ func TestRunCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-f", "run.yaml"}, "only --local is supported by run; on a cluster use kubectl apply -f run.yaml"},
+		{[]string{"-f", "run.yaml"}, "open run.yaml"},
+		{[]string{"-f", "run.yaml", "--archive", "/tmp/a"}, "--archive is for --local runs"},
 		{[]string{"--local"}, "-f FILE is required"},
 		{[]string{"-f", bad, "--local"}, `spec.sytem: unknown field "sytem" in spec; did you mean "system"?`},
 		{[]string{"-f", "does-not-exist.yaml", "--local"}, "does-not-exist.yaml"},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ func newSuiteCmd() *cobra.Command {
 	var (
 		o     localrun.SuiteOptions
 		local bool
+		arch  archiveFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "suite -f FILE --local",
@@ -46,12 +48,33 @@ cluster only.`,
 			if !local {
 				return fmt.Errorf("only --local is supported by suite; on a cluster use kubectl apply -f %s", o.SuiteFile)
 			}
+			if arch.to != "" {
+				if _, err := arch.open(cmd.Context()); err != nil {
+					return fmt.Errorf("--archive: %w", err)
+				}
+			}
 			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			_, err := localrun.RunSuite(cmd.Context(), o)
+			out, err := localrun.RunSuite(cmd.Context(), o)
+			if arch.to != "" && out != nil && out.Suite != nil && len(out.Summaries) > 0 {
+				// The suite's directory as one archived unit: history
+				// finds each cell's summary.json in it.
+				var start time.Time
+				for _, s := range out.Summaries {
+					if start.IsZero() || s.Start.Before(start) {
+						start = s.Start
+					}
+				}
+				where, n, aerr := arch.archiveDir(cmd.Context(), out.Suite.Name, start, out.Dir)
+				if aerr != nil {
+					return errors.Join(err, aerr)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "archived %d files to %s\n", n, where)
+			}
 			return err
 		},
 	}
 	fl := cmd.Flags()
+	arch.add(cmd, "archive", "archive-", "also copy the suite's results (every cell's) into this archive (s3://bucket/prefix or a directory) at runs/local/<suite>/<start>/, for streambench history (docs/archive.md)")
 	fl.StringVarP(&o.SuiteFile, "file", "f", "", "BenchmarkSuite YAML file")
 	fl.BoolVar(&local, "local", false, "run on this machine (brokers as local JVM processes)")
 	fl.StringVar(&o.ResultsDir, "results-dir", "results", "results go to <results-dir>/<suite-name>/")

@@ -152,6 +152,7 @@ func ChildRun(s *v1alpha1.BenchmarkSuite, cell v1alpha1.SuiteCell, cluster v1alp
 			Timeouts:   v1alpha1.TimeoutsSpec{Run: s.Spec.Timeouts.Run},
 			Faults:     sched,
 			Cost:       s.Spec.Cost.DeepCopy(),
+			Results:    s.Spec.Results.DeepCopy(),
 		},
 	}, nil
 }
