@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streambench/streambench-operator/internal/archive"
 	"github.com/streambench/streambench-operator/internal/changepoint"
 	"github.com/streambench/streambench-operator/internal/history"
 	"github.com/streambench/streambench-operator/internal/report"
@@ -28,8 +29,9 @@ func newHistoryCmd() *cobra.Command {
 	var failOnRegression bool
 	var minChange, pValue float64
 	var page string
+	var arch archiveFlags
 	cmd := &cobra.Command{
-		Use:   "history <results dir>",
+		Use:   "history <results dir | s3://bucket/prefix>",
 		Short: "Group archived runs into series of one configuration, find where their figures changed and how the newest run stands",
 		Long: `history reads every run's summary.json under a directory (each run's
 results directory, as run --local writes them under results/; a repeated
@@ -59,7 +61,27 @@ series and figure, the runs in order with change points marked, each
 point linked to its run's report.html (or summary.json).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			runs, err := archivedRuns(args[0])
+			dir := args[0]
+			if strings.HasPrefix(dir, "s3://") {
+				// An S3 archive is read into a temporary directory first,
+				// in its own layout: what is read next is what a
+				// directory archive holds.
+				tmp, err := os.MkdirTemp("", "streambench-history-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				arch.to = dir
+				store, err := arch.open(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if _, err := archive.Fetch(cmd.Context(), store, "", tmp); err != nil {
+					return fmt.Errorf("reading the archive %s: %w", dir, err)
+				}
+				dir = tmp
+			}
+			runs, err := archivedRuns(dir)
 			if err != nil {
 				return err
 			}
@@ -98,6 +120,9 @@ point linked to its run's report.html (or summary.json).`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&arch.endpoint, "endpoint", "", "for an s3:// archive: the S3 API's URL (default $AWS_ENDPOINT_URL, else AWS's); credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	fl.StringVar(&arch.region, "region", "", "for an s3:// archive: the bucket's region (default $AWS_REGION, else us-east-1)")
+	fl.BoolVar(&arch.pathStyle, "path-style", false, "for an s3:// archive: address the bucket in the URL's path")
 	fl.BoolVar(&failOnRegression, "fail-on-regression", false, "exit non-zero when the newest runs of a series start a worse segment of a figure, or the newest run is worse than the series' spread")
 	fl.Float64Var(&minChange, "min-change", 0.05, "the smallest relative change --fail-on-regression fails on (0.05 = 5 %)")
 	fl.Float64Var(&pValue, "p-value", defaultPValue, "the significance threshold of a change point (over the splits its segment could have had) and of the newest run's standing (1 − the spread's coverage)")

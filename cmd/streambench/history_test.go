@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streambench/streambench-operator/internal/archive/archivetest"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
-// archive writes n nightly runs of a recorded Kafka summary into a
+// writeArchive writes n nightly runs of a recorded Kafka summary into a
 // directory as run --local leaves them (results/<run>/summary.json), the
 // publish p99 of run i scaled by p99(i); the last run is repeated, so its
 // repeats' own summaries are there too and must be passed over.
@@ -144,5 +145,30 @@ func TestReportAgainstItsSeries(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(alone, "nightly-00", "report.html"))
 	if !strings.Contains(string(b), "The first run of its configuration") {
 		t.Errorf("the only run of its configuration is not called the first")
+	}
+}
+
+// The same gate over a real S3 server (versitygw): each run copied in by
+// streambench archive, history reading the bucket back.
+func TestHistoryGateOverAnS3Archive(t *testing.T) {
+	endpoint, access, secret, bucket := archivetest.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	p99 := func(i int) float64 { return []float64{1, 1.02, 0.99, 3}[i] }
+	dir := writeArchive(t, 4, p99)
+	url := "s3://" + bucket + "/nightly"
+	for i := 0; i < 4; i++ {
+		run := fmt.Sprintf("nightly-%02d", i)
+		if code, out := streambenchExit(t, "archive", filepath.Join(dir, run), "--to", url, "--endpoint", endpoint, "--path-style"); code != 0 || !strings.Contains(out, "archived ") {
+			t.Fatalf("archive %s: exit %d:\n%s", run, code, out)
+		}
+	}
+	// Archived again: the same bytes are left, nothing fails.
+	if code, out := streambenchExit(t, "archive", filepath.Join(dir, "nightly-00"), "--to", url, "--endpoint", endpoint, "--path-style"); code != 0 {
+		t.Fatalf("archiving a run again: exit %d:\n%s", code, out)
+	}
+	code, out := streambenchExit(t, "history", url, "--endpoint", endpoint, "--path-style", "--fail-on-regression")
+	if code == 0 || !strings.Contains(out, "newest run nightly-03: publish p99 +") || !strings.Contains(out, "4 runs, nightly-00") {
+		t.Fatalf("the gate over %s: exit %d:\n%s", url, code, out)
 	}
 }
