@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -246,70 +243,18 @@ func writeConfigMapFiles(cm *corev1.ConfigMap, dir string, faults []v1alpha1.Fau
 	if _, err := results.Read(cm); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	repeats := map[string]bool{}
-	write := func(key string, b []byte) error {
-		sub, k := ".", key
-		if d, rest, ok := strings.Cut(key, "."); ok && repeatDir.MatchString(d) {
-			sub, k = d, rest
-			repeats[d] = true
-		}
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return err
-		}
-		return writeFileIn(filepath.Join(dir, sub), k, b)
-	}
-	for k, v := range cm.Data {
-		if err := write(k, []byte(v)); err != nil {
-			return err
-		}
-	}
-	for k, v := range cm.BinaryData {
-		if err := write(k, v); err != nil {
-			return err
-		}
-	}
-	if err := writeStatusFaults(dir, faults); err != nil {
-		return err
-	}
-	for d := range repeats {
-		var mine []v1alpha1.FaultStatus
-		for _, f := range faults {
-			if fmt.Sprintf("repeat-%d", f.Repeat) == d {
-				mine = append(mine, f)
-			}
-		}
-		if err := writeStatusFaults(filepath.Join(dir, d), mine); err != nil {
-			return err
-		}
-		if _, err := report.RenderDir(filepath.Join(dir, d)); err != nil {
-			return fmt.Errorf("the report of %s: %w", d, err)
-		}
-	}
-	return nil
-}
-
-// writeStatusFaults writes faults as dir/status-faults.json; nothing
-// when there are none.
-func writeStatusFaults(dir string, faults []v1alpha1.FaultStatus) error {
-	if len(faults) == 0 {
-		return nil
-	}
-	b, err := json.MarshalIndent(faults, "", "  ")
+	files, err := report.ConfigMapFiles(cm.Data, cm.BinaryData, faults)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, report.StatusFaultsFile), b, 0o644)
-}
-
-// repeatDir is the name of a repeat's directory (results.RepeatDir).
-var repeatDir = regexp.MustCompile(`^repeat-[0-9]+$`)
-
-func writeFileIn(dir, key string, b []byte) error {
-	if key != filepath.Base(key) || key == "." || key == ".." {
-		return errors.New("results ConfigMap key " + key + " is not a plain file name")
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(filepath.Join(dir, key), b, 0o644)
+	return nil
 }
