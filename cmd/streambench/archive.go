@@ -102,7 +102,7 @@ AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.`,
 				return fmt.Errorf("--to is required: the archive, s3://bucket/prefix or a directory")
 			}
 			ctx := cmd.Context()
-			files, name, start, err := archiveFiles(args[0], fromConfigMap)
+			name, start, err := runOf(args[0], fromConfigMap)
 			if err != nil {
 				return err
 			}
@@ -113,10 +113,20 @@ AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.`,
 			if err != nil {
 				return err
 			}
-			if err := archive.Upload(ctx, s, runPath, files); err != nil {
+			var n int
+			if fromConfigMap {
+				files, err := configMapFiles(args[0])
+				if err != nil {
+					return err
+				}
+				n, err = len(files), archive.Upload(ctx, s, runPath, files)
+			} else {
+				n, err = archive.UploadDir(ctx, s, runPath, args[0])
+			}
+			if err != nil {
 				return fmt.Errorf("archiving %s to %s: %w", args[0], s, err)
 			}
-			msg := fmt.Sprintf("archived %d files to %s/%s", len(files), s, runPath)
+			msg := fmt.Sprintf("archived %d files to %s/%s", n, s, runPath)
 			fmt.Fprintln(cmd.OutOrStdout(), msg)
 			// The operator reads an archiver pod's outcome from its
 			// termination message, success as failure.
@@ -134,67 +144,54 @@ AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN.`,
 	return cmd
 }
 
-// archiveFiles are the files to archive from dir, '/'-separated paths to
-// their bytes, with the run's name and start from its summary.json.
-func archiveFiles(dir string, fromConfigMap bool) (map[string][]byte, string, time.Time, error) {
-	files := map[string][]byte{}
-	if fromConfigMap {
-		data, binary := map[string]string{}, map[string][]byte{}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, "", time.Time{}, err
+// configMapFiles are the files of a results ConfigMap mounted at dir
+// (its keys as files), laid out as report.ConfigMapFiles lays them.
+func configMapFiles(dir string) (map[string][]byte, error) {
+	data, binary := map[string]string{}, map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		// A ConfigMap volume's own entries (..data, the timestamped
+		// directory) start with "..": its keys are the rest.
+		if strings.HasPrefix(e.Name(), "..") {
+			continue
 		}
-		for _, e := range entries {
-			// A ConfigMap volume's own entries (..data, the timestamped
-			// directory) start with "..": its keys are the rest.
-			if strings.HasPrefix(e.Name(), "..") {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, "", time.Time{}, err
-			}
-			if strings.HasSuffix(e.Name(), ".json") {
-				data[e.Name()] = string(b)
-			} else {
-				binary[e.Name()] = b
-			}
-		}
-		f, err := report.ConfigMapFiles(data, binary, nil)
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
-			return nil, "", time.Time{}, fmt.Errorf("%s: %w", dir, err)
+			return nil, err
 		}
-		files = f
-	} else {
-		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !d.Type().IsRegular() {
-				return err
-			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			files[filepath.ToSlash(rel)] = b
-			return err
-		})
-		if err != nil {
-			return nil, "", time.Time{}, err
+		if strings.HasSuffix(e.Name(), ".json") {
+			data[e.Name()] = string(b)
+		} else {
+			binary[e.Name()] = b
 		}
 	}
-	raw, ok := files[results.KeySummary]
-	if !ok {
-		return nil, "", time.Time{}, fmt.Errorf("%s has no %s: give a run's results directory (results/<run>)", dir, results.KeySummary)
+	files, err := report.ConfigMapFiles(data, binary, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// runOf is the run's name and start from dir's summary.json (a mounted
+// ConfigMap's key of that name alike); the name falls back to the
+// directory's, as report.Load does.
+func runOf(dir string, fromConfigMap bool) (string, time.Time, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, results.KeySummary))
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("%s has no %s: give a run's results directory (results/<run>): %w", dir, results.KeySummary, err)
 	}
 	var s struct {
 		Run   string    `json:"run"`
 		Start time.Time `json:"start"`
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, "", time.Time{}, fmt.Errorf("%s: %w", filepath.Join(dir, results.KeySummary), err)
+		return "", time.Time{}, fmt.Errorf("%s: %w", filepath.Join(dir, results.KeySummary), err)
 	}
-	if s.Run == "" {
+	if s.Run == "" && !fromConfigMap {
 		s.Run = filepath.Base(filepath.Clean(dir))
 	}
-	return files, s.Run, s.Start, nil
+	return s.Run, s.Start, nil
 }
