@@ -1,4 +1,3 @@
-// Not compiled (a .txt): the nightly e2e spec of issue 61, written but never run. Move it to test/e2e/nightly_test.go when a cluster can run it.
 //go:build e2e
 
 package e2e
