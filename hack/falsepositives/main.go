@@ -9,7 +9,13 @@
 // exact coverage (96.8 % for 5 against 5) bounds their expected share at
 // 3.2 % per figure. hack/bench-falsepositives makes the repeats.
 //
+// With -gate it checks the nightly gate instead (streambench history
+// --fail-on-regression, issue 61): each repeat is a night of a series, and
+// from the fourth night on the gate judges each against the nights before
+// it (gate.go). Every failed night is a false alarm.
+//
 //	go run ./hack/falsepositives [-k 5] RESULTS_DIR...
+//	go run ./hack/falsepositives -gate [-min-change 0.10] [-p-value 0.01] RESULTS_DIR...
 package main
 
 import (
@@ -27,8 +33,12 @@ import (
 
 func main() {
 	k := flag.Int("k", 5, "repeats on each side of a trial")
+	gate := flag.Bool("gate", false, "test the nightly gate (streambench history --fail-on-regression) in place of compare: each repeat a night")
+	minChange := flag.Float64("min-change", 0.10, "with -gate: the gate's --min-change (config/samples/nightly's)")
+	alpha := flag.Float64("p-value", 0.01, "with -gate: the gate's --p-value")
+	first := flag.Int("from", 3, "with -gate: the first night judged has this many before it")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: falsepositives [-k 5] RESULTS_DIR... (each a repeated run's directory: summary.json with repeats)")
+		fmt.Fprintln(os.Stderr, "usage: falsepositives [-k 5 | -gate] RESULTS_DIR... (each a repeated run's directory: summary.json with repeats)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -36,7 +46,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, *k, flag.Args()); err != nil {
+	var err error
+	if *gate {
+		err = runGate(os.Stdout, flag.Args(), *minChange, *alpha, *first)
+	} else {
+		err = run(os.Stdout, *k, flag.Args())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "falsepositives:", err)
 		os.Exit(1)
 	}

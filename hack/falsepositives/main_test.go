@@ -1,8 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 func TestTrials(t *testing.T) {
@@ -27,5 +36,48 @@ func TestTrials(t *testing.T) {
 func TestCoverage(t *testing.T) {
 	if c := coverage(5); c < 0.967 || c > 0.969 {
 		t.Errorf("coverage(5) = %v, want 0.968", c)
+	}
+}
+
+// The gate mode judges each repeat as a night against the ones before
+// it: a stationary series fails no night, one far-out night fails it
+// alone, on the figure that moved.
+func TestRunGate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		outlier  int // the night (0-based) whose p99 is ten times the rest; -1 none
+		failures string
+	}{
+		{"stationary", -1, "0 of 5 nights"},
+		{"one slow night", 6, "1 of 5 nights"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sum := results.Summary{System: v1alpha1.SystemKafka, Run: "fp"}
+			for i := range 8 {
+				r := v1alpha1.ResultsSummary{PublishMBPerSec: 2, PublishLatencyMs: v1alpha1.LatencySummary{P50: 3, P99: 10 + 0.1*float64(i%3), P999: 20}}
+				if i == tc.outlier {
+					r.PublishLatencyMs.P99 = 100
+				}
+				sum.Repeats = append(sum.Repeats, results.Repeat{Index: i + 1, Start: time.Date(2026, 12, 1+i, 2, 0, 0, 0, time.UTC), Results: r})
+			}
+			b, err := json.Marshal(sum)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			if err := runGate(&out, []string{dir}, 0.10, 0.01, 3); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), tc.failures) {
+				t.Errorf("want %q in\n%s", tc.failures, out.String())
+			}
+			if tc.outlier >= 0 && !strings.Contains(out.String(), fmt.Sprintf("night %d: the gate fails on publish p99\n", tc.outlier+1)) {
+				t.Errorf("night %d not failed on publish p99 alone:\n%s", tc.outlier+1, out.String())
+			}
+		})
 	}
 }

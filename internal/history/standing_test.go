@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/streambench/streambench-operator/internal/changepoint"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -99,6 +101,48 @@ func TestStandCoverage(t *testing.T) {
 				t.Errorf("segments of %d at alpha %g: %.4f outside, want %g ± %.4f", n, alpha, got, alpha, tol)
 			}
 		}
+	}
+}
+
+// A latency or a throughput is never negative, so a segment of n runs
+// with mean m has a sample SD of at most √n · m (all of it in one run):
+// a new value beyond m · (1 + t(n−1, 1−α/2) · √(n+1)) is outside the
+// interval whatever the segment's spread. That bound is what makes the
+// nightly e2e's slowed fourth night fail its gate on a machine however
+// busy (3 runs: 20.85 times the mean), and it must keep holding.
+func TestStandBeyondAnySpread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 2))
+	for _, n := range []int{2, 3, 5} {
+		tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - 0.01/2)
+		bound := 1 + tq*math.Sqrt(float64(n+1))
+		for trial := range 2000 {
+			seg := make([]float64, n)
+			var mean float64
+			for i := range seg {
+				// Spreads from none to the most a positive segment has:
+				// every value but one near 0 in some trials.
+				seg[i] = 100 * math.Pow(rng.Float64(), float64(1+trial%8))
+				mean += seg[i] / float64(n)
+			}
+			if trial%10 == 0 {
+				for i := range seg {
+					seg[i] = 0
+				}
+				seg[0], mean = 100*float64(n), 100
+			}
+			if st := stand(p99Figure, seg, mean*bound*1.0001, 0.01); st.Verdict != Worse {
+				t.Fatalf("segment %v (mean %g, SD %g): %g is %q (p %g), want worse beyond %.2f times the mean",
+					seg, mean, st.SD, st.Value, st.Verdict, st.PValue, bound)
+			}
+		}
+		if n == 3 && math.Abs(bound-20.85) > 0.01 {
+			t.Errorf("3 runs: the bound is %.3f times the mean, the nightly e2e counts on 20.85", bound)
+		}
+	}
+	// The bound is tight: a value just under it, against the widest
+	// segment, is within.
+	if st := stand(p99Figure, []float64{300, 0, 0}, 100*20.8, 0.01); st.Verdict != Within {
+		t.Errorf("20.8 times the mean against {300, 0, 0}: %q, want within", st.Verdict)
 	}
 }
 
