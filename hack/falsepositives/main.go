@@ -37,6 +37,8 @@ func main() {
 	minChange := flag.Float64("min-change", 0.10, "with -gate: the gate's --min-change (config/samples/nightly's)")
 	alpha := flag.Float64("p-value", 0.01, "with -gate: the gate's --p-value")
 	first := flag.Int("from", 3, "with -gate: the first night judged has this many before it")
+	step := flag.Float64("step", 0, "with -gate: also plant a slowdown (every latency figure times this, e.g. 1.25) in the second half of series of -nights nights, for the change points' and the gate's power")
+	length := flag.Int("nights", 10, "with -gate -step: the length of each planted series")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: falsepositives [-k 5 | -gate] RESULTS_DIR... (each a repeated run's directory: summary.json with repeats)")
 		flag.PrintDefaults()
@@ -49,6 +51,10 @@ func main() {
 	var err error
 	if *gate {
 		err = runGate(os.Stdout, flag.Args(), *minChange, *alpha, *first)
+		if err == nil {
+			fmt.Println()
+			err = runChangePoints(os.Stdout, flag.Args(), *alpha, *minChange, *step, *length)
+		}
 	} else {
 		err = run(os.Stdout, *k, flag.Args())
 	}

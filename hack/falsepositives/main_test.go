@@ -81,3 +81,40 @@ func TestRunGate(t *testing.T) {
 		})
 	}
 }
+
+// A planted step of 2 on nights with 1 % of noise is found at the step
+// in every latency figure of every series, and fails the gate on the
+// first slowed night; the same nights unslowed have no change point.
+func TestRunChangePoints(t *testing.T) {
+	dir := t.TempDir()
+	sum := results.Summary{System: v1alpha1.SystemKafka, Run: "fp"}
+	for i := range 20 {
+		n := 1 + 0.01*float64((i*7)%5-2)
+		l := v1alpha1.LatencySummary{P50: 3 * n, P99: 10 * n, P999: 20 * n}
+		e2e := l
+		r := v1alpha1.ResultsSummary{PublishMBPerSec: 2, PublishLatencyMs: l, EndToEndLatencyMs: &e2e}
+		sum.Repeats = append(sum.Repeats, results.Repeat{Index: i + 1, Start: time.Date(2026, 12, 1+i, 2, 0, 0, 0, time.UTC), Results: r})
+	}
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := runChangePoints(&out, []string{dir}, 0.01, 0.10, 2, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"0 change points in 20 nights of one configuration, 7 figures",
+		"latency ×2 from night 6 of each series of 10 (2 series)",
+		fmt.Sprintf("%-28s change point at the step in 2 of 2", "publish p99"),
+		fmt.Sprintf("%-28s change point at the step in 2 of 2", "end-to-end p50"),
+		"the gate failed the first slowed night in 2 of 2",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("want %q in\n%s", want, out.String())
+		}
+	}
+}
