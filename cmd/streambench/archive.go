@@ -45,6 +45,11 @@ func (a *archiveFlags) open(ctx context.Context) (archive.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	return archive.Open(ctx, loc, a.options())
+}
+
+// options are the S3 options the flags and the environment give.
+func (a *archiveFlags) options() archive.S3Options {
 	o := archive.S3OptionsFromEnv()
 	if a.endpoint != "" {
 		o.Endpoint = a.endpoint
@@ -53,7 +58,7 @@ func (a *archiveFlags) open(ctx context.Context) (archive.Store, error) {
 		o.Region = a.region
 	}
 	o.PathStyle = o.PathStyle || a.pathStyle
-	return archive.Open(ctx, loc, o)
+	return o
 }
 
 // archiveDir copies a local run's (or suite's) results directory into the

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/streambench/streambench-operator/internal/archive"
 	"github.com/streambench/streambench-operator/internal/archive/archivetest"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -55,6 +57,10 @@ func TestHistoryFailsOnARegression(t *testing.T) {
 	code, out := streambenchExit(t, "history", writeArchive(t, 10, steady), "--fail-on-regression")
 	if code != 0 || !strings.Contains(out, "10 runs, nightly-00") || strings.Contains(out, "WORSE") {
 		t.Fatalf("steady runs: exit %d:\n%s", code, out)
+	}
+	// The gate says what it tested at: --p-value over the figures.
+	if !regexp.MustCompile(`gate, series \w+: each figure at p < 0\.00\d+ \(--p-value 0\.01 over [5-9] figures\), by 5 % or more: passed\n`).MatchString(out) {
+		t.Errorf("steady runs: no gate line:\n%s", out)
 	}
 	slower := func(i int) float64 {
 		if i >= 7 {
@@ -167,8 +173,40 @@ func TestHistoryGateOverAnS3Archive(t *testing.T) {
 	if code, out := streambenchExit(t, "archive", filepath.Join(dir, "nightly-00"), "--to", url, "--endpoint", endpoint, "--path-style"); code != 0 {
 		t.Fatalf("archiving a run again: exit %d:\n%s", code, out)
 	}
-	code, out := streambenchExit(t, "history", url, "--endpoint", endpoint, "--path-style", "--fail-on-regression")
+	page := filepath.Join(t.TempDir(), "history.html")
+	code, out := streambenchExit(t, "history", url, "--endpoint", endpoint, "--path-style", "--fail-on-regression", "--html", page)
 	if code == 0 || !strings.Contains(out, "newest run nightly-03: publish p99 +") || !strings.Contains(out, "4 runs, nightly-00") {
 		t.Fatalf("the gate over %s: exit %d:\n%s", url, code, out)
+	}
+	// The page links each run to its object in the bucket, at the
+	// endpoint: the temporary copy history read is gone.
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]bool{} // a chart per figure, each linking every run
+	for _, l := range regexp.MustCompile(`href="([^"]+/summary\.json)"`).FindAllStringSubmatch(string(b), -1) {
+		links[l[1]] = true
+	}
+	if len(links) != 4 {
+		t.Fatalf("%d runs' summaries linked, want 4: %v", len(links), links)
+	}
+	store, err := archive.Open(t.Context(), archive.Location{Kind: archive.KindS3, Bucket: bucket, Prefix: "nightly"},
+		archive.S3Options{Endpoint: endpoint, PathStyle: true, AccessKeyID: access, SecretAccessKey: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := store.List(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := map[string]bool{}
+	for _, k := range keys {
+		objects[endpoint+"/"+bucket+"/nightly/"+k] = true
+	}
+	for l := range links {
+		if !objects[l] {
+			t.Errorf("the page links %s, no object of the bucket (%v)", l, keys)
+		}
 	}
 }

@@ -83,7 +83,7 @@ func runGate(w io.Writer, dirs []string, minChange, alpha float64, first int) er
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-28s %d\n", n, perFigure[n])
 	}
-	fmt.Fprintf(w, "\n%d of %d nights of one configuration failed the gate (%.1f %%), at --min-change %g and p %g per figure; from night %d on\n",
+	fmt.Fprintf(w, "\n%d of %d nights of one configuration failed the gate (%.1f %%), at --min-change %g and --p-value %g (over the figures); from night %d on\n",
 		failed, gated, 100*float64(failed)/float64(gated), minChange, alpha, first+1)
 	return nil
 }

@@ -52,7 +52,6 @@ func TestRunGate(t *testing.T) {
 		{"one slow night", 6, "1 of 5 nights"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
 			sum := results.Summary{System: v1alpha1.SystemKafka, Run: "fp"}
 			for i := range 8 {
 				r := v1alpha1.ResultsSummary{PublishMBPerSec: 2, PublishLatencyMs: v1alpha1.LatencySummary{P50: 3, P99: 10 + 0.1*float64(i%3), P999: 20}}
@@ -61,13 +60,7 @@ func TestRunGate(t *testing.T) {
 				}
 				sum.Repeats = append(sum.Repeats, results.Repeat{Index: i + 1, Start: time.Date(2026, 12, 1+i, 2, 0, 0, 0, time.UTC), Results: r})
 			}
-			b, err := json.Marshal(sum)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			dir := writeSummary(t, sum)
 			var out strings.Builder
 			if err := runGate(&out, []string{dir}, 0.10, 0.01, 3); err != nil {
 				t.Fatal(err)
@@ -86,7 +79,6 @@ func TestRunGate(t *testing.T) {
 // in every latency figure of every series, and fails the gate on the
 // first slowed night; the same nights unslowed have no change point.
 func TestRunChangePoints(t *testing.T) {
-	dir := t.TempDir()
 	sum := results.Summary{System: v1alpha1.SystemKafka, Run: "fp"}
 	for i := range 20 {
 		n := 1 + 0.01*float64((i*7)%5-2)
@@ -95,13 +87,7 @@ func TestRunChangePoints(t *testing.T) {
 		r := v1alpha1.ResultsSummary{PublishMBPerSec: 2, PublishLatencyMs: l, EndToEndLatencyMs: &e2e}
 		sum.Repeats = append(sum.Repeats, results.Repeat{Index: i + 1, Start: time.Date(2026, 12, 1+i, 2, 0, 0, 0, time.UTC), Results: r})
 	}
-	b, err := json.Marshal(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeSummary(t, sum)
 	var out strings.Builder
 	if err := runChangePoints(&out, []string{dir}, 0.01, 0.10, 2, 10); err != nil {
 		t.Fatal(err)
@@ -117,4 +103,18 @@ func TestRunChangePoints(t *testing.T) {
 			t.Errorf("want %q in\n%s", want, out.String())
 		}
 	}
+}
+
+// writeSummary writes sum as a repeated run's directory holds it.
+func writeSummary(t *testing.T, sum results.Summary) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.KeySummary), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -2,6 +2,8 @@ package archive
 
 import (
 	"fmt"
+	"net/url"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -117,4 +119,37 @@ func (l Location) Join(path string) Location {
 		l.Dir = filepath.Join(l.Dir, filepath.FromSlash(path))
 	}
 	return l
+}
+
+// ObjectURL is the HTTP(S) address of the object key (relative to the
+// location's prefix) of an S3 location, as o reaches the bucket: in the
+// path for path-style servers, in the host name otherwise, on AWS's
+// regional endpoint when o names none. It is what a page over an S3
+// archive links a run's report with: a browser opens it where the bucket
+// is readable to it (a public or website bucket, or behind the team's
+// proxy); --link-base names another address.
+func ObjectURL(loc Location, o S3Options, key string) (string, error) {
+	if loc.Kind != KindS3 {
+		return "", fmt.Errorf("%s is not an S3 location", loc)
+	}
+	region := o.Region
+	if region == "" {
+		region = DefaultRegion
+	}
+	endpoint := o.Endpoint
+	if endpoint == "" {
+		endpoint = "https://s3." + region + ".amazonaws.com"
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("the S3 endpoint %q is not a URL (as http://host:port)", endpoint)
+	}
+	full := path.Join(loc.Prefix, key)
+	if o.PathStyle {
+		u.Path = path.Join("/", u.Path, loc.Bucket, full)
+	} else {
+		u.Host = loc.Bucket + "." + u.Host
+		u.Path = path.Join("/", u.Path, full)
+	}
+	return u.String(), nil
 }

@@ -95,3 +95,41 @@ func TestLocationJoin(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectURL(t *testing.T) {
+	team := Location{Kind: KindS3, Bucket: "results", Prefix: "team-a/nightly"}
+	for _, tt := range []struct {
+		name    string
+		loc     Location
+		o       S3Options
+		key     string
+		want    string
+		wantErr string
+	}{
+		{"a path-style server", team, S3Options{Endpoint: "http://minio.storage.svc:9000", PathStyle: true}, "runs/ns/r/20261203T020000Z/report.html",
+			"http://minio.storage.svc:9000/results/team-a/nightly/runs/ns/r/20261203T020000Z/report.html", ""},
+		{"an endpoint with a path of its own", team, S3Options{Endpoint: "https://gw.example.com/s3/", PathStyle: true}, "a/b",
+			"https://gw.example.com/s3/results/team-a/nightly/a/b", ""},
+		{"virtual-hosted", team, S3Options{Endpoint: "https://storage.example.com"}, "a/b",
+			"https://results.storage.example.com/team-a/nightly/a/b", ""},
+		{"AWS, its region", team, S3Options{Region: "eu-west-1"}, "a/b", "https://results.s3.eu-west-1.amazonaws.com/team-a/nightly/a/b", ""},
+		{"AWS, no region", Location{Kind: KindS3, Bucket: "results"}, S3Options{}, "a/b", "https://results.s3.us-east-1.amazonaws.com/a/b", ""},
+		{"AWS, path-style", Location{Kind: KindS3, Bucket: "results"}, S3Options{PathStyle: true}, "a", "https://s3.us-east-1.amazonaws.com/results/a", ""},
+		{"a space escaped", team, S3Options{Endpoint: "http://h:9000", PathStyle: true}, "a b/c", "http://h:9000/results/team-a/nightly/a%20b/c", ""},
+		{"a directory", Location{Kind: KindDir, Dir: "results"}, S3Options{}, "a", "", "results is not an S3 location"},
+		{"an endpoint that is no URL", team, S3Options{Endpoint: "minio:9000"}, "a", "", `the S3 endpoint "minio:9000" is not a URL (as http://host:port)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ObjectURL(tt.loc, tt.o, tt.key)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("%q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}

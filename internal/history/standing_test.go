@@ -109,34 +109,37 @@ func TestStandCoverage(t *testing.T) {
 // a new value beyond m · (1 + t(n−1, 1−α/2) · √(n+1)) is outside the
 // interval whatever the segment's spread. That bound is what makes the
 // nightly e2e's slowed fourth night fail its gate on a machine however
-// busy (3 runs: 20.85 times the mean), and it must keep holding.
+// busy (3 runs, 8 figures, each at 0.01 / 8: 57.5 times the mean), and it
+// must keep holding.
 func TestStandBeyondAnySpread(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 2))
-	for _, n := range []int{2, 3, 5} {
-		tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - 0.01/2)
-		bound := 1 + tq*math.Sqrt(float64(n+1))
-		for trial := range 2000 {
-			seg := make([]float64, n)
-			var mean float64
-			for i := range seg {
-				// Spreads from none to the most a positive segment has:
-				// every value but one near 0 in some trials.
-				seg[i] = 100 * math.Pow(rng.Float64(), float64(1+trial%8))
-				mean += seg[i] / float64(n)
-			}
-			if trial%10 == 0 {
+	for _, alpha := range []float64{0.01, 0.01 / 8} {
+		for _, n := range []int{2, 3, 5} {
+			tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - alpha/2)
+			bound := 1 + tq*math.Sqrt(float64(n+1))
+			for trial := range 2000 {
+				seg := make([]float64, n)
+				var mean float64
 				for i := range seg {
-					seg[i] = 0
+					// Spreads from none to the most a positive segment
+					// has: every value but one near 0 in some trials.
+					seg[i] = 100 * math.Pow(rng.Float64(), float64(1+trial%8))
+					mean += seg[i] / float64(n)
 				}
-				seg[0], mean = 100*float64(n), 100
+				if trial%10 == 0 {
+					for i := range seg {
+						seg[i] = 0
+					}
+					seg[0], mean = 100*float64(n), 100
+				}
+				if st := stand(p99Figure, seg, mean*bound*1.0001, alpha); st.Verdict != Worse {
+					t.Fatalf("segment %v (mean %g, SD %g), alpha %g: %g is %q (p %g), want worse beyond %.2f times the mean",
+						seg, mean, st.SD, alpha, st.Value, st.Verdict, st.PValue, bound)
+				}
 			}
-			if st := stand(p99Figure, seg, mean*bound*1.0001, 0.01); st.Verdict != Worse {
-				t.Fatalf("segment %v (mean %g, SD %g): %g is %q (p %g), want worse beyond %.2f times the mean",
-					seg, mean, st.SD, st.Value, st.Verdict, st.PValue, bound)
+			if want := map[float64]float64{0.01: 20.85, 0.01 / 8: 57.5}[alpha]; n == 3 && math.Abs(bound-want) > 0.05 {
+				t.Errorf("3 runs at %g: the bound is %.3f times the mean, the nightly e2e counts on %g", alpha, bound, want)
 			}
-		}
-		if n == 3 && math.Abs(bound-20.85) > 0.01 {
-			t.Errorf("3 runs: the bound is %.3f times the mean, the nightly e2e counts on 20.85", bound)
 		}
 	}
 	// The bound is tight: a value just under it, against the widest
@@ -262,5 +265,49 @@ func TestGate(t *testing.T) {
 				t.Errorf("fails on %v, want %s alone, saying %q", got, c.fails, c.text)
 			}
 		})
+	}
+}
+
+// The gate's alpha is the whole gate's: each of a series' k figures is
+// tested at alpha / k. A newest run whose p99 alone has p 0.004 is worse
+// than its segment at 0.01 but does not fail a gate of 0.01 over the
+// figures; at p 0.0002 it does.
+func TestGateCorrectsForItsFigures(t *testing.T) {
+	seg := []float64{1, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1, 1.02, 0.98}
+	var mean, sd float64
+	for _, v := range seg {
+		mean += v / float64(len(seg))
+	}
+	for _, v := range seg {
+		sd += (v - mean) * (v - mean) / float64(len(seg)-1)
+	}
+	sd = math.Sqrt(sd)
+	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(seg) - 1)}
+	for _, c := range []struct {
+		p     float64
+		fails bool
+	}{{0.004, false}, {0.0002, true}} {
+		x := mean + tq.Quantile(1-c.p/2)*sd*math.Sqrt(1+1/float64(len(seg)))
+		s := series(t, len(seg)+1, func(i int, s *results.Summary) {
+			f := x
+			if i < len(seg) {
+				f = seg[i]
+			}
+			s.Results.PublishLatencyMs.P99 *= f
+		})
+		each := FigureAlpha(s, 0.01)
+		if k := 0.01 / each; k < 5 {
+			t.Fatalf("the recorded run has %g figures, the test needs more", k)
+		}
+		st := Newest(s, 0.01)
+		for _, f := range st.Figures {
+			if f.Figure.Name == "publish p99" && (f.Verdict != Worse || math.Abs(f.PValue-c.p) > c.p/100) {
+				t.Fatalf("p99 at p %g: %q with p %g, want worse at 0.01", c.p, f.Verdict, f.PValue)
+			}
+		}
+		got := Gate([]Series{s}, 0.05, 0.01)
+		if (len(got) > 0) != c.fails {
+			t.Errorf("p99 at p %g, each figure at %.5f: gate fails on %v, want failing %v", c.p, each, got, c.fails)
+		}
 	}
 }
