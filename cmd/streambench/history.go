@@ -146,7 +146,7 @@ archive (readable where the bucket is to the browser), or under
 	fl.BoolVar(&arch.pathStyle, "path-style", false, "for an s3:// archive: address the bucket in the URL's path")
 	fl.BoolVar(&failOnRegression, "fail-on-regression", false, "exit non-zero when the newest runs of a series start a worse segment of a figure, or the newest run is worse than the series' spread")
 	fl.Float64Var(&minChange, "min-change", 0.05, "the smallest relative change --fail-on-regression fails on (0.05 = 5 %)")
-	fl.Float64Var(&pValue, "p-value", defaultPValue, "the significance threshold of a change point (over the splits its segment could have had) and of the newest run's standing (1 − the spread's coverage)")
+	fl.Float64Var(&pValue, "p-value", defaultPValue, "the significance threshold of a change point (over the splits its segment could have had) and of the newest run's standing (1 − the spread's coverage); for --fail-on-regression the whole gate's, each figure tested at it over their count")
 	fl.StringVar(&page, "html", "", "also write the series as a self-contained HTML page to this file")
 	fl.StringVar(&linkBase, "link-base", "", "with --html: the URL the archive is served at, which the page's links to each run start with (default: paths relative to the page for a directory, the objects' own URLs at the endpoint for s3://)")
 	return cmd
@@ -185,8 +185,8 @@ func runLink(arg, pagePath, base string, arch archiveFlags) (func(history.Run) s
 			return nil, fmt.Errorf("--link-base %q: %w", base, err)
 		}
 		return func(r history.Run) string {
-			l := *u
-			l.Path = path.Join("/", u.Path, file(r))
+			l := *u // a relative base stays relative
+			l.Path = path.Join(u.Path, file(r))
 			return l.String()
 		}, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/streambench/streambench-operator/internal/archive"
 	"github.com/streambench/streambench-operator/internal/archive/archivetest"
+	"github.com/streambench/streambench-operator/internal/history"
 	"github.com/streambench/streambench-operator/internal/results"
 )
 
@@ -208,5 +209,36 @@ func TestHistoryGateOverAnS3Archive(t *testing.T) {
 		if !objects[l] {
 			t.Errorf("the page links %s, no object of the bucket (%v)", l, keys)
 		}
+	}
+}
+
+// The page's links: relative to the page for a directory, the object's
+// URL at the endpoint for S3, under --link-base when given (kept
+// relative when it is).
+func TestRunLink(t *testing.T) {
+	run := history.Run{Dir: "runs/local/r/20261203T020000Z", Report: true}
+	for _, c := range []struct {
+		name, arg, page, base string
+		arch                  archiveFlags
+		want                  string
+	}{
+		{"a directory", "/srv/archive", "/srv/archive/history.html", "", archiveFlags{}, "runs/local/r/20261203T020000Z/report.html"},
+		{"a page elsewhere", "/srv/archive", "/srv/pages/h.html", "", archiveFlags{}, "../archive/runs/local/r/20261203T020000Z/report.html"},
+		{"S3, path-style", "s3://bench/nightly", "/tmp/h.html", "", archiveFlags{endpoint: "http://minio:9000", pathStyle: true},
+			"http://minio:9000/bench/nightly/runs/local/r/20261203T020000Z/report.html"},
+		{"S3 under a base", "s3://bench/nightly", "/tmp/h.html", "https://bench.example.com/nightly/", archiveFlags{endpoint: "http://minio:9000"},
+			"https://bench.example.com/nightly/runs/local/r/20261203T020000Z/report.html"},
+		{"a relative base", "/srv/archive", "/tmp/h.html", "archive", archiveFlags{}, "archive/runs/local/r/20261203T020000Z/report.html"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("AWS_ENDPOINT_URL", "")
+			link, err := runLink(c.arg, c.page, c.base, c.arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := link(run); got != c.want {
+				t.Errorf("%q, want %q", got, c.want)
+			}
+		})
 	}
 }
