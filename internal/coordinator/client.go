@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -16,7 +17,14 @@ import (
 
 // client calls one worker. Every call has a timeout; idempotent calls are
 // retried a bounded number of times on transport errors and 5xx answers,
-// calls that create something are not (a retry could create it twice).
+// calls that create something are not (a retry could create it twice),
+// unless the connection was never made: a dial that failed sent nothing,
+// so any call is retried then. The e2e suite lost a run to one phase call
+// whose dial to a worker that ran throughout timed out after 30 s ("dial
+// tcp 10.244.2.44:8080: i/o timeout"; why that pod's address went
+// unanswered is not established): each dial is now bounded at 10 s and
+// tried again, so a worker out of reach for a while costs a late call,
+// not the run.
 type client struct {
 	base    string
 	http    *http.Client
@@ -25,12 +33,19 @@ type client struct {
 	token   string
 }
 
+// dialTimeout bounds each connection attempt, well under a call's
+// timeout, so an unreachable worker is tried again within the call's
+// retries rather than once for the whole call.
+const dialTimeout = 10 * time.Second
+
 func newClient(base string, timeout time.Duration, retries int, token string) *client {
 	base = strings.TrimRight(base, "/")
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	return &client{base: base, http: &http.Client{}, timeout: timeout, retries: retries, token: token}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	return &client{base: base, http: &http.Client{Transport: tr}, timeout: timeout, retries: retries, token: token}
 }
 
 type callOpt struct {
@@ -53,10 +68,7 @@ func (c *client) call(ctx context.Context, method, path string, in, out any, o c
 	if o.timeout > 0 {
 		timeout = o.timeout
 	}
-	attempts := 1
-	if o.idempotent {
-		attempts += c.retries
-	}
+	attempts := 1 + c.retries
 	url := c.base + path
 	if o.query != "" {
 		url += "?" + o.query
@@ -75,7 +87,7 @@ func (c *client) call(ctx context.Context, method, path string, in, out any, o c
 			return nil
 		}
 		last = err
-		if !retry || ctx.Err() != nil {
+		if !(retry && o.idempotent || notSent(err)) || ctx.Err() != nil {
 			break
 		}
 	}
@@ -125,6 +137,13 @@ func (c *client) once(ctx context.Context, method, url string, body []byte, out 
 		}
 	}
 	return false, nil
+}
+
+// notSent is whether err is a connection that was never made (refused,
+// unreachable, timed out while dialling): the worker got no request.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 func (c *client) post(ctx context.Context, path string, in, out any, o callOpt) error {
