@@ -88,11 +88,17 @@ func runGate(w io.Writer, dirs []string, minChange, alpha float64, first int) er
 	return nil
 }
 
-// latencyFigures are the history figures a planted slowdown moves.
-var latencyFigures = map[string]bool{
-	"publish p50": true, "publish p99": true, "publish p99.9": true, "corrected p99": true,
-	"end-to-end p50": true, "end-to-end p99": true, "end-to-end p99.9": true,
-}
+// latencyFigures are the history figures a planted slowdown moves: those
+// in milliseconds.
+var latencyFigures = func() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range history.Figures {
+		if f.Unit == "ms" {
+			out[f.Name] = true
+		}
+	}
+	return out
+}()
 
 // slowed is night r with every latency figure times factor: a planted
 // step on real noise.
