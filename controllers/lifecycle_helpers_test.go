@@ -99,8 +99,13 @@ func finishJob(job *batchv1.Job, succeeded bool) {
 // setJobFinished sets the status the Job controller gives a finished Job.
 func setJobFinished(job *batchv1.Job, succeeded bool) {
 	now := metav1.Now()
-	start := metav1.NewTime(now.Add(-time.Minute))
-	job.Status.StartTime = &start
+	// The API server refuses to move a started Job's startTime (immutable
+	// once set, for an unsuspended Job), so a Job already started keeps it:
+	// setting it again passed only when both writes fell in one second.
+	if job.Status.StartTime == nil {
+		start := metav1.NewTime(now.Add(-time.Minute))
+		job.Status.StartTime = &start
+	}
 	if succeeded {
 		job.Status.CompletionTime = &now
 		job.Status.Succeeded = 1
