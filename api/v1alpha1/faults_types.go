@@ -275,9 +275,39 @@ type FaultImpact struct {
 	// the lowest rate; absent when none of them had an acknowledgement.
 	// +optional
 	WorstP99Ms *float64 `json:"worstP99Ms,omitempty"`
+	// LongestWaitMs is the longest any send waited for its
+	// acknowledgement over the same intervals (the intervals' maxima of
+	// LatencySeries): the first send a stall held back waited it whole,
+	// so this is how long the writes stopped; absent when none of them
+	// had an acknowledgement.
+	// +optional
+	LongestWaitMs *float64 `json:"longestWaitMs,omitempty"`
+	// Stall explains a longest wait that was a stall (above a second and
+	// above twice the pre-fault p99) by the broker setting in effect it
+	// matches, or says that none does; absent when there was no stall.
+	// +optional
+	Stall *FaultStall `json:"stall,omitempty"`
 	// Notes say what limits the figures (no interval before the fault, an
 	// earlier fault not recovered, the next fault too soon).
 	// +listType=atomic
 	// +optional
 	Notes []string `json:"notes,omitempty"`
+}
+
+// FaultStall is a fault's stall and the setting that explains it.
+type FaultStall struct {
+	// Seconds is how long the writes stopped: LongestWaitMs in seconds.
+	Seconds float64 `json:"seconds"`
+	// Setting names what the stall matches: a broker setting read from
+	// the brokers (broker.session.timeout.ms, bookkeeperClientTimeoutInSeconds)
+	// or the fault's own length (a Pause); empty when nothing does.
+	// +optional
+	Setting string `json:"setting,omitempty"`
+	// SettingSeconds is that setting's value, in seconds.
+	// +optional
+	SettingSeconds *float64 `json:"settingSeconds,omitempty"`
+	// Explanation says it in words: "writes stopped 9.8 s: matches
+	// broker.session.timeout.ms 9000 ms (...)", or which settings were
+	// read and that none matches.
+	Explanation string `json:"explanation"`
 }

@@ -57,6 +57,7 @@ type coordinatorFlags struct {
 	snapshotInterval, serviceTimeout time.Duration
 	shutdownWorkers                  bool
 	existingCluster                  bool
+	readFailureSettings              bool
 	dropPageCache                    bool
 	pageCacheDropTimeout             time.Duration
 	monitoring                       monitoringFlags
@@ -104,6 +105,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&f.outputDir, "output-dir", "", "write summary.json and omb-result.json into this directory")
 	fl.BoolVar(&f.shutdownWorkers, "shutdown-workers", false, "ask the workers to exit at the end (worker pods of a Job)")
 	fl.BoolVar(&f.existingCluster, "existing-cluster", false, "the brokers are an existing cluster: read their durability settings and report the level really in effect")
+	fl.BoolVar(&f.readFailureSettings, "read-failure-settings", false, "the run has faults: read the brokers' settings that bound a failure's stall (session and replica timeouts, BookKeeper timeouts) to explain each fault's stall")
 	fl.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "length of a stats interval")
 	fl.BoolVar(&f.dropPageCache, "drop-page-cache", false, "before draining a backlog, ask the operator (through --results-configmap) to drop the broker nodes' page cache, and wait for it (spec.testbed.dropPageCache)")
 	fl.DurationVar(&f.deadline, "deadline", 0, "stop the run this long after the coordinator started, keeping its results so far (the controller passes the Jobs' deadline less the time the final write needs); 0: no limit")
@@ -312,14 +314,15 @@ func (r *repeater) runOne(ctx, runCtx context.Context, runID string, last bool) 
 			BootstrapServers: f.bootstrap, ServiceURL: f.serviceURL, AdminURL: f.adminURL,
 		}, Security: r.sec},
 		Workload: r.wl, PayloadData: r.payload, SnapshotInterval: f.snapshotInterval,
-		ShutdownWorkers: f.shutdownWorkers && last,
-		MaxMessages:     f.maxMessages,
-		ReadDurability:  f.existingCluster,
-		PageCache:       r.dropper,
-		OnSnapshot:      r.onSnapshot,
-		Checkpoint:      cp.checkpoint,
-		Token:           os.Getenv(protocol.TokenEnv),
-		OnMeasure:       r.measureStarted,
+		ShutdownWorkers:     f.shutdownWorkers && last,
+		MaxMessages:         f.maxMessages,
+		ReadDurability:      f.existingCluster,
+		ReadFailureSettings: f.readFailureSettings,
+		PageCache:           r.dropper,
+		OnSnapshot:          r.onSnapshot,
+		Checkpoint:          cp.checkpoint,
+		Token:               os.Getenv(protocol.TokenEnv),
+		OnMeasure:           r.measureStarted,
 	})
 	if runErr == nil && context.Cause(runCtx) != nil {
 		runErr = context.Cause(runCtx)

@@ -90,6 +90,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if o.ReadDurability {
 		c.readDurability(ctx, topics.Topics)
 	}
+	if o.ReadFailureSettings {
+		c.readFailureSettings(ctx)
+	}
 	plan, err := NewPlan(len(o.Workers), o.Driver.RunID, topics.Topics, wl)
 	if err != nil {
 		return nil, err

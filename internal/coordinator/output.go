@@ -22,7 +22,7 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 	in := results.Input{
 		Run: run, Namespace: namespace, System: r.System, Workload: r.Workload,
 		Durability: durability, Snapshots: r.Snapshots, RateSearch: r.RateSearch,
-		Security: r.Security, Collection: r.Collection,
+		Security: r.Security, Collection: r.Collection, FailureSettings: r.FailureSettings,
 	}
 	for i, off := range r.ClockOffsets {
 		name := fmt.Sprintf("worker-%d", i)

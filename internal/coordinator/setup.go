@@ -27,6 +27,22 @@ func (c *coordinator) readDurability(ctx context.Context, topics []string) {
 	c.res.Durability = &eff
 }
 
+// readFailureSettings reads the brokers' settings that bound a failure's
+// stall. A read that fails does not stop the run: the stalls are then
+// explained by the faults' own lengths alone, and a note says why.
+func (c *coordinator) readFailureSettings(ctx context.Context) {
+	s, err := inspect.Failure(ctx, c.o.Driver.System, c.o.Driver.Brokers, c.o.Driver.Security)
+	if err != nil {
+		c.res.Notes = append(c.res.Notes, fmt.Sprintf("faults: the brokers' failure settings could not be read (%v), so no stall is explained by them", err))
+	}
+	var said []string
+	for _, x := range s {
+		said = append(said, x.Name+"="+x.Value)
+	}
+	c.logf("failure settings of the brokers: %s", strings.Join(said, ", "))
+	c.res.FailureSettings = s
+}
+
 func (c *coordinator) initialize(ctx context.Context) error {
 	answers := make([]protocol.InitializeResponse, len(c.clients))
 	err := each(c.all(), func(i int) error {

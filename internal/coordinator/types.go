@@ -78,6 +78,11 @@ type Options struct {
 	// brokers' durability settings are read (internal/driver/inspect)
 	// and Result.Durability reports the level really in effect.
 	ReadDurability bool
+	// ReadFailureSettings asks for the brokers' settings that bound a
+	// failure's stall (internal/driver/inspect.Failure), read once the
+	// topics exist, for a run with faults: Result.FailureSettings, which
+	// explain each fault's stall (internal/faultimpact.Explain).
+	ReadFailureSettings bool
 	// Token is the run's token, sent with every call: the workers of a
 	// cluster run take commands only with it (internal/worker).
 	Token string
@@ -163,6 +168,9 @@ type Result struct {
 	// Durability is what an existing cluster was found to give
 	// (Options.ReadDurability); nil when it was not read.
 	Durability *v1alpha1.EffectiveDurability `json:"durability,omitempty"`
+	// FailureSettings are the brokers' settings that bound a failure's
+	// stall (Options.ReadFailureSettings); nil when not read.
+	FailureSettings []results.BrokerSetting `json:"failureSettings,omitempty"`
 	// PageCacheDrops are the page-cache drops the run asked for mid-run
 	// (Options.PageCache), failed ones included.
 	PageCacheDrops []v1alpha1.PageCacheDrop `json:"pageCacheDrops,omitempty"`

@@ -36,10 +36,10 @@ func FromSeries(s results.Series) []Point {
 			PublishErrors: int64(math.Round(sp.PublishErrorRateMsgPerSec * sp.Seconds)),
 		}
 		if l := sp.PublishLatencyMs; l != nil && l.Count > 0 {
-			p.P99Ms = ptr.To(l.P99)
+			p.P99Ms, p.MaxMs = ptr.To(l.P99), ptr.To(l.Max)
 		}
 		if l := sp.CorrectedLatencyMs; l != nil && l.Count > 0 {
-			p.CorrectedP99Ms = ptr.To(l.P99)
+			p.CorrectedP99Ms, p.CorrectedMaxMs = ptr.To(l.P99), ptr.To(l.Max)
 		}
 		out = append(out, p)
 	}
@@ -121,6 +121,7 @@ func (im Impact) Status() *v1alpha1.FaultImpact {
 		LatencySeries:              im.Series,
 		PreFaultP99Ms:              im.PreFaultP99Ms,
 		WorstP99Ms:                 im.WorstP99Ms,
+		LongestWaitMs:              im.LongestWaitMs,
 		Notes:                      im.Notes,
 	}
 }

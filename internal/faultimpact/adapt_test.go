@@ -12,7 +12,7 @@ import (
 )
 
 func TestFromSeries(t *testing.T) {
-	lat := func(p99 float64) *results.LatencyDetail { return &results.LatencyDetail{Count: 10, P99: p99} }
+	lat := func(p99 float64) *results.LatencyDetail { return &results.LatencyDetail{Count: 10, P99: p99, Max: 2 * p99} }
 	s := results.Series{Stride: 1, Points: []results.SeriesPoint{
 		{Phase: stats.PhaseWarmup, OffsetSeconds: 0, Seconds: 10, PublishRateMsgPerSec: 1000, PublishLatencyMs: lat(3)},
 		{Phase: stats.PhaseMeasure, OffsetSeconds: 10.5, Seconds: 10, PublishRateMsgPerSec: 990, PublishErrorRateMsgPerSec: 0.25,
@@ -24,9 +24,9 @@ func TestFromSeries(t *testing.T) {
 		{Phase: "cooldown", OffsetSeconds: 40, Seconds: 10},
 	}}
 	want := []Point{
-		{StartSeconds: 0, Seconds: 10, PublishRate: 990, PublishErrors: 3, P99Ms: ptr.To(3.0), CorrectedP99Ms: ptr.To(4.0)},
+		{StartSeconds: 0, Seconds: 10, PublishRate: 990, PublishErrors: 3, P99Ms: ptr.To(3.0), CorrectedP99Ms: ptr.To(4.0), MaxMs: ptr.To(6.0), CorrectedMaxMs: ptr.To(8.0)},
 		{StartSeconds: 10, Seconds: 10, PublishErrors: 30},
-		{StartSeconds: 20, Seconds: 9.5, PublishRate: 1200, P99Ms: ptr.To(5.0), CorrectedP99Ms: ptr.To(900.0)},
+		{StartSeconds: 20, Seconds: 9.5, PublishRate: 1200, P99Ms: ptr.To(5.0), CorrectedP99Ms: ptr.To(900.0), MaxMs: ptr.To(10.0), CorrectedMaxMs: ptr.To(1800.0)},
 	}
 	if got := FromSeries(s); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

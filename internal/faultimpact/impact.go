@@ -56,6 +56,10 @@ type Point struct {
 	// acknowledgement, or (corrected) when it was not recorded.
 	P99Ms          *float64
 	CorrectedP99Ms *float64
+	// MaxMs and CorrectedMaxMs are the interval's longest latencies, nil
+	// as the p99s are.
+	MaxMs          *float64
+	CorrectedMaxMs *float64
 }
 
 func (p Point) end() float64 { return p.StartSeconds + p.Seconds }
@@ -97,6 +101,10 @@ type Impact struct {
 	// is nil when none of them had an acknowledgement.
 	PublishErrors int64
 	WorstP99Ms    *float64
+	// LongestWaitMs is the highest interval maximum of Series over the
+	// same intervals: the longest a send waited, so how long the writes
+	// stopped; nil as WorstP99Ms is.
+	LongestWaitMs *float64
 	// Series is SeriesCorrected or SeriesPublish.
 	Series string
 	// PreFaultP99Ms is the median p99 of the intervals between the
@@ -215,6 +223,21 @@ func (c *calc) p99(p Point) *float64 {
 	return p.P99Ms
 }
 
+func (c *calc) max(p Point) *float64 {
+	if c.series == SeriesCorrected {
+		return p.CorrectedMaxMs
+	}
+	return p.MaxMs
+}
+
+// higher sets *worst to v when v is set and above it.
+func higher(worst **float64, v *float64) {
+	if v != nil && (*worst == nil || *v > **worst) {
+		x := *v
+		*worst = &x
+	}
+}
+
 func (c *calc) one(w Window, baselineFrom, horizon float64) Impact {
 	im := Impact{Window: w, TargetRate: c.target, Series: c.series, IntervalSeconds: c.resolution, RecoveryIntervals: c.n}
 	inj := w.InjectedSeconds
@@ -331,10 +354,8 @@ func (c *calc) one(w Window, baselineFrom, horizon float64) Impact {
 		p := c.points[i]
 		im.LowestRate = math.Min(im.LowestRate, p.PublishRate)
 		im.PublishErrors += p.PublishErrors
-		if v := c.p99(p); v != nil && (im.WorstP99Ms == nil || *v > *im.WorstP99Ms) {
-			worst := *v
-			im.WorstP99Ms = &worst
-		}
+		higher(&im.WorstP99Ms, c.p99(p))
+		higher(&im.LongestWaitMs, c.max(p))
 	}
 	im.LowestFraction = im.LowestRate / c.target
 	return im

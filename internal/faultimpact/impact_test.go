@@ -259,3 +259,30 @@ func TestComputeNeedsTheTargetRate(t *testing.T) {
 		}
 	}
 }
+
+// TestLongestWait: the longest wait is the highest interval maximum of the
+// series the recovery uses, over the fault's intervals only: not those
+// before it, nor those after the load was back for good.
+func TestLongestWait(t *testing.T) {
+	pts := cat(repeat(3, good(10)), []iv{stalled(0), good(4000)}, repeat(3, good(10)), []iv{good(12)})
+	maxima := []float64{50, 60, 7000, 0, 9300, 80, 70, 60, 8000}
+	for i := range pts {
+		if pts[i].P99Ms != nil {
+			pts[i].MaxMs, pts[i].CorrectedMaxMs = ptr.To(maxima[i]/2), ptr.To(maxima[i])
+		}
+	}
+	ims, err := Compute(pts, 1000, []Window{at(31)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im := ims[0]; im.LongestWaitMs == nil || *im.LongestWaitMs != 9300 {
+		t.Errorf("longest wait %v, want 9300 ms (the interval the stall ended in; not 7000 before the fault, not 8000 after the recovery)", im.LongestWaitMs)
+	}
+	for i := range pts {
+		pts[i].CorrectedP99Ms, pts[i].CorrectedMaxMs = nil, nil
+	}
+	ims, _ = Compute(pts, 1000, []Window{at(31)}, Options{})
+	if im := ims[0]; im.Series != SeriesPublish || im.LongestWaitMs == nil || *im.LongestWaitMs != 4650 {
+		t.Errorf("without the corrected series: longest wait %v in %s, want the publish maximum 4650 ms", im.LongestWaitMs, im.Series)
+	}
+}

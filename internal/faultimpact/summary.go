@@ -32,12 +32,14 @@ func TargetRate(s *results.Summary) float64 {
 // which starts with the phase (the workers cut an interval as the phase
 // changes), so a fault's seconds are the same on both.
 func Fill(s *results.Summary, start time.Time, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
-	return FillSeries(s.Series, TargetRate(s), start, fs)
+	return FillSeries(s.Series, TargetRate(s), s.FailureSettings, start, fs)
 }
 
-// FillSeries is Fill on a series and a target rate (local mode has them
-// before its summary is written).
-func FillSeries(series results.Series, rate float64, start time.Time, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
+// FillSeries is Fill on a series, a target rate and the brokers'
+// failure settings (local mode has them before its summary is written).
+// Each stall is explained by the settings and the fault's own length
+// (Explain).
+func FillSeries(series results.Series, rate float64, settings []results.BrokerSetting, start time.Time, fs []v1alpha1.FaultStatus) ([]v1alpha1.FaultStatus, error) {
 	out := make([]v1alpha1.FaultStatus, len(fs))
 	var windows []Window
 	var at []int
@@ -78,6 +80,21 @@ func FillSeries(series results.Series, rate float64, start time.Time, fs []v1alp
 	}
 	for k, i := range order {
 		out[at[i]].Impact = ims[k].Status()
+		ExplainStall(&out[at[i]], settings)
 	}
 	return out, nil
+}
+
+// ExplainStall sets f's impact's stall (Explain) from the brokers'
+// settings and the fault's own length; an impact without a longest wait
+// keeps none.
+func ExplainStall(f *v1alpha1.FaultStatus, settings []results.BrokerSetting) {
+	if f.Impact == nil || f.Impact.LongestWaitMs == nil {
+		return
+	}
+	cands := Candidates(settings)
+	if own := OwnLength(*f); own != nil {
+		cands = append(cands, *own)
+	}
+	f.Impact.Stall = Explain(*f.Impact.LongestWaitMs, f.Impact.PreFaultP99Ms, cands)
 }

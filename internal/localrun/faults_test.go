@@ -206,7 +206,7 @@ func TestWithImpact(t *testing.T) {
 		{Index: 0, Action: v1alpha1.FaultPause, Target: "broker-1", Injected: true, InjectedAt: at(4.5), ClearedAt: at(7)},
 		{Index: 1, Action: v1alpha1.FaultKill, Target: "leader", Message: "not injected: the lookup failed"},
 	}
-	got, err := faultimpact.FillSeries(series, 1000, measure, fs)
+	got, err := faultimpact.FillSeries(series, 1000, nil, measure, fs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,13 +234,13 @@ func TestWithImpact(t *testing.T) {
 		t.Errorf("recovered %v after %v s, %d relapses; want true after 3.5, none (the last sliver is no interval)", im.Recovered, im.RecoverySeconds, im.Relapses)
 	}
 
-	if _, err := faultimpact.FillSeries(series, 0, measure, fs); err == nil {
+	if _, err := faultimpact.FillSeries(series, 0, nil, measure, fs); err == nil {
 		t.Error("no error without a target rate")
 	}
-	if _, err := faultimpact.FillSeries(results.Series{}, 1000, measure, fs); err == nil {
+	if _, err := faultimpact.FillSeries(results.Series{}, 1000, nil, measure, fs); err == nil {
 		t.Error("no error without a measured interval")
 	}
-	if got, err := faultimpact.FillSeries(results.Series{}, 1000, measure, fs[1:]); err != nil || got[0].Impact != nil {
+	if got, err := faultimpact.FillSeries(results.Series{}, 1000, nil, measure, fs[1:]); err != nil || got[0].Impact != nil {
 		t.Errorf("without an injected fault: %+v, %v; want nothing to compute and no error", got, err)
 	}
 }

@@ -100,10 +100,12 @@ func (s *session) runOnce(ctx context.Context, rep repeat) (_ *outcome.Repeat, _
 		SameClock: true,
 		// Brokers this run did not start are read, not assumed.
 		ReadDurability: s.run.Spec.Cluster.Existing != nil,
-		Logf:           s.logger.Printf,
-		Progress:       func(p coordinator.Progress) { fmt.Fprintln(s.o.Stderr, FormatProgress(p)) },
-		PageCache:      s.pageCache,
-		OnMeasure:      inj.measureStarted,
+		// A run with faults explains each stall by the brokers' settings.
+		ReadFailureSettings: len(s.run.Spec.Faults) > 0,
+		Logf:                s.logger.Printf,
+		Progress:            func(p coordinator.Progress) { fmt.Fprintln(s.o.Stderr, FormatProgress(p)) },
+		PageCache:           s.pageCache,
+		OnMeasure:           inj.measureStarted,
 	})
 	faultStatus := inj.finish()
 	s.out.Faults = append(s.out.Faults, faultStatus...)

@@ -111,6 +111,7 @@ func faultsOf(s *results.Summary) []faultFigures {
 			out[i].NoImpact = "no interval of the measured phase came after it"
 		default:
 			out[i].Impact, out[i].Computed = ims[k].Status(), true
+			faultimpact.ExplainStall(&out[i].FaultStatus, s.FailureSettings)
 		}
 	}
 	return out
@@ -126,6 +127,9 @@ type faultsView struct {
 	Delivery []kv
 	// Computed says the figures were computed by the report.
 	Computed bool
+	// Settings are the brokers' failure settings the stalls were weighed
+	// against, as read; nil when none were read.
+	Settings []kv
 }
 
 type faultRow struct {
@@ -133,7 +137,10 @@ type faultRow struct {
 	Injected, Cleared               string
 	Dip, Recovery, Errors           string
 	PreP99, WorstP99                string
-	Notes                           []string
+	// Stall is the stall's explanation (faultimpact.Explain); empty
+	// without a stall.
+	Stall string
+	Notes []string
 	// NotInjected marks a fault that did not happen; Bad a dip to zero, a
 	// load that did not come back, or failed sends.
 	NotInjected, Bad bool
@@ -193,6 +200,9 @@ func faultsSection(s *results.Summary) *faultsView {
 			if im.WorstP99Ms != nil {
 				r.WorstP99 = ms(*im.WorstP99Ms)
 			}
+			if st := im.Stall; st != nil {
+				r.Stall = st.Explanation
+			}
 			r.Notes = append(r.Notes, im.Notes...)
 			r.Bad = im.LowestRateFraction == 0 || !im.Recovered || im.PublishErrors > 0
 			v.Computed = v.Computed || f.Computed
@@ -208,6 +218,9 @@ func faultsSection(s *results.Summary) *faultsView {
 		}
 	}
 	v.Series = strings.Join(names, "; on some faults ")
+	for _, fs := range s.FailureSettings {
+		v.Settings = append(v.Settings, kv{Key: fs.Name, Value: fs.Value + " — " + fs.Bounds})
+	}
 	var failed int64
 	for _, p := range s.Phases {
 		failed += p.PublishErrors
@@ -239,12 +252,22 @@ func FaultLines(s *results.Summary) []string {
 		}
 		out = append(out, fmt.Sprintf("%s (%s) at %s, cleared %s: lowest %s, recovered %s, failed sends %s, p99 %s ms before, %s ms at worst",
 			head, r.Resolved, r.Injected, r.Cleared, r.Dip, r.Recovery, r.Errors, r.PreP99, r.WorstP99))
+		if r.Stall != "" {
+			out = append(out, "  stall: "+r.Stall)
+		}
 		for _, n := range r.Notes {
 			out = append(out, "  "+n)
 		}
 	}
 	if v.Series != "" {
 		out = append(out, "p99: the "+v.Series+" latency")
+	}
+	if len(v.Settings) > 0 {
+		var said []string
+		for _, s := range v.Settings {
+			said = append(said, s.Key+" "+strings.SplitN(s.Value, " — ", 2)[0])
+		}
+		out = append(out, "stalls weighed against the brokers' "+strings.Join(said, ", "))
 	}
 	return out
 }

@@ -262,7 +262,9 @@ func TestRenderFaultsFromStatusFile(t *testing.T) {
 	}
 	// A fault's notes take a row of their own across the table: in the
 	// last column, which does not wrap, they ran out of the card.
-	if !regexp.MustCompile(`<tr class="notes"><td></td><td colspan="10"><small>the pod came back as`).Match(html) {
+	// The stall's explanation comes first (the pod was back 20 s later,
+	// the longest wait 1.3 s: nothing explains it).
+	if !regexp.MustCompile(`<tr class="notes"><td></td><td colspan="10"><small><strong>stall</strong>: writes stopped 1.3 s: matches none of the target&#39;s return 20 s</small><br><small>the pod came back as`).Match(html) {
 		t.Error("fault #0's note is not in a row of its own under the fault")
 	}
 	if regexp.MustCompile(`<td class="n[^"]*">[^<]*<br><small>`).Match(html) {

@@ -157,12 +157,15 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 {{with .Faults}}<section id="faults"><h2>Faults</h2>
 <table><thead><tr><th>fault</th><th>action</th><th>target</th><th>resolved</th><th>injected</th><th>cleared</th><th class="n">dip: lowest publish rate</th><th>time to recover</th><th class="n">failed sends</th><th class="n">p99 before (ms)</th><th class="n">worst p99 (ms)</th></tr></thead><tbody>
 {{range .Rows}}<tr><td class="nw">{{.Fault}}</td><td>{{.Action}}</td><td class="code">{{.Target}}</td><td class="code">{{.Resolved}}</td><td{{if .NotInjected}} class="bad"{{end}}>{{.Injected}}</td><td>{{.Cleared}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Dip}}</td><td>{{.Recovery}}</td><td class="n">{{.Errors}}</td><td class="n">{{.PreP99}}</td><td class="n">{{.WorstP99}}</td></tr>
-{{with .Notes}}<tr class="notes"><td></td><td colspan="10">{{range $i, $n := .}}{{if $i}}<br>{{end}}<small>{{$n}}</small>{{end}}</td></tr>{{end}}
+{{if or .Stall .Notes}}{{$stall := .Stall}}<tr class="notes"><td></td><td colspan="10">{{with .Stall}}<small><strong>stall</strong>: {{.}}</small>{{end}}{{range $i, $n := .Notes}}{{if or $i $stall}}<br>{{end}}<small>{{$n}}</small>{{end}}</td></tr>{{end}}
 {{end}}</tbody></table>
 <p class="sub">Times are seconds after the start of the measured phase, good to about one interval; the charts above mark each fault from its injection to its clearing. The dip is the lowest interval's publish rate (acknowledged messages) against the target rate; the time to recover runs from the fault to the first 3 intervals in a row at ≥ 95 % of the target rate with the p99 at most twice its pre-fault value, and says how often the load fell below that again. {{if .Series}}The p99 columns are the {{.Series}} latency.{{end}}{{if .Computed}} Figures the run's record did not carry were computed by this report from the series, with the same definitions.{{end}} docs/results.md, "Faults", defines every figure.</p>
 <h3>The run's delivery record, whole run (not per fault)</h3>
 <table class="facts"><tbody>{{range .Delivery}}<tr><td>{{.Key}}</td><td class="n{{if .Bad}} bad{{end}}">{{.Value}}</td></tr>{{end}}</tbody></table>
 <p class="sub">Losses, duplicates and failed sends are counted per message over the whole run, so they cannot be put on one fault when the run had several.</p>
+{{with .Settings}}<h3>What the stalls were weighed against: the brokers' settings, as read</h3>
+<table class="facts"><tbody>{{range .}}<tr><td class="code">{{.Key}}</td><td>{{.Value}}</td></tr>{{end}}</tbody></table>
+<p class="sub">A stall is the longest any send waited (the intervals' maximum latency); a setting of T seconds explains it when the stall lies within T − max(2.5 s, T/4) and T + max(3 s, T/4): docs/methodology.md, "Why a stall lasted what it lasted".</p>{{end}}
 </section>{{end}}
 
 {{if .Drain}}<section><h2>Backlog</h2>{{range .Drain}}{{template "chart" .}}{{end}}</section>{{end}}

@@ -186,6 +186,7 @@ func Aggregate(repeats []*Summary, dirs []string) (*Summary, error) {
 		SchemaVersion: SchemaVersion, Run: first.Run, System: first.System, Workload: first.Workload,
 		Durability: first.Durability, Start: first.Start, End: last.End, Workers: first.Workers,
 		Testbed: first.Testbed, Brokers: first.Brokers, Security: first.Security,
+		FailureSettings: first.FailureSettings,
 	}
 	var corrected, endToEnd bool = true, true
 	for i, s := range repeats {

@@ -144,6 +144,7 @@ func (p *prepared) summarize(seriesStride int) *Summary {
 		Notes:   append([]string(nil), in.Notes...),
 		Testbed: in.Testbed, BrokerResources: in.BrokerResources, Brokers: in.Brokers,
 		Security: in.Security, Collection: in.Collection, Faults: in.Faults,
+		FailureSettings: in.FailureSettings,
 	}
 	workers := map[string]bool{}
 	for _, sn := range in.Snapshots {

@@ -69,6 +69,23 @@ type Input struct {
 	// Faults are what became of spec.faults in this run (local mode's
 	// injector; status.faults' entries); nil for a run without faults.
 	Faults []v1alpha1.FaultStatus
+	// FailureSettings are the broker settings in effect that bound how
+	// long a failure stalls the writes, read from the brokers by the
+	// coordinator (internal/driver/inspect); nil when not read.
+	FailureSettings []BrokerSetting
+}
+
+// BrokerSetting is one broker setting in effect, as the brokers report
+// it, that bears on what a failure does to the writes: a fault's stall is
+// explained by the one it matches (internal/faultimpact.Explain).
+type BrokerSetting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	// Seconds is the value as a length of time, for a timeout; nil for
+	// a setting that is not one (unclean.leader.election.enable).
+	Seconds *float64 `json:"seconds,omitempty"`
+	// Bounds says what the setting bounds, in words.
+	Bounds string `json:"bounds"`
 }
 
 // BrokerSetup is how the brokers of a run ran: where, the Java runtime,
@@ -418,6 +435,9 @@ type Summary struct {
 	// Faults are what became of spec.faults (Input.Faults), in the shape
 	// of status.faults.
 	Faults []v1alpha1.FaultStatus `json:"faults,omitempty"`
+	// FailureSettings are the broker settings that bound a failure's
+	// stall, as read from the brokers (Input.FailureSettings).
+	FailureSettings []BrokerSetting `json:"failureSettings,omitempty"`
 
 	// Repeats are the repeats of a repeated run (Aggregate), in the order
 	// run; Results is then the median over them, and Intervals each

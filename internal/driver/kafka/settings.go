@@ -41,7 +41,22 @@ type producerSettings struct {
 	// timeout, as Java's retries=MAX_INT).
 	Retries  int
 	ClientID string
+	// MetadataBackoff is retry.backoff.max.ms (metadataBackoff).
+	MetadataBackoff time.Duration
 }
+
+// javaMetadataBackoff is the Java clients' retry.backoff.max.ms (KIP-580,
+// Kafka 3.7+): after a retriable error (a leader gone, its connection
+// refused) a Java client asks for new metadata after retry.backoff.ms
+// (100 ms), backing off to at most this. kgo waits MetadataMinAge between
+// metadata requests, 5 s by default, so a producer kept writing to a dead
+// leader up to 5 s after the controller had elected another: a leader
+// kill's writes stopped 20.3 s with broker.session.timeout.ms at 16 s
+// (TestRunKafkaKillLeader), 4 s longer than a Java client would have
+// waited. MetadataMinAge at this value is what a Java client does under
+// a lasting failure; a healthy run asks for metadata as seldom as before
+// (MetadataMaxAge, 5 min).
+const javaMetadataBackoff = time.Second
 
 // defaultProducerSettings are OMB's Kafka driver settings (driver-kafka/
 // kafka-throughput.yaml: linger.ms=1, batch.size=1048576,
@@ -66,8 +81,9 @@ func defaultProducerSettings() producerSettings {
 		// shows as a long latency tail, not as errors that cut it. The
 		// delivery timeout is then the Java client's when it is not set:
 		// at least linger.ms + request.timeout.ms (deliveryTimeout).
-		RequestTimeout: 1200 * time.Second,
-		Retries:        -1,
+		RequestTimeout:  1200 * time.Second,
+		Retries:         -1,
+		MetadataBackoff: javaMetadataBackoff,
 	}
 }
 
@@ -122,6 +138,9 @@ var producerKeys = map[string]setter[producerSettings]{
 	"client.id": func(s *producerSettings, v string) error {
 		s.ClientID = v
 		return nil
+	},
+	"retry.backoff.max.ms": func(s *producerSettings, v string) error {
+		return setDuration(&s.MetadataBackoff, v, 1)
 	},
 }
 
@@ -209,6 +228,7 @@ func (s producerSettings) opts() []kgo.Opt {
 		// default does so after 64 KiB, which with OMB's 1 MiB batches
 		// makes 16 times as many, smaller, batches.
 		kgo.RecordPartitioner(kgo.UniformBytesPartitioner(int(s.BatchMaxBytes), true, true, nil)),
+		kgo.MetadataMinAge(s.MetadataBackoff),
 	}
 	if !s.Idempotent {
 		// kgo refuses acks other than all with idempotent writes on.
@@ -233,6 +253,8 @@ type consumerSettings struct {
 	SessionTimeout         time.Duration
 	HeartbeatInterval      time.Duration
 	ClientID               string
+	// MetadataBackoff is retry.backoff.max.ms, as the producer's.
+	MetadataBackoff time.Duration
 }
 
 // defaultConsumerSettings are OMB's (max.partition.fetch.bytes=10485760)
@@ -246,6 +268,7 @@ func defaultConsumerSettings() consumerSettings {
 		FetchMaxWait:      500 * time.Millisecond,
 		SessionTimeout:    45 * time.Second,
 		HeartbeatInterval: 3 * time.Second,
+		MetadataBackoff:   javaMetadataBackoff,
 	}
 }
 
@@ -285,6 +308,9 @@ var consumerKeys = map[string]setter[consumerSettings]{
 	},
 	"heartbeat.interval.ms": func(s *consumerSettings, v string) error {
 		return setDuration(&s.HeartbeatInterval, v, 1)
+	},
+	"retry.backoff.max.ms": func(s *consumerSettings, v string) error {
+		return setDuration(&s.MetadataBackoff, v, 1)
 	},
 	"client.id": func(s *consumerSettings, v string) error {
 		s.ClientID = v
@@ -331,6 +357,7 @@ func (s consumerSettings) opts() []kgo.Opt {
 		kgo.FetchMaxWait(s.FetchMaxWait),
 		kgo.SessionTimeout(s.SessionTimeout),
 		kgo.HeartbeatInterval(s.HeartbeatInterval),
+		kgo.MetadataMinAge(s.MetadataBackoff),
 	}
 	if s.ClientID != "" {
 		o = append(o, kgo.ClientID(s.ClientID))

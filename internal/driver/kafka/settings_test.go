@@ -57,6 +57,17 @@ func TestProducerSettings(t *testing.T) {
 				// timeout for it: linger + request timeout.
 				eq(t, "request.timeout", cl.OptValue(kgo.ProduceRequestTimeout), 1200*time.Second)
 				eq(t, "delivery.timeout", cl.OptValue(kgo.RecordDeliveryTimeout), 1200*time.Second+time.Millisecond)
+				// Java's retry.backoff.max.ms between metadata requests,
+				// not kgo's 5 s MetadataMinAge.
+				eq(t, "retry.backoff.max", cl.OptValue(kgo.MetadataMinAge), time.Second)
+			},
+		},
+		{
+			name:      "retry.backoff.max.ms sets how soon the producer asks for new metadata",
+			level:     v1alpha1.Level2,
+			overrides: map[string]string{"retry.backoff.max.ms": "250"},
+			check: func(t *testing.T, s producerSettings, cl *kgo.Client) {
+				eq(t, "retry.backoff.max", cl.OptValue(kgo.MetadataMinAge), 250*time.Millisecond)
 			},
 		},
 		{
@@ -206,12 +217,14 @@ func TestConsumerSettings(t *testing.T) {
 				eq(t, "max.partition.fetch.bytes", cl.OptValue(kgo.FetchMaxPartitionBytes), int32(10485760))
 				eq(t, "fetch.max.wait.ms", cl.OptValue(kgo.FetchMaxWait), 500*time.Millisecond)
 				eq(t, "fetch.max.bytes", cl.OptValue(kgo.FetchMaxBytes), int32(52428800))
+				eq(t, "retry.backoff.max.ms", cl.OptValue(kgo.MetadataMinAge), time.Second)
 			},
 		},
 		{
 			name:      "overrides are translated; OMB's fixed keys are accepted",
-			overrides: map[string]string{"max.partition.fetch.bytes": "1048576", "fetch.min.bytes": "1024", "fetch.max.wait.ms": "100", "auto.offset.reset": "earliest", "enable.auto.commit": "false"},
+			overrides: map[string]string{"max.partition.fetch.bytes": "1048576", "fetch.min.bytes": "1024", "fetch.max.wait.ms": "100", "auto.offset.reset": "earliest", "enable.auto.commit": "false", "retry.backoff.max.ms": "300"},
 			check: func(t *testing.T, cl *kgo.Client) {
+				eq(t, "retry.backoff.max.ms", cl.OptValue(kgo.MetadataMinAge), 300*time.Millisecond)
 				eq(t, "max.partition.fetch.bytes", cl.OptValue(kgo.FetchMaxPartitionBytes), int32(1048576))
 				eq(t, "fetch.min.bytes", cl.OptValue(kgo.FetchMinBytes), int32(1024))
 				eq(t, "fetch.max.wait.ms", cl.OptValue(kgo.FetchMaxWait), 100*time.Millisecond)

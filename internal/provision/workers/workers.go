@@ -306,6 +306,11 @@ func CoordinatorJob(run *v1alpha1.BenchmarkRun, defaultImage string, brokers v1a
 		// controller may not) and reports it with the results.
 		args = append(args, "--existing-cluster")
 	}
+	if len(run.Spec.Faults) > 0 {
+		// Each fault's stall is explained by the settings the brokers
+		// really run with, which the coordinator reads (it reaches them).
+		args = append(args, "--read-failure-settings")
+	}
 	if drv != nil {
 		js, err := json.Marshal(drv)
 		if err != nil {
