@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	dur "github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 // FlagFaults: the runs' fault schedules differ (a fault one has and the
@@ -198,4 +200,37 @@ func faultRows(runs []Named) [][]string {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// toleranceOf is a run's failure tolerance as deployed; false when its
+// durability or topology does not tell it.
+func toleranceOf(s *results.Summary) (dur.Tolerance, bool) {
+	if s.Durability == nil {
+		return dur.Tolerance{}, false
+	}
+	var topo *v1alpha1.Topology
+	if s.Testbed != nil {
+		topo = s.Testbed.Topology
+	}
+	return dur.ToleranceOf(*s.Durability, topo)
+}
+
+// toleranceFlag flags two runs, one of them with faults, whose
+// deployments ride out a different number of losses: a Pulsar of three
+// bookies at ensemble 3 waits for a lost bookie, a Kafka at RF 3 and min
+// ISR 2 goes on without a broker, and a fault comparison between them
+// measures the deployments, not the systems. One unknown side is said too.
+func toleranceFlag(a, b Named, add func(FlagKind, string, ...any)) {
+	if len(a.Summary.Faults) == 0 && len(b.Summary.Faults) == 0 {
+		return
+	}
+	ta, oka := toleranceOf(a.Summary)
+	tb, okb := toleranceOf(b.Summary)
+	switch {
+	case oka && okb && ta.Losses != tb.Losses:
+		add(FlagTolerance, "they ride out different failures: %s, %s; %s, %s. The same fault is not the same failure to them: give the side that tolerates fewer a node to spare (a Pulsar ledger needs a bookie outside its ensemble: 4 bookies for ensemble 3), or compare faults neither rides out",
+			a.Name, ta.Description, b.Name, tb.Description)
+	case oka != okb:
+		add(FlagTolerance, "the failure tolerance of %s is not known (its durability or its bookies are not recorded), so whether the two ride out the same faults is not known", nameOfNil(a, b, !oka))
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	dur "github.com/streambench/streambench-operator/internal/durability"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 func kill(index int32, target v1alpha1.FaultTarget, at float64) v1alpha1.FaultStatus {
@@ -133,3 +135,46 @@ func TestCompareFaults(t *testing.T) {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// TestToleranceFlag: a Kafka at RF 3, min ISR 2 and a Pulsar at ensemble 3
+// on 3 bookies, both level 2, compared with a fault: flagged (one rides
+// out a broker, the other waits for its bookie); with a fourth bookie
+// they match. Without faults the tolerance is not compared.
+func TestToleranceFlag(t *testing.T) {
+	run := func(sys v1alpha1.System, bookies int32, fs ...v1alpha1.FaultStatus) *results.Summary {
+		lvl := v1alpha1.Level2
+		eff, err := dur.TranslateFor(sys, dur.StallVersions(sys)[0], v1alpha1.DurabilitySpec{Level: &lvl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := faultRun(fs...)
+		s.System, s.Durability = sys, &eff
+		s.Testbed = &v1alpha1.Testbed{Topology: &v1alpha1.Topology{Brokers: 3, Bookies: bookies}}
+		return s
+	}
+	flags := func(a, b *results.Summary) []Flag {
+		var out []Flag
+		toleranceFlag(Named{Name: "kafka", Summary: a}, Named{Name: "pulsar", Summary: b}, func(kind FlagKind, format string, args ...any) {
+			out = append(out, Flag{Kind: kind, Message: sprintf(format, args...)})
+		})
+		return out
+	}
+	k := run(v1alpha1.SystemKafka, 0, kill(0, "broker-1", 50))
+	got := flags(k, run(v1alpha1.SystemPulsar, 3, kill(0, "bookie-1", 50)))
+	if len(got) != 1 || got[0].Kind != FlagTolerance ||
+		!strings.Contains(got[0].Message, "kafka, 1 broker lost: RF 3, min.insync.replicas 2 (acks=all)") ||
+		!strings.Contains(got[0].Message, "pulsar, 0 bookies lost: ensemble 3 on 3 bookies") {
+		t.Errorf("Kafka RF 3 against Pulsar on 3 bookies: %v, want one [tolerance] flag saying both", got)
+	}
+	if got := flags(k, run(v1alpha1.SystemPulsar, 4, kill(0, "bookie-1", 50))); len(got) != 0 {
+		t.Errorf("with a fourth bookie: %v, want no flag", got)
+	}
+	if got := flags(run(v1alpha1.SystemKafka, 0), run(v1alpha1.SystemPulsar, 3)); len(got) != 0 {
+		t.Errorf("without faults: %v, want no flag", got)
+	}
+	unknown := run(v1alpha1.SystemPulsar, 3, kill(0, "bookie-1", 50))
+	unknown.Testbed = nil
+	if got := flags(k, unknown); len(got) != 1 || !strings.Contains(got[0].Message, "the failure tolerance of pulsar is not known") {
+		t.Errorf("a Pulsar without its bookies' count: %v, want it said", got)
+	}
+}

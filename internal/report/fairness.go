@@ -50,6 +50,10 @@ const (
 	// FlagCost: the two runs' costs were priced by different models, or
 	// their resources measured by different sources (proc, Prometheus).
 	FlagCost FlagKind = "cost"
+	// FlagTolerance: runs with faults whose deployments ride out a
+	// different number of lost brokers or bookies (durability.ToleranceOf):
+	// the same fault is not the same failure to them.
+	FlagTolerance FlagKind = "tolerance"
 )
 
 // Flag marks a pair of runs (or one run, for the load generator) whose
@@ -188,6 +192,7 @@ func pairFlags(a, b Named, f Fairness) []Flag {
 	}
 
 	faultsFlag(a, b, add)
+	toleranceFlag(a, b, add)
 
 	if d := securityDiff(sa.Security, sb.Security, sa.System == sb.System); d != "" {
 		add(FlagSecurity, "the clients' security differs (%s): TLS costs CPU on clients and brokers for every byte and changes batching, so the numbers differ by it as much as by the broker", d)

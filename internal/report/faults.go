@@ -130,6 +130,9 @@ type faultsView struct {
 	// Settings are the brokers' failure settings the stalls were weighed
 	// against, as read; nil when none were read.
 	Settings []kv
+	// Tolerance says how many brokers or bookies the deployment rides
+	// out (durability.ToleranceOf); empty when not known.
+	Tolerance string
 }
 
 type faultRow struct {
@@ -221,6 +224,9 @@ func faultsSection(s *results.Summary) *faultsView {
 	for _, fs := range s.FailureSettings {
 		v.Settings = append(v.Settings, kv{Key: fs.Name, Value: fs.Value + " — " + fs.Bounds})
 	}
+	if t, ok := toleranceOf(s); ok {
+		v.Tolerance = "the deployment rides out " + t.Description
+	}
 	var failed int64
 	for _, p := range s.Phases {
 		failed += p.PublishErrors
@@ -261,6 +267,9 @@ func FaultLines(s *results.Summary) []string {
 	}
 	if v.Series != "" {
 		out = append(out, "p99: the "+v.Series+" latency")
+	}
+	if v.Tolerance != "" {
+		out = append(out, v.Tolerance)
 	}
 	if len(v.Settings) > 0 {
 		var said []string

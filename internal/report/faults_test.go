@@ -267,6 +267,10 @@ func TestRenderFaultsFromStatusFile(t *testing.T) {
 	if !regexp.MustCompile(`<tr class="notes"><td></td><td colspan="10"><small><strong>stall</strong>: writes stopped 1.3 s: matches none of the target&#39;s return 20 s</small><br><small>the pod came back as`).Match(html) {
 		t.Error("fault #0's note is not in a row of its own under the fault")
 	}
+	// The run's failure tolerance, from its durability (RF 3, min ISR 2).
+	if !bytes.Contains(html, []byte("<strong>Failure tolerance:</strong> the deployment rides out 1 broker lost: RF 3, min.insync.replicas 2 (acks=all)")) {
+		t.Error("the Faults section does not say the deployment's failure tolerance")
+	}
 	if regexp.MustCompile(`<td class="n[^"]*">[^<]*<br><small>`).Match(html) {
 		t.Error("a fault's notes are still in a numeric cell, which does not wrap")
 	}
