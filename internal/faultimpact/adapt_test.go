@@ -12,7 +12,9 @@ import (
 )
 
 func TestFromSeries(t *testing.T) {
-	lat := func(p99 float64) *results.LatencyDetail { return &results.LatencyDetail{Count: 10, P99: p99, Max: 2 * p99} }
+	lat := func(p99 float64) *results.LatencyDetail {
+		return &results.LatencyDetail{Count: 10, P99: p99, Max: 2 * p99}
+	}
 	s := results.Series{Stride: 1, Points: []results.SeriesPoint{
 		{Phase: stats.PhaseWarmup, OffsetSeconds: 0, Seconds: 10, PublishRateMsgPerSec: 1000, PublishLatencyMs: lat(3)},
 		{Phase: stats.PhaseMeasure, OffsetSeconds: 10.5, Seconds: 10, PublishRateMsgPerSec: 990, PublishErrorRateMsgPerSec: 0.25,
