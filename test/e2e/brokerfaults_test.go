@@ -76,8 +76,21 @@ func expectFaults(got *v1alpha1.BenchmarkRun) string {
 		if im.WorstP99Ms != nil {
 			worst = fmt.Sprintf("worst %s p99 %.0f ms", im.LatencySeries, *im.WorstP99Ms)
 		}
-		out += fmt.Sprintf("fault %d %s %s at %.1f s: %s; %s; lowest rate %.0f%% of %.0f msg/s; %s; %s; %d publish errors\n",
-			st.Index, f.Action, f.Target, im.InjectedSeconds, st.Resolved, back, 100*im.LowestRateFraction, im.TargetRateMsgPerSec, rec, worst, im.PublishErrors)
+		// Writes that stopped for a whole interval and came back held
+		// sends for more than the stall floor (1 s, a 2 s interval): the
+		// stall is explained, by a setting the coordinator read from the
+		// brokers, the fault's own length, or the candidates it matched
+		// none of.
+		stall := "no stall"
+		if im.LowestRateFraction == 0 && im.Recovered {
+			Expect(im.Stall).NotTo(BeNil(), "fault %d: the writes stopped and came back, longest wait %v ms, but no stall", st.Index, im.LongestWaitMs)
+			Expect(im.Stall.Explanation).To(HavePrefix("writes stopped "))
+		}
+		if im.Stall != nil {
+			stall = im.Stall.Explanation
+		}
+		out += fmt.Sprintf("fault %d %s %s at %.1f s: %s; %s; lowest rate %.0f%% of %.0f msg/s; %s; %s; %d publish errors; %s\n",
+			st.Index, f.Action, f.Target, im.InjectedSeconds, st.Resolved, back, 100*im.LowestRateFraction, im.TargetRateMsgPerSec, rec, worst, im.PublishErrors, stall)
 	}
 	return out
 }
