@@ -89,28 +89,38 @@ func Stalled(longestWaitMs float64, preFaultP99Ms *float64) bool {
 }
 
 // Explain is the stall of a longest wait and the candidate it matches
-// (the nearest of those whose window holds it), or, when none does, the
-// candidates that were weighed. Nil when the wait is no stall. Pure.
+// (the nearest of those whose window holds it; the others that hold it
+// are said too, as one cause can have several faces: a killed KRaft
+// broker restarted at once is back only when its old session expires, at
+// the same moment the writes resume), or, when none does, the candidates
+// that were weighed. Nil when the wait is no stall. Pure.
 func Explain(longestWaitMs float64, preFaultP99Ms *float64, cands []Candidate) *v1alpha1.FaultStall {
 	if !Stalled(longestWaitMs, preFaultP99Ms) {
 		return nil
 	}
 	s := longestWaitMs / 1000
 	st := &v1alpha1.FaultStall{Seconds: s}
-	best := -1
-	for i, c := range cands {
-		if !matches(s, c.Seconds) {
-			continue
-		}
-		if best < 0 || math.Abs(s-c.Seconds) < math.Abs(s-cands[best].Seconds) {
-			best = i
+	var match []Candidate
+	for _, c := range cands {
+		if matches(s, c.Seconds) {
+			match = append(match, c)
 		}
 	}
+	// The nearest first; a tie keeps the order given (settings before
+	// the fault's own length).
+	sort.SliceStable(match, func(i, j int) bool { return math.Abs(s-match[i].Seconds) < math.Abs(s-match[j].Seconds) })
 	head := "writes stopped " + seconds(s)
-	if best >= 0 {
-		c := cands[best]
+	if len(match) > 0 {
+		c := match[0]
 		st.Setting, st.SettingSeconds = c.Name, ptr.To(c.Seconds)
 		st.Explanation = fmt.Sprintf("%s: matches %s (%s)", head, c.text(), c.Bounds)
+		if len(match) > 1 {
+			var also []string
+			for _, o := range match[1:] {
+				also = append(also, o.text())
+			}
+			st.Explanation += "; " + strings.Join(also, " and ") + " within reach too"
+		}
 		return st
 	}
 	if len(cands) == 0 {

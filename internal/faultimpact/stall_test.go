@@ -34,7 +34,10 @@ func TestExplain(t *testing.T) {
 		{"up to 3 s after it", 12000, nil, kafka, "broker.session.timeout.ms", ""},
 		{"more than 3 s after it matches nothing", 12100, nil, kafka, "", ""},
 		{"a quarter of a long setting either way", 23000, nil, kafka, "replica.lag.time.max.ms", ""},
-		{"the nearest of two that match", 4200, nil, []Candidate{session, pause}, "the pause itself",
+		{"the nearest of two that match, the other said", 4200, nil, []Candidate{{Name: "broker.session.timeout.ms", Value: "6000", Seconds: 6}, pause}, "the pause itself",
+			"writes stopped 4.2 s: matches the pause itself 4 s (SIGSTOP); broker.session.timeout.ms 6000 (6 s) within reach too"},
+		{"only one of two in reach", 4200, nil, []Candidate{session, pause}, "the pause itself", "writes stopped 4.2 s: matches the pause itself 4 s (SIGSTOP)"},
+		{"one alone", 4200, nil, []Candidate{pause}, "the pause itself",
 			"writes stopped 4.2 s: matches the pause itself 4 s (SIGSTOP)"},
 		{"nothing read", 5000, nil, nil, "", "writes stopped 5 s: no broker setting was read to explain it"},
 	} {

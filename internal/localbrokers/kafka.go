@@ -86,6 +86,10 @@ type KafkaNode struct {
 	// ListenerPorts are the ports of the secured listeners, by name.
 	ListenerPorts map[string]int
 	Process       *Process
+
+	// jvm and detached are how Process was started, for Restart.
+	jvm      JVM
+	detached bool
 }
 
 // Kafka is a running local Kafka cluster.
@@ -297,6 +301,7 @@ func StartKafka(ctx context.Context, o KafkaOptions) (_ *Kafka, err error) {
 			Args: []string{prop}, JVMArgs: append(slices.Clone(nodeJVMArgs(jvmArgs, o.NodeJVMArgs, n.ID)), oauthJVMArgs(o.Listeners)...), Dir: filepath.Dir(prop), Env: o.Env,
 			GCLog: filepath.Join(filepath.Dir(prop), "gc.log"),
 		}
+		n.jvm, n.detached = j, o.Detached
 		if o.Detached {
 			n.Process, err = StartJVMDetached(j)
 		} else {

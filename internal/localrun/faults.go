@@ -51,7 +51,15 @@ type faultProc struct {
 	// resolved is what the record says the target was; empty for
 	// "process <name> (pid <pid>)".
 	resolved string
+	// restart starts the killed process again and returns once it
+	// serves (the new process's pid); nil when it cannot be restarted.
+	restart func(ctx context.Context) (int, error)
 }
+
+// restartTimeout bounds a killed broker's return: its JVM start, its
+// port, its registration with the controller (StartKafka's own bound
+// for a whole cluster is two minutes).
+const restartTimeout = 2 * time.Minute
 
 // findProc finds the process a target names at the fault's time; ctx
 // bounds a look-up it needs (leader).
@@ -77,10 +85,21 @@ func kafkaLeader(bootstrap string, sec *driver.Security, runID string) lookupLea
 }
 
 // kafkaProcs finds the process of a target among the local Kafka's nodes;
-// leader through lookup, when the fault comes.
-func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader) findProc {
-	proc := func(p *localbrokers.Process) faultProc {
-		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() }}
+// leader through lookup, when the fault comes. restarted is told after a
+// killed node is back (the run's broker pids change).
+func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader, restarted func()) findProc {
+	proc := func(id int, p *localbrokers.Process) faultProc {
+		return faultProc{name: p.Name, pid: p.Pid, alive: func() bool { return !p.Exited() },
+			restart: func(ctx context.Context) (int, error) {
+				np, err := k.Restart(ctx, id, restartTimeout)
+				if np == nil {
+					return 0, err
+				}
+				if restarted != nil {
+					restarted()
+				}
+				return np.Pid, err
+			}}
 	}
 	return func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
 		if k == nil {
@@ -90,7 +109,7 @@ func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader) findProc {
 			return leaderProc(ctx, k, lookup, proc)
 		}
 		if t == "controller-0" && k.Controller != nil {
-			return proc(k.Controller.Process), nil
+			return proc(k.Controller.ID, k.Controller.Process), nil
 		}
 		id, err := localNode(t, len(k.Nodes))
 		if err != nil {
@@ -100,7 +119,7 @@ func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader) findProc {
 		if p == nil {
 			return faultProc{}, fmt.Errorf("kafka node %d has no process", id)
 		}
-		return proc(p), nil
+		return proc(id, p), nil
 	}
 }
 
@@ -118,9 +137,19 @@ func aimed(find findProc, lookup lookupLeader, aim func(v1alpha1.FaultTarget, ka
 	}
 }
 
+// keptDown finds as find does, with no way to restart what it finds
+// (Options.keepKilledDown, tests only).
+func keptDown(find findProc) findProc {
+	return func(ctx context.Context, t v1alpha1.FaultTarget) (faultProc, error) {
+		p, err := find(ctx, t)
+		p.restart = nil
+		return p, err
+	}
+}
+
 // leaderProc is the process of the broker that leads partition 0 of the
 // run's first topic now, as the brokers say.
-func leaderProc(ctx context.Context, k *localbrokers.Kafka, lookup lookupLeader, proc func(*localbrokers.Process) faultProc) (faultProc, error) {
+func leaderProc(ctx context.Context, k *localbrokers.Kafka, lookup lookupLeader, proc func(int, *localbrokers.Process) faultProc) (faultProc, error) {
 	if lookup == nil {
 		return faultProc{}, errors.New("no way to ask the brokers who leads the first topic's partition 0")
 	}
@@ -134,7 +163,7 @@ func leaderProc(ctx context.Context, k *localbrokers.Kafka, lookup lookupLeader,
 	if id < 1 || id > len(k.Nodes) || k.Nodes[id-1].Process == nil {
 		return faultProc{}, fmt.Errorf("%s-0 is led by node %d, which is not one of the %d brokers local mode started", topic, id, len(k.Nodes))
 	}
-	p := proc(k.Nodes[id-1].Process)
+	p := proc(id, k.Nodes[id-1].Process)
 	p.resolved = fmt.Sprintf("broker-%d (%s, pid %d; leader of %s-0)", id-1, p.name, p.pid, topic)
 	return p, nil
 }
@@ -163,6 +192,9 @@ type faultInjector struct {
 	status   []v1alpha1.FaultStatus
 	// paused are the faults whose process is stopped and not yet let go.
 	paused map[int]faultProc
+	// restarts are the killed processes being started again; finish
+	// waits for them, so the run stops brokers that are whole.
+	restarts sync.WaitGroup
 	// out is finish's result.
 	out []v1alpha1.FaultStatus
 }
@@ -259,7 +291,7 @@ func (f *faultInjector) apply(s faults.Step) {
 		st.Resolved = fmt.Sprintf("process %s (pid %d)", p.name, p.pid)
 	}
 	if !p.alive() {
-		st.Message = fmt.Sprintf("not injected: %s (pid %d) is not running (killed by an earlier fault: local mode does not restart brokers)", p.name, p.pid)
+		st.Message = fmt.Sprintf("not injected: %s (pid %d) is not running (killed by an earlier fault and not back yet)", p.name, p.pid)
 		f.say("fault %d: %s", s.Index, st.Message)
 		return
 	}
@@ -277,15 +309,46 @@ func (f *faultInjector) apply(s faults.Step) {
 	case v1alpha1.FaultPause:
 		f.paused[s.Index] = p
 	case v1alpha1.FaultKill:
-		// localbrokers starts a node once (StartKafka) and keeps no way
-		// to start it again, so unlike a pod's container it stays down.
-		st.Message = fmt.Sprintf("local mode does not restart a killed broker: %s stayed down for the rest of the run", p.name)
+		f.restartKilled(s.Index, p)
 	}
 	what := fmt.Sprintf("%s (pid %d)", p.name, p.pid)
 	if p.resolved != "" {
 		what += ": " + p.resolved
 	}
 	f.say("fault %d: %s %s: %s to %s", s.Index, s.Fault.Action, s.Fault.Target, sigName, what)
+}
+
+// restartKilled starts a killed process again at once, as the kubelet
+// restarts a killed container, so a local Kill measures the broker's
+// return as a cluster's does: clearedAt is when it serves again. Called
+// with f.mu held; the restart itself runs without it.
+func (f *faultInjector) restartKilled(index int, p faultProc) {
+	st := &f.status[index]
+	if p.restart == nil {
+		st.Message = fmt.Sprintf("%s was not restarted: it stayed down for the rest of the run", p.name)
+		return
+	}
+	f.restarts.Add(1)
+	go func() {
+		defer f.restarts.Done()
+		// Not f.ctx: finish cancels it as the run ends, and a broker half
+		// started would be stopped in the middle of its start.
+		ctx, cancel := context.WithTimeout(context.Background(), restartTimeout)
+		defer cancel()
+		pid, err := p.restart(ctx)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		st := &f.status[index]
+		if err != nil {
+			st.Message = fmt.Sprintf("local mode restarted %s, but it did not come back: %v", p.name, err)
+			f.say("fault %d: %s", index, st.Message)
+			return
+		}
+		st.ClearedAt = ptr.To(metav1.NowMicro())
+		back := st.ClearedAt.Sub(st.InjectedAt.Time).Seconds()
+		st.Message = fmt.Sprintf("local mode restarted %s at once, as the kubelet restarts a killed container: serving again (pid %d) %.1f s after the kill", p.name, pid, back)
+		f.say("fault %d: %s %s cleared: %s back as pid %d after %.1f s", index, v1alpha1.FaultKill, st.Target, p.name, pid, back)
+	}()
 }
 
 // finish stops the injector, lets go of a process still paused (the run
@@ -299,6 +362,7 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 	f.end.Do(func() {
 		f.cancel()
 		<-f.done
+		f.restarts.Wait()
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for i, p := range f.paused {

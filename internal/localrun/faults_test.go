@@ -260,7 +260,7 @@ func TestKafkaProcs(t *testing.T) {
 		calls++
 		return "sb-r-1-0", kafka.PartitionState{Leader: leader, Replicas: []int32{3, 1, 2}, ISR: []int32{3, 1, 2}}, lookupErr
 	}
-	find := kafkaProcs(k, lookup)
+	find := kafkaProcs(k, lookup, nil)
 	resolve := func(f findProc, target v1alpha1.FaultTarget) string {
 		t.Helper()
 		p, err := f(t.Context(), target)
@@ -296,10 +296,10 @@ func TestKafkaProcs(t *testing.T) {
 	if calls != 0 {
 		t.Errorf("broker-0 looked the leader up %d times", calls)
 	}
-	if got := resolve(kafkaProcs(k, nil), "leader"); !strings.Contains(got, "no way to ask") {
+	if got := resolve(kafkaProcs(k, nil, nil), "leader"); !strings.Contains(got, "no way to ask") {
 		t.Errorf("leader without a look-up: %q", got)
 	}
-	if got := resolve(kafkaProcs(nil, lookup), "leader"); !strings.Contains(got, "only into the Kafka nodes it started") {
+	if got := resolve(kafkaProcs(nil, lookup, nil), "leader"); !strings.Contains(got, "only into the Kafka nodes it started") {
 		t.Errorf("leader without local brokers: %q", got)
 	}
 

@@ -79,9 +79,13 @@ func (s *session) runOnce(ctx context.Context, rep repeat) (_ *outcome.Repeat, _
 	// coordinator reports it (OnMeasure), so a warm-up, a rate search or a
 	// backlog of any length comes first, as in a cluster.
 	lookup := kafkaLeader(s.bs.endpoints.BootstrapServers, s.sec.driver, rep.runID)
-	find := kafkaProcs(s.bs.kafka, lookup)
+	// A killed broker restarted: the second Ctrl-C kills its new pid.
+	find := kafkaProcs(s.bs.kafka, lookup, func() { s.bs.setPids(s.bs.kafka.Pids()) })
 	if s.o.aimFault != nil {
 		find = aimed(find, lookup, s.o.aimFault)
+	}
+	if s.o.keepKilledDown {
+		find = keptDown(find)
 	}
 	inj := startFaults(runCtx, s.run.Spec.Faults, rep.index, find, signalPid, say)
 	defer inj.finish()

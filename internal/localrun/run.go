@@ -81,6 +81,10 @@ type Options struct {
 	// spec.faults can name the leader but not a follower, which the
 	// follower-stall test needs (faults_run_test.go).
 	aimFault func(v1alpha1.FaultTarget, kafka.PartitionState) v1alpha1.FaultTarget
+	// keepKilledDown, when set (tests only), leaves a killed broker down
+	// instead of starting it again: the session-timeout experiment
+	// isolates the fencing from the broker's return.
+	keepKilledDown bool
 }
 
 // Outcome is what a local run left behind.
