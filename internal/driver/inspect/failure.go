@@ -9,13 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
-	"github.com/streambench/streambench-operator/internal/driver/kafka"
 	"github.com/streambench/streambench-operator/internal/driver/pulsar"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -69,29 +66,13 @@ func Failure(ctx context.Context, system v1alpha1.System, brokers v1alpha1.Broke
 }
 
 func kafkaFailure(ctx context.Context, bootstrap string, sec *driver.Security) ([]results.BrokerSetting, error) {
-	opts, _, err := kafka.ClientOpts(sec)
-	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
-	}
-	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(strings.Split(bootstrap, ",")...))...)
+	cl, rcs, err := brokerConfigs(ctx, bootstrap, sec)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	bs, err := adm.ListBrokers(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("inspect: listing the Kafka brokers at %s: %w", bootstrap, err)
-	}
-	rcs, err := adm.DescribeBrokerConfigs(ctx, bs.NodeIDs()...)
-	if err != nil {
-		return nil, fmt.Errorf("inspect: DescribeConfigs of the Kafka brokers %v: %w (the principal needs DESCRIBE_CONFIGS on the cluster)", bs.NodeIDs(), err)
-	}
 	values := map[string][]string{} // key: each broker's value
 	for _, rc := range rcs {
-		if rc.Err != nil {
-			return nil, fmt.Errorf("inspect: DescribeConfigs of broker %s: %w", rc.Name, rc.Err)
-		}
 		for _, c := range rc.Configs {
 			if c.Value != nil {
 				values[c.Key] = append(values[c.Key], *c.Value)

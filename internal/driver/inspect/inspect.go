@@ -67,31 +67,15 @@ func Existing(ctx context.Context, system v1alpha1.System, brokers v1alpha1.Brok
 // Kafka reads the durability keys of every broker and of topics.
 func Kafka(ctx context.Context, bootstrap string, sec *driver.Security, topics []string) (durability.KafkaObservation, error) {
 	o := durability.KafkaObservation{Brokers: map[int32]map[string]durability.Setting{}, Topics: map[string]map[string]durability.Setting{}, Replicas: map[string]int{}}
-	opts, _, err := kafka.ClientOpts(sec)
-	if err != nil {
-		return o, fmt.Errorf("inspect: %w", err)
-	}
-	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(strings.Split(bootstrap, ",")...))...)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cl, rcs, err := brokerConfigs(ctx, bootstrap, sec)
 	if err != nil {
 		return o, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-
-	bs, err := adm.ListBrokers(ctx)
-	if err != nil {
-		return o, fmt.Errorf("inspect: listing the Kafka brokers at %s: %w", bootstrap, err)
-	}
-	rcs, err := adm.DescribeBrokerConfigs(ctx, bs.NodeIDs()...)
-	if err != nil {
-		return o, fmt.Errorf("inspect: DescribeConfigs of the Kafka brokers %v: %w (the principal needs DESCRIBE_CONFIGS on the cluster)", bs.NodeIDs(), err)
-	}
 	for _, rc := range rcs {
-		if rc.Err != nil {
-			return o, fmt.Errorf("inspect: DescribeConfigs of broker %s: %w", rc.Name, rc.Err)
-		}
 		var id int32
 		if _, err := fmt.Sscan(rc.Name, &id); err != nil {
 			return o, fmt.Errorf("inspect: broker resource name %q is not a node id", rc.Name)
@@ -122,6 +106,38 @@ func Kafka(ctx context.Context, bootstrap string, sec *driver.Security, topics [
 		o.Replicas[name] = max(n, 0)
 	}
 	return o, nil
+}
+
+// brokerConfigs is DescribeConfigs of every broker of the cluster at
+// bootstrap, each answered without an error, and the client that asked
+// (the caller closes it).
+func brokerConfigs(ctx context.Context, bootstrap string, sec *driver.Security) (*kgo.Client, kadm.ResourceConfigs, error) {
+	opts, _, err := kafka.ClientOpts(sec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("inspect: %w", err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(strings.Split(bootstrap, ",")...))...)
+	if err != nil {
+		return nil, nil, err
+	}
+	adm := kadm.NewClient(cl)
+	bs, err := adm.ListBrokers(ctx)
+	if err != nil {
+		cl.Close()
+		return nil, nil, fmt.Errorf("inspect: listing the Kafka brokers at %s: %w", bootstrap, err)
+	}
+	rcs, err := adm.DescribeBrokerConfigs(ctx, bs.NodeIDs()...)
+	if err != nil {
+		cl.Close()
+		return nil, nil, fmt.Errorf("inspect: DescribeConfigs of the Kafka brokers %v: %w (the principal needs DESCRIBE_CONFIGS on the cluster)", bs.NodeIDs(), err)
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			cl.Close()
+			return nil, nil, fmt.Errorf("inspect: DescribeConfigs of broker %s: %w", rc.Name, rc.Err)
+		}
+	}
+	return cl, rcs, nil
 }
 
 // topicsSettle bounds how long a read of topics just created waits for

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/localbrokers"
+	"github.com/streambench/streambench-operator/internal/results"
 )
 
 func translate(t *testing.T, sys v1alpha1.System, l v1alpha1.Level) v1alpha1.EffectiveDurability {
@@ -132,6 +134,24 @@ func TestKafkaExistingCluster(t *testing.T) {
 			t.Errorf("error %v, want one naming missing-topic", err)
 		}
 	})
+	t.Run("the failure settings are the brokers' own, ELR from the finalized features", func(t *testing.T) {
+		fs, err := Failure(ctx, v1alpha1.SystemKafka, v1alpha1.BrokerEndpoints{BootstrapServers: k.Bootstrap()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range fs {
+			names = append(names, s.Name+"="+s.Value)
+		}
+		// Kafka 4.3.1's defaults, and ELR on for a new cluster (Kafka 4.1+).
+		want := []string{"broker.session.timeout.ms=9000", "replica.lag.time.max.ms=30000", "unclean.leader.election.enable=false", "eligible.leader.replicas.version=1 (on)"}
+		if !slices.Equal(names, want) {
+			t.Errorf("failure settings %v, want %v", names, want)
+		}
+		if s := fs[0]; s.Seconds == nil || *s.Seconds != 9 || fs[2].Seconds != nil {
+			t.Errorf("broker.session.timeout.ms %+v as 9 s, unclean.leader.election.enable %+v as no length: want both", s, fs[2])
+		}
+	})
 }
 
 // TestPulsarExistingCluster reads a real Pulsar standalone (3 bookies): the
@@ -140,7 +160,8 @@ func TestKafkaExistingCluster(t *testing.T) {
 // level is never marked verified.
 func TestPulsarExistingCluster(t *testing.T) {
 	ctx := context.Background()
-	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Log: t.Logf, JVM: localbrokers.PulsarTestJVM})
+	p, err := localbrokers.StartPulsar(ctx, localbrokers.PulsarOptions{Log: t.Logf, JVM: localbrokers.PulsarTestJVM,
+		BrokerConfig: map[string]string{"bookkeeperClientTimeoutInSeconds": "12"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +213,26 @@ func TestPulsarExistingCluster(t *testing.T) {
 	}
 	if got.AchievedLevel != v1alpha1.Level1 || !strings.Contains(got.Explanation, "no persistence policy") || got.Pulsar.Broker["managedLedgerDefaultAckQuorum"] != "2" {
 		t.Errorf("namespace without a policy: level %d, broker %v: %s", got.AchievedLevel, got.Pulsar.Broker, got.Explanation)
+	}
+	// The settings a stall is weighed against, as the broker runs them:
+	// the BookKeeper timeout set above, in seconds; the quorums, not
+	// lengths of time.
+	fs, err := Failure(ctx, v1alpha1.SystemPulsar, v1alpha1.BrokerEndpoints{AdminURL: p.AdminURL()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]results.BrokerSetting{}
+	for _, s := range fs {
+		read[s.Name] = s
+	}
+	if s := read["bookkeeperClientTimeoutInSeconds"]; s.Value != "12" || s.Seconds == nil || *s.Seconds != 12 {
+		t.Errorf("bookkeeperClientTimeoutInSeconds %+v, want 12 s as set", s)
+	}
+	if s := read["managedLedgerDefaultEnsembleSize"]; s.Value != "3" || s.Seconds != nil {
+		t.Errorf("managedLedgerDefaultEnsembleSize %+v, want 3 and no length of time", s)
+	}
+	if s, ok := read["metadataStoreSessionTimeoutMillis"]; !ok || s.Seconds == nil || *s.Seconds <= 0 {
+		t.Errorf("metadataStoreSessionTimeoutMillis %+v, %v: want it read, in seconds", s, ok)
 	}
 }
 
