@@ -110,6 +110,10 @@ type Kafka struct {
 	removeDir bool
 	stopped   stopper
 	host      string
+	// procMu guards the nodes' Process while a run goes on: Restart
+	// replaces one as local mode's fault injector looks for its target
+	// (NodeProcess).
+	procMu sync.Mutex
 }
 
 // kafkaOwnedKeys are set per node by StartKafka; BrokerConfig may not
@@ -439,6 +443,8 @@ func (k *Kafka) LogFiles() []string {
 // Pids are the nodes' process ids (for the hack script's pid file): the
 // brokers' in node order, then a separate controller's.
 func (k *Kafka) Pids() []int {
+	k.procMu.Lock()
+	defer k.procMu.Unlock()
 	var s []int
 	for _, n := range k.all() {
 		if n.Process != nil {

@@ -25,10 +25,10 @@ const restartExitWait = 10 * time.Second
 // run stops its brokers.
 func (k *Kafka) Restart(ctx context.Context, id int, timeout time.Duration) (*Process, error) {
 	n := k.node(id)
-	if n == nil || n.Process == nil {
+	old := k.NodeProcess(id)
+	if n == nil || old == nil {
 		return nil, fmt.Errorf("localbrokers: kafka has no node %d to restart", id)
 	}
-	old := n.Process
 	select {
 	case <-old.done:
 	case <-time.After(restartExitWait):
@@ -46,7 +46,9 @@ func (k *Kafka) Restart(ctx context.Context, id int, timeout time.Duration) (*Pr
 	if err != nil {
 		return nil, fmt.Errorf("localbrokers: restarting %s: %w", old.Name, err)
 	}
+	k.procMu.Lock()
 	n.Process = p
+	k.procMu.Unlock()
 	deadline := time.Now().Add(timeout)
 	if err := p.WaitPort(ctx, k.hostname()+":"+strconv.Itoa(n.Port), time.Until(deadline)); err != nil {
 		return p, err
@@ -57,6 +59,17 @@ func (k *Kafka) Restart(ctx context.Context, id int, timeout time.Duration) (*Pr
 		}
 	}
 	return p, nil
+}
+
+// NodeProcess is node id's process now (a restarted node's new one); nil
+// when there is no such node.
+func (k *Kafka) NodeProcess(id int) *Process {
+	k.procMu.Lock()
+	defer k.procMu.Unlock()
+	if n := k.node(id); n != nil {
+		return n.Process
+	}
+	return nil
 }
 
 // node is the node of id, the brokers' or a separate controller's; nil

@@ -109,13 +109,13 @@ func kafkaProcs(k *localbrokers.Kafka, lookup lookupLeader, restarted func()) fi
 			return leaderProc(ctx, k, lookup, proc)
 		}
 		if t == "controller-0" && k.Controller != nil {
-			return proc(k.Controller.ID, k.Controller.Process), nil
+			return proc(k.Controller.ID, k.NodeProcess(k.Controller.ID)), nil
 		}
 		id, err := localNode(t, len(k.Nodes))
 		if err != nil {
 			return faultProc{}, err
 		}
-		p := k.Nodes[id-1].Process
+		p := k.NodeProcess(id)
 		if p == nil {
 			return faultProc{}, fmt.Errorf("kafka node %d has no process", id)
 		}
@@ -160,10 +160,11 @@ func leaderProc(ctx context.Context, k *localbrokers.Kafka, lookup lookupLeader,
 		return faultProc{}, fmt.Errorf("looking up the leader of the first topic's partition 0: %w", err)
 	}
 	id := int(st.Leader)
-	if id < 1 || id > len(k.Nodes) || k.Nodes[id-1].Process == nil {
+	np := k.NodeProcess(id)
+	if id < 1 || id > len(k.Nodes) || np == nil {
 		return faultProc{}, fmt.Errorf("%s-0 is led by node %d, which is not one of the %d brokers local mode started", topic, id, len(k.Nodes))
 	}
-	p := proc(id, k.Nodes[id-1].Process)
+	p := proc(id, np)
 	p.resolved = fmt.Sprintf("broker-%d (%s, pid %d; leader of %s-0)", id-1, p.name, p.pid, topic)
 	return p, nil
 }
