@@ -38,7 +38,14 @@ import (
 // 5 s of every 5.5, as a broker stalling on its disk would), and
 // the gate fails on exactly that night. As the tenant, a run cannot make
 // the archiver read a Secret of another namespace.
-var _ = Describe("a nightly benchmark with an archive and a regression gate", Label("archive"), Ordered, func() {
+//
+// Serial (after the parallel specs, alone): the gate's bound holds only
+// against quiet nights that are quiet within 57x (below). Beside the
+// three-node Pulsar spec's run and teardown, in the cold run at 3d7a2c5,
+// the first night's publish p50 was 697 ms and its p99 5.3 s (then 111
+// and 40 ms), and the slowed fourth night's 2.6 s stood within that
+// spread: the gate rightly passed it, and the spec failed.
+var _ = Describe("a nightly benchmark with an archive and a regression gate", Label("archive"), Serial, Ordered, func() {
 	var (
 		kafka                            *localbrokers.Kafka
 		endpoint, access, secret, bucket string
