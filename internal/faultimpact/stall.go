@@ -28,7 +28,7 @@ const (
 	// by default), which came before the fault. Late: after the timeout
 	// the controller elects, the clients learn the new leader and send
 	// again. The widths are what the experiment in
-	// internal/localrun (TestKafkaKillStallFollowsSessionTimeout) needed,
+	// internal/localrun (TestRunKafkaKillLeader) needed,
 	// with room for a loaded machine; see docs/methodology.md, "Why a
 	// stall lasted what it lasted".
 	MatchEarlySeconds = 2.5

@@ -129,7 +129,7 @@ type faultsView struct {
 	Computed bool
 	// Settings are the brokers' failure settings the stalls were weighed
 	// against, as read; nil when none were read.
-	Settings []kv
+	Settings []results.BrokerSetting
 	// Tolerance says how many brokers or bookies the deployment rides
 	// out (durability.ToleranceOf); empty when not known.
 	Tolerance string
@@ -221,9 +221,7 @@ func faultsSection(s *results.Summary) *faultsView {
 		}
 	}
 	v.Series = strings.Join(names, "; on some faults ")
-	for _, fs := range s.FailureSettings {
-		v.Settings = append(v.Settings, kv{Key: fs.Name, Value: fs.Value + " — " + fs.Bounds})
-	}
+	v.Settings = s.FailureSettings
 	if t, ok := toleranceOf(s); ok {
 		v.Tolerance = "the deployment rides out " + t.Description
 	}
@@ -274,7 +272,7 @@ func FaultLines(s *results.Summary) []string {
 	if len(v.Settings) > 0 {
 		var said []string
 		for _, s := range v.Settings {
-			said = append(said, s.Key+" "+strings.SplitN(s.Value, " — ", 2)[0])
+			said = append(said, s.Name+" "+s.Value)
 		}
 		out = append(out, "stalls weighed against the brokers' "+strings.Join(said, ", "))
 	}

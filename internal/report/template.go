@@ -165,7 +165,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(funcs).Parse(chartTm
 <p class="sub">Losses, duplicates and failed sends are counted per message over the whole run, so they cannot be put on one fault when the run had several.</p>
 {{with .Tolerance}}<p><strong>Failure tolerance:</strong> {{.}}. A comparison of faults is fair between deployments that ride out the same losses (compare flags [tolerance] otherwise).</p>{{end}}
 {{with .Settings}}<h3>What the stalls were weighed against: the brokers' settings, as read</h3>
-<table class="facts"><tbody>{{range .}}<tr><td class="code">{{.Key}}</td><td>{{.Value}}</td></tr>{{end}}</tbody></table>
+<table class="facts"><tbody>{{range .}}<tr><td class="code">{{.Name}}</td><td>{{.Value}} — {{.Bounds}}</td></tr>{{end}}</tbody></table>
 <p class="sub">A stall is the longest any send waited (the intervals' maximum latency); a setting of T seconds explains it when the stall lies within T − max(2.5 s, T/4) and T + max(3 s, T/4): docs/methodology.md, "Why a stall lasted what it lasted".</p>{{end}}
 </section>{{end}}
 
