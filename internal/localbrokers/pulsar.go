@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,6 +64,12 @@ type PulsarOptions struct {
 	// Security opens TLS ports and turns on token authentication
 	// (pulsar_security.go); nil is plaintext and anonymous.
 	Security *PulsarSecurity
+	// BookieProcesses runs each bookie as its own JVM (pulsar_bookies.go,
+	// PulsarBookieJVM) beside a standalone of ZooKeeper and the broker, so
+	// a fault can kill one bookie and RestartBookie bring it back; by
+	// default the bookies run inside the standalone's JVM, where no signal
+	// can reach one alone.
+	BookieProcesses bool
 }
 
 // Pulsar is a running local Pulsar standalone: one JVM with ZooKeeper, the
@@ -85,6 +92,11 @@ type Pulsar struct {
 	removeDir bool
 	stopped   stopper
 	host      string
+	detached  bool
+	// procMu guards the separate bookies' processes (BookieProcesses),
+	// which a restart replaces while a run reads them.
+	procMu  sync.Mutex
+	bookies []*pulsarBookie
 	// adminToken authenticates StartPulsar's own admin requests when
 	// Security turns tokens on.
 	adminToken string
@@ -207,19 +219,29 @@ const pulsarLog4j = `<?xml version="1.0" encoding="UTF-8"?>
 // the bookie and the broker maps is an error: the standalone reads one file
 // for both, so only one value could win.
 func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
+	all, err := pulsarMerged(owned, broker, bookie)
+	if err != nil {
+		return "", err
+	}
+	return properties("# Written by streambench's localbrokers.StartPulsar.\n", all), nil
+}
+
+// pulsarMerged is pulsarConfig's settings as a map (a separate bookie's
+// configuration starts from it).
+func pulsarMerged(owned, broker, bookie map[string]string) (map[string]string, error) {
 	for _, m := range []struct {
 		name string
 		kv   map[string]string
 	}{{"BrokerConfig", broker}, {"BookieConfig", bookie}} {
 		for k := range m.kv {
 			if pulsarOwnedKeys[k] {
-				return "", fmt.Errorf("localbrokers: PulsarOptions.%s may not set %s: StartPulsar sets it so the endpoints and data directories are where it reports them", m.name, k)
+				return nil, fmt.Errorf("localbrokers: PulsarOptions.%s may not set %s: StartPulsar sets it so the endpoints and data directories are where it reports them", m.name, k)
 			}
 		}
 	}
 	for k, v := range bookie {
 		if bv, ok := broker[k]; ok && bv != v {
-			return "", fmt.Errorf("localbrokers: %s is %q in BookieConfig but %q in BrokerConfig; the standalone reads one file for both, so set it once", k, v, bv)
+			return nil, fmt.Errorf("localbrokers: %s is %q in BookieConfig but %q in BrokerConfig; the standalone reads one file for both, so set it once", k, v, bv)
 		}
 	}
 	all := pulsarBaseConfig()
@@ -228,7 +250,7 @@ func pulsarConfig(owned, broker, bookie map[string]string) (string, error) {
 			all[k] = v
 		}
 	}
-	return properties("# Written by streambench's localbrokers.StartPulsar.\n", all), nil
+	return all, nil
 }
 
 // pulsarSettings are the standalone's settings beyond Pulsar's defaults,
@@ -324,7 +346,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 	for k, v := range secured {
 		owned[k] = v
 	}
-	if o.BookieHTTP {
+	if o.BookieHTTP && !o.BookieProcesses {
 		owned["httpServerPort"] = strconv.Itoa(p.BookieHTTPPort)
 		owned["httpServerHost"] = "127.0.0.1"
 		// The bookie has no default HTTP implementation; vertx-http-server
@@ -332,10 +354,11 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		owned["httpServerClass"] = "org.apache.bookkeeper.http.vertx.VertxHttpServer"
 	}
 	broker := pulsarQuorumDefaults(o.BrokerConfig, o.Bookies)
-	conf, err := pulsarConfig(owned, broker, o.BookieConfig)
+	merged, err := pulsarMerged(owned, broker, o.BookieConfig)
 	if err != nil {
 		return nil, err
 	}
+	conf := properties("# Written by streambench's localbrokers.StartPulsar.\n", merged)
 	data := filepath.Join(p.Dir, "data")
 	// A fresh standalone every start: old ledgers and metadata would make
 	// a run depend on the previous one.
@@ -361,6 +384,10 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		return nil, err
 	}
 
+	inside := o.Bookies
+	if o.BookieProcesses {
+		inside = 0
+	}
 	j := JVM{
 		Name:      "pulsar-standalone",
 		Classpath: cp,
@@ -370,7 +397,7 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 		Args: []string{
 			"--config", confPath,
 			"--no-functions-worker", "--no-stream-storage",
-			"--num-bookies", strconv.Itoa(o.Bookies),
+			"--num-bookies", strconv.Itoa(inside),
 			"--zookeeper-port", strconv.Itoa(p.ZooKeeperPort),
 			"--zookeeper-dir", filepath.Join(data, "zookeeper"),
 			"--bookkeeper-port", strconv.Itoa(p.BookiePorts[0]),
@@ -396,7 +423,15 @@ func StartPulsar(ctx context.Context, o PulsarOptions) (_ *Pulsar, err error) {
 	if p.Process, err = start(j); err != nil {
 		return nil, err
 	}
-	if err := p.waitReady(ctx, o.ReadyTimeout); err != nil {
+	p.detached = o.Detached
+	var afterAdmin func(ctx context.Context, left time.Duration) error
+	if o.BookieProcesses {
+		bookieJVM := append(append(append([]string{}, PulsarBookieJVM...), pulsarJVMArgs...), "-Dlog4j.configurationFile="+logConf)
+		afterAdmin = func(ctx context.Context, left time.Duration) error {
+			return p.startBookies(ctx, merged, cp, bookieJVM, o.Detached, left, logf)
+		}
+	}
+	if err := p.waitReady(ctx, o.ReadyTimeout, afterAdmin); err != nil {
 		return nil, err
 	}
 	logf("pulsar %s: ready at %s (admin %s)", o.Version, p.ServiceURL(), p.AdminURL())
@@ -452,12 +487,19 @@ func (p *Pulsar) ServiceURL() string {
 // given).
 func (p *Pulsar) AdminURL() string { return fmt.Sprintf("http://%s:%d", p.hostname(), p.WebPort) }
 
-// Pids are the processes to stop (one JVM).
+// Pids are the processes to stop: the standalone's JVM and any separate
+// bookies' (their pids now, a restarted bookie's new one).
 func (p *Pulsar) Pids() []int {
 	if p.Process == nil {
 		return nil
 	}
-	return []int{p.Process.Pid}
+	pids := []int{p.Process.Pid}
+	p.procMu.Lock()
+	defer p.procMu.Unlock()
+	for _, b := range p.bookies {
+		pids = append(pids, b.process.Pid)
+	}
+	return pids
 }
 
 // LogFile is the standalone's log.
@@ -470,9 +512,12 @@ func (p *Pulsar) LogFile() string {
 
 // waitReady waits until the admin API lists the cluster and a topic can be
 // created in public/default, which needs the broker, ZooKeeper and enough
-// bookies for the default persistence (3/3/2) to work.
-func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// bookies for the default persistence (3/3/2) to work. afterAdmin, if set,
+// runs once the admin API answers (separate bookies start then), with the
+// time left.
+func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration, afterAdmin func(context.Context, time.Duration) error) error {
+	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	client := &http.Client{Timeout: 10 * time.Second}
 	topic := p.AdminURL() + "/admin/v2/persistent/public/default/streambench-ready"
@@ -489,6 +534,11 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration) error {
 				last = err.Error()
 			case code == http.StatusOK && strings.Contains(body, "standalone"):
 				step = "topic creation"
+				if afterAdmin != nil {
+					if err := afterAdmin(ctx, time.Until(deadline)); err != nil {
+						return fmt.Errorf("pulsar standalone: starting its bookies: %w", err)
+					}
+				}
 			default:
 				last = fmt.Sprintf("GET /admin/v2/clusters: %d %s", code, body)
 			}
@@ -540,6 +590,7 @@ func (p *Pulsar) Stop() error {
 		if p.Process != nil {
 			errs = append(errs, p.Process.Stop(StopGrace))
 		}
+		errs = append(errs, p.stopBookies())
 		if p.removeDir {
 			errs = append(errs, os.RemoveAll(p.Dir))
 		}

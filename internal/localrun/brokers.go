@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,9 @@ func PulsarOptions(run *v1alpha1.BenchmarkRun, eff v1alpha1.EffectiveDurability,
 	}
 	maps.Copy(o.BrokerConfig, m.BrokerConfig)
 	maps.Copy(o.BookieConfig, m.BookieConfig)
+	// A fault hits one bookie: each needs a JVM of its own to be killed
+	// and started again alone.
+	o.BookieProcesses = len(run.Spec.Faults) > 0
 	o.Dir, o.ReadyTimeout = startPlace(run, dataDir, "pulsar")
 	return o
 }
@@ -88,6 +92,9 @@ func LocalNotes(run *v1alpha1.BenchmarkRun) []string {
 	case v1alpha1.SystemPulsar:
 		notes = append(notes, fmt.Sprintf("local mode: Pulsar %s standalone (one broker, %d bookies, one ZooKeeper) ran as one JVM process on this machine, with the workers and the coordinator",
 			localbrokers.DefaultPulsarVersion, m.BookiesOrDefault()))
+		if len(s.Faults) > 0 {
+			notes = append(notes, "spec.faults: each bookie ran as a JVM of its own beside the standalone (ZooKeeper and the broker), so a fault could kill one bookie and it could be started again, as the kubelet restarts a bookie's container")
+		}
 		if m.Brokers > 1 {
 			notes = append(notes, fmt.Sprintf("spec.cluster.managed.brokers asks for %d Pulsar brokers, but Pulsar standalone has one: every topic was served by a single broker (the bookies, and so the replication, are as the spec asks)",
 				m.Brokers))
@@ -154,7 +161,11 @@ func startBrokers(ctx context.Context, run *v1alpha1.BenchmarkRun, eff v1alpha1.
 			return nil, fmt.Errorf("starting Pulsar: %w", err)
 		}
 		b.pulsar = p
-		b.setup = &results.BrokerSetup{Where: "local JVM, one Pulsar standalone (broker, " + strconv.Itoa(o.Bookies) + " bookies, ZooKeeper)", Java: p.Setup.Java, JVM: p.Setup.JVM, Config: p.Setup.Config}
+		where := "local JVM, one Pulsar standalone (broker, " + strconv.Itoa(o.Bookies) + " bookies, ZooKeeper)"
+		if o.BookieProcesses {
+			where = "local JVMs, one Pulsar standalone (broker, ZooKeeper) and " + strconv.Itoa(o.Bookies) + " bookies of their own (" + strings.Join(localbrokers.PulsarBookieJVM, " ") + ")"
+		}
+		b.setup = &results.BrokerSetup{Where: where, Java: p.Setup.Java, JVM: p.Setup.JVM, Config: p.Setup.Config}
 		b.javaError = p.Setup.JavaError
 		b.endpoints.ServiceURL, b.endpoints.AdminURL = p.ServiceURL(), p.AdminURL()
 		b.setPids(p.Pids())
