@@ -568,6 +568,16 @@ func (p *Pulsar) waitReady(ctx context.Context, timeout time.Duration, afterAdmi
 // adminDo sends one admin request, with the admin token when Security
 // turned tokens on.
 func (p *Pulsar) adminDo(ctx context.Context, c *http.Client, method, url string) (int, string, error) {
+	return p.adminRequest(ctx, c, method, url, 4096)
+}
+
+// adminGet reads one admin answer of up to 1 MiB (a topic's internal
+// stats), with the admin token when Security turned tokens on.
+func (p *Pulsar) adminGet(ctx context.Context, c *http.Client, url string) (int, string, error) {
+	return p.adminRequest(ctx, c, http.MethodGet, url, 1<<20)
+}
+
+func (p *Pulsar) adminRequest(ctx context.Context, c *http.Client, method, url string, limit int64) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return 0, "", err
@@ -578,7 +588,7 @@ func (p *Pulsar) adminDo(ctx context.Context, c *http.Client, method, url string
 		return 0, "", err
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
 	return resp.StatusCode, strings.TrimSpace(string(b)), nil
 }
 

@@ -2,11 +2,15 @@ package localbrokers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -183,3 +187,71 @@ func (p *Pulsar) stopBookies() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// Ensemble is the bookies a topic's newest ledger writes to now.
+type Ensemble struct {
+	Topic  string
+	Ledger int64
+	// Bookies are the ledger's last ensemble, by bookie id
+	// (127.0.0.1:port), in BookKeeper's order.
+	Bookies []string
+}
+
+// CurrentEnsemble asks the broker which bookies the newest ledger of topic
+// (a persistent topic's path: tenant/namespace/name) writes to: its
+// internal stats with the ledgers' metadata, whose ensembles list each
+// ensemble change by the entry it starts at.
+func (p *Pulsar) CurrentEnsemble(ctx context.Context, topic string) (Ensemble, error) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	code, body, err := p.adminGet(ctx, c, p.AdminURL()+"/admin/v2/persistent/"+topic+"/internalStats?metadata=true")
+	if err != nil {
+		return Ensemble{}, err
+	}
+	if code != http.StatusOK {
+		return Ensemble{}, fmt.Errorf("internal stats of %s: %d %s", topic, code, body)
+	}
+	return parseEnsemble(topic, []byte(body))
+}
+
+// parseEnsemble reads the newest ledger's last ensemble from a topic's
+// internal stats. BookKeeper's metadata text names them as
+// "ensembles={0=[a, b, c], 812=[a, b, d]}". Pure.
+func parseEnsemble(topic string, stats []byte) (Ensemble, error) {
+	var s struct {
+		Ledgers []struct {
+			LedgerID int64  `json:"ledgerId"`
+			Metadata string `json:"metadata"`
+		} `json:"ledgers"`
+	}
+	if err := json.Unmarshal(stats, &s); err != nil {
+		return Ensemble{}, fmt.Errorf("internal stats of %s: %w", topic, err)
+	}
+	if len(s.Ledgers) == 0 {
+		return Ensemble{}, fmt.Errorf("%s has no ledger yet", topic)
+	}
+	l := s.Ledgers[len(s.Ledgers)-1]
+	ens := l.Metadata
+	if i := strings.Index(ens, "ensembles={"); i >= 0 {
+		ens = ens[i:]
+		if j := strings.Index(ens, "}"); j >= 0 {
+			ens = ens[:j]
+		}
+	} else {
+		ens = ""
+	}
+	m := ensemblesRE.FindAllStringSubmatch(ens, -1)
+	if len(m) == 0 {
+		return Ensemble{}, fmt.Errorf("ledger %d of %s: no ensemble in its metadata %q", l.LedgerID, topic, l.Metadata)
+	}
+	var ids []string
+	for _, id := range strings.Split(m[len(m)-1][1], ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return Ensemble{Topic: topic, Ledger: l.LedgerID, Bookies: ids}, nil
+}
+
+// ensemblesRE is one ensemble of a ledger's metadata text: the entry it
+// starts at, then its bookies.
+var ensemblesRE = regexp.MustCompile(`\d+=\[([^\]]*)\]`)

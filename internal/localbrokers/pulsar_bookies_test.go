@@ -2,8 +2,10 @@ package localbrokers
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -102,5 +104,53 @@ func TestPulsarSeparateBookiesRestart(t *testing.T) {
 			t.Fatalf("no topic could be created after the restart: %d %s %v; bookie-1 log:\n%s", code, body, err, np.LogTail(3000))
 		}
 		time.Sleep(time.Second)
+	}
+	e, err := p.CurrentEnsemble(ctx, "public/default/after-restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values([]string{p.BookieID(0), p.BookieID(1), p.BookieID(2)}))
+	got := slices.Sorted(slices.Values(e.Bookies))
+	if !slices.Equal(got, want) {
+		t.Errorf("the new topic's ensemble is %v; want all three bookies %v", e.Bookies, want)
+	}
+}
+
+func TestParseEnsemble(t *testing.T) {
+	stats := func(meta string) []byte {
+		b, _ := json.Marshal(map[string]any{"ledgers": []map[string]any{
+			{"ledgerId": 7, "metadata": "old"},
+			{"ledgerId": 9, "metadata": meta},
+		}})
+		return b
+	}
+	tests := []struct {
+		name, meta string
+		want       []string
+		err        string
+	}{
+		{"one ensemble", "LedgerMetadata{formatVersion=3, ensembleSize=3, ensembles={0=[127.0.0.1:1, 127.0.0.1:2, 127.0.0.1:3]}, customMetadata={}}",
+			[]string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, ""},
+		// After an ensemble change the last ensemble is the one written to.
+		{"changed", "LedgerMetadata{ensembles={0=[a:1, b:2, c:3], 812=[a:1, b:2, d:4]}, customMetadata={x=[y]}}",
+			[]string{"a:1", "b:2", "d:4"}, ""},
+		{"no ensembles", "LedgerMetadata{state=OPEN}", nil, "no ensemble in its metadata"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := parseEnsemble("t/n/x", stats(tt.meta))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("parseEnsemble = %v, %v; want an error containing %q", e, err, tt.err)
+				}
+				return
+			}
+			if err != nil || e.Ledger != 9 || !slices.Equal(e.Bookies, tt.want) {
+				t.Fatalf("parseEnsemble = %+v, %v; want ledger 9 on %v", e, err, tt.want)
+			}
+		})
+	}
+	if _, err := parseEnsemble("t/n/x", []byte(`{"ledgers":[]}`)); err == nil || !strings.Contains(err.Error(), "no ledger yet") {
+		t.Errorf("no ledgers: %v", err)
 	}
 }
