@@ -30,6 +30,10 @@ type Accounting struct {
 	Sent   int64 `json:"sent"`
 	Acked  int64 `json:"acked"`
 	Failed int64 `json:"failed"`
+	// Unanswered are sends with neither an ack nor a failure when the
+	// load stopped (a client with no send timeout holds what the brokers
+	// cannot write): not acknowledged, so never lost.
+	Unanswered int64 `json:"unanswered,omitempty"`
 	// Received is the distinct messages received over all subscriptions.
 	Received int64 `json:"received"`
 	Lost     int64 `json:"lost"`
@@ -67,12 +71,24 @@ func Account(subs []SubscriptionRef, answers []protocol.ReceivedResponse, localD
 			if f.Len() != p.Failed {
 				return acc, fmt.Errorf("producer %d counted %d failed sends but listed %d", p.ID, p.Failed, f.Len())
 			}
-			producers[p.ID] = &prod{topic: p.Topic, sent: p.Sent, failed: f}
 			acc.Sent += int64(p.Sent)
 			acc.Failed += f.Len()
+			if len(p.UnansweredSet) > 0 {
+				var u worker.SeqSet
+				if err := u.UnmarshalBinary(p.UnansweredSet); err != nil {
+					return acc, fmt.Errorf("producer %d's unanswered sends: %w", p.ID, err)
+				}
+				if u.Len() != p.Unanswered {
+					return acc, fmt.Errorf("producer %d counted %d unanswered sends but listed %d", p.ID, p.Unanswered, u.Len())
+				}
+				acc.Unanswered += u.Len()
+				// Nobody expects them, as nobody expects a failed send.
+				f.Union(&u)
+			}
+			producers[p.ID] = &prod{topic: p.Topic, sent: p.Sent, failed: f}
 		}
 	}
-	acc.Acked = acc.Sent - acc.Failed
+	acc.Acked = acc.Sent - acc.Failed - acc.Unanswered
 	ackedByTopic := map[string]int64{}
 	for _, p := range producers {
 		ackedByTopic[p.topic] += int64(p.sent) - p.failed.Len()

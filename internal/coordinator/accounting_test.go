@@ -201,3 +201,37 @@ func TestCatchUpStall(t *testing.T) {
 		})
 	}
 }
+
+// A send with no answer was promised nothing: it is neither acknowledged
+// nor lost when the subscription misses it, and one that arrived anyway is
+// no duplicate. The sends acknowledged and missed are still lost.
+func TestAccountLeavesUnansweredOut(t *testing.T) {
+	ans := answers(t, 100, []uint64{3}, append(seqRange(0, 3), append(seqRange(4, 80), 95)...))
+	var u worker.SeqSet
+	for s := uint64(80); s < 100; s++ {
+		u.Add(s)
+	}
+	ub, err := u.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans[0].Producers[0].Unanswered, ans[0].Producers[0].UnansweredSet = u.Len(), ub
+	subs := []SubscriptionRef{{Topic: "t", Name: "s"}}
+	acc, err := Account(subs, ans, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc.Sent != 100 || acc.Failed != 1 || acc.Unanswered != 20 || acc.Acked != 79 || acc.Lost != 0 || acc.Subscriptions[0].Expected != 79 {
+		t.Errorf("accounting %+v: want 100 sent, 1 failed, 20 unanswered, 79 acknowledged and expected, none lost", acc)
+	}
+	// Without the unanswered set the same answers lose 19 (80..99 but 95).
+	ans[0].Producers[0].Unanswered, ans[0].Producers[0].UnansweredSet = 0, nil
+	if acc, _ := Account(subs, ans, nil, nil); acc.Lost != 19 {
+		t.Errorf("lost %d without the unanswered set, want 19", acc.Lost)
+	}
+	// A count that does not match its list is refused.
+	ans[0].Producers[0].Unanswered, ans[0].Producers[0].UnansweredSet = 3, ub
+	if _, err := Account(subs, ans, nil, nil); err == nil {
+		t.Error("a producer's unanswered count unlike its list was taken")
+	}
+}

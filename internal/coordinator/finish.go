@@ -56,8 +56,8 @@ func (c *coordinator) finish(ctx context.Context) error {
 		return err
 	}
 	c.res.Accounted = true
-	c.logf("accounting: sent %d, acked %d, failed %d, received %d, lost %d, not consumed %d, duplicates %d",
-		acc.Sent, acc.Acked, acc.Failed, acc.Received, acc.Lost, acc.NotConsumed, acc.Duplicates)
+	c.logf("accounting: sent %d, acked %d, failed %d, unanswered %d, received %d, lost %d, not consumed %d, duplicates %d",
+		acc.Sent, acc.Acked, acc.Failed, acc.Unanswered, acc.Received, acc.Lost, acc.NotConsumed, acc.Duplicates)
 	return nil
 }
 

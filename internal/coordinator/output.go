@@ -38,6 +38,9 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 		in.Delivery = &results.Delivery{Lost: a.Lost, NotConsumed: a.NotConsumed, Duplicates: a.Duplicates}
 		in.Notes = append(in.Notes, fmt.Sprintf("delivery accounting (per producer sequence numbers, every subscription): sent %d, acknowledged %d, failed %d, received %d distinct, lost %d, not consumed %d, duplicates %d",
 			a.Sent, a.Acked, a.Failed, a.Received, a.Lost, a.NotConsumed, a.Duplicates))
+		if a.Unanswered > 0 {
+			in.Notes = append(in.Notes, fmt.Sprintf("%d sends had no answer, neither an acknowledgement nor a failure, when the load stopped and the producers were flushed and closed: the brokers could not write them (a client with no send timeout, as OMB's, holds them). They count neither as acknowledged nor as lost", a.Unanswered))
+		}
 	}
 	if b := r.Backlog; b != nil && b.BuiltBytes > 0 {
 		in.Notes = append(in.Notes, fmt.Sprintf("backlog: %.1f MB built in %.1f s, drained to %.1f MB in %.1f s at %.1f MB/s",

@@ -247,6 +247,13 @@ type ProducerFinal struct {
 	// (a worker.SeqSet, in its binary form).
 	Failed    int64  `json:"failed,omitempty"`
 	FailedSet []byte `json:"failedSet,omitempty"`
+	// Unanswered is how many sends had neither an ack nor a failure when
+	// the load stopped and the producers were flushed and closed (a
+	// client with no send timeout holds a send the brokers cannot
+	// write); UnansweredSet is their sequence numbers. Nothing was
+	// promised for them: they are neither acknowledged nor lost.
+	Unanswered    int64  `json:"unanswered,omitempty"`
+	UnansweredSet []byte `json:"unansweredSet,omitempty"`
 }
 
 // ReceivedResponse is the final accounting material of a worker, read after

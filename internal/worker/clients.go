@@ -45,6 +45,14 @@ type producer struct {
 	acked    atomic.Int64
 	failed   atomic.Int64
 	failedMu sync.Mutex
+	// ackedSeqs are the sequence numbers acknowledged, so a send left
+	// unanswered at the end is known by number (ackedMu guards them).
+	ackedMu   sync.Mutex
+	ackedSeqs SeqSet
+	// closeOnce closes client once: at a flush that timed out
+	// (StopLoad) or with the run.
+	closeOnce sync.Once
+	closeErr  error
 	// failedSeqs are the sequence numbers whose send failed: a bit each,
 	// so a broker that rejects everything costs 125 kB per million
 	// messages, and every failure is remembered (a capped list counted
@@ -124,6 +132,17 @@ func (p *producer) send(intended time.Time, rec *stats.Shard) {
 	p.client.Send(context.Background(), p.keys.Next(), buf, tag, p)
 }
 
+// unanswered is how many sends have had neither an ack nor a failure.
+func (p *producer) unanswered() int64 {
+	return int64(p.nextSeq.Load()) - p.acked.Load() - p.failed.Load()
+}
+
+// close closes the producer's client once.
+func (p *producer) close() error {
+	p.closeOnce.Do(func() { p.closeErr = p.client.Close() })
+	return p.closeErr
+}
+
 // Acked runs once per message, from the client's goroutine, with the
 // message's buffer and the tag send gave it.
 func (p *producer) Acked(payload []byte, tag driver.Tag, err error) {
@@ -137,6 +156,11 @@ func (p *producer) Acked(payload []byte, tag driver.Tag, err error) {
 		p.run.fail(fmt.Errorf("producer %d on %s: %w", p.id, p.topic, err))
 	} else {
 		now := time.Now()
+		if h, err := ParseHeader(payload); err == nil {
+			p.ackedMu.Lock()
+			p.ackedSeqs.Add(h.Seq)
+			p.ackedMu.Unlock()
+		}
 		p.acked.Add(1)
 		p.acks.RecordAck(epoch.Add(time.Duration(tag[0])), epoch.Add(time.Duration(tag[1])), now, p.size)
 	}

@@ -495,3 +495,27 @@ func TestStartOnTheMonotonicClock(t *testing.T) {
 		t.Errorf("intended time %v: want a monotonic reading", it)
 	}
 }
+
+func TestOutside(t *testing.T) {
+	var a, b SeqSet
+	for _, s := range []uint64{0, 1, 63, 64, 129} {
+		a.Add(s)
+	}
+	b.Add(2)
+	for _, n := range []uint64{0, 1, 3, 64, 65, 130, 200} {
+		got := Outside(n, &a, &b, nil)
+		var want int64
+		for s := uint64(0); s < n; s++ {
+			in := !a.Has(s) && !b.Has(s)
+			if in {
+				want++
+			}
+			if got.Has(s) != in {
+				t.Errorf("n %d: Outside has %d = %v, want %v", n, s, got.Has(s), in)
+			}
+		}
+		if got.Len() != want || got.Has(n) {
+			t.Errorf("n %d: Outside has %d members (and %d: %v), want %d and not %d", n, got.Len(), n, got.Has(n), want, n)
+		}
+	}
+}
