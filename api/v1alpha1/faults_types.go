@@ -282,6 +282,12 @@ type FaultImpact struct {
 	// had an acknowledgement.
 	// +optional
 	LongestWaitMs *float64 `json:"longestWaitMs,omitempty"`
+	// NotResumedSeconds is set when the load did not recover and its last
+	// intervals had no acknowledgement at all: how long they went without
+	// one. The writes had not resumed when the phase (or the span before
+	// the next fault) ended, so the stall outlasted what was measured.
+	// +optional
+	NotResumedSeconds *float64 `json:"notResumedSeconds,omitempty"`
 	// Stall explains a longest wait that was a stall (above a second and
 	// above twice the pre-fault p99) by the broker setting in effect it
 	// matches, or says that none does; absent when there was no stall.
@@ -306,6 +312,11 @@ type FaultStall struct {
 	// SettingSeconds is that setting's value, in seconds.
 	// +optional
 	SettingSeconds *float64 `json:"settingSeconds,omitempty"`
+	// Unfinished says the writes had not resumed when the measurement
+	// ended (NotResumedSeconds): Seconds is a lower bound, and no setting
+	// shorter than it explains the stall.
+	// +optional
+	Unfinished bool `json:"unfinished,omitempty"`
 	// Explanation says it in words: "writes stopped 9.8 s: matches
 	// broker.session.timeout.ms 9000 ms (...)", or which settings were
 	// read and that none matches.

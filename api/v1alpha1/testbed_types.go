@@ -214,6 +214,14 @@ type Topology struct {
 	// Bookies is the number of BookKeeper bookies (pulsar).
 	// +optional
 	Bookies int32 `json:"bookies,omitempty"`
+	// DelayEnsembleChange says the Pulsar brokers' BookKeeper client was
+	// deployed with delayEnsembleChange (brokerConfig
+	// bookkeeper_delayEnsembleChange=true): a ledger that loses a bookie
+	// goes on writing at its ack quorum instead of replacing it, so a
+	// bookie may be lost with no spare (docs/methodology.md, "One bookie
+	// lost").
+	// +optional
+	DelayEnsembleChange bool `json:"delayEnsembleChange,omitempty"`
 	// Version of Kafka or Pulsar; empty when not known.
 	// +optional
 	Version string `json:"version,omitempty"`

@@ -944,6 +944,11 @@ func (in *FaultImpact) DeepCopyInto(out *FaultImpact) {
 		*out = new(float64)
 		**out = **in
 	}
+	if in.NotResumedSeconds != nil {
+		in, out := &in.NotResumedSeconds, &out.NotResumedSeconds
+		*out = new(float64)
+		**out = **in
+	}
 	if in.Stall != nil {
 		in, out := &in.Stall, &out.Stall
 		*out = new(FaultStall)

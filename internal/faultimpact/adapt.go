@@ -122,6 +122,7 @@ func (im Impact) Status() *v1alpha1.FaultImpact {
 		PreFaultP99Ms:              im.PreFaultP99Ms,
 		WorstP99Ms:                 im.WorstP99Ms,
 		LongestWaitMs:              im.LongestWaitMs,
+		NotResumedSeconds:          im.NotResumedSeconds,
 		Notes:                      im.Notes,
 	}
 }

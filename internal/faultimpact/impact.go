@@ -105,6 +105,11 @@ type Impact struct {
 	// same intervals: the longest a send waited, so how long the writes
 	// stopped; nil as WorstP99Ms is.
 	LongestWaitMs *float64
+	// NotResumedSeconds is set when the writes had not resumed when the
+	// load did not recover by the span's end: how long its last intervals
+	// went without one acknowledgement (the sends then waiting are never
+	// in LongestWaitMs, which counts answered sends only).
+	NotResumedSeconds *float64
 	// Series is SeriesCorrected or SeriesPublish.
 	Series string
 	// PreFaultP99Ms is the median p99 of the intervals between the
@@ -358,7 +363,25 @@ func (c *calc) one(w Window, baselineFrom, horizon float64) Impact {
 		higher(&im.LongestWaitMs, c.max(p))
 	}
 	im.LowestFraction = im.LowestRate / c.target
+	if !im.Recovered {
+		im.NotResumedSeconds = c.unanswered(first, last)
+	}
 	return im
+}
+
+// unanswered is how long the intervals first..last end without an
+// acknowledgement (the trailing intervals with no latency), after the
+// fault's interval; nil when the last one had one.
+func (c *calc) unanswered(first, last int) *float64 {
+	from := -1
+	for i := last; i > first && c.max(c.points[i]) == nil; i-- {
+		from = i
+	}
+	if from < 0 {
+		return nil
+	}
+	d := c.points[last].end() - c.points[from].StartSeconds
+	return &d
 }
 
 // baseline is the median p99 of the intervals that lie wholly in

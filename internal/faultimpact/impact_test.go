@@ -286,3 +286,47 @@ func TestLongestWait(t *testing.T) {
 		t.Errorf("without the corrected series: longest wait %v in %s, want the publish maximum 4650 ms", im.LongestWaitMs, im.Series)
 	}
 }
+
+// Writes that stopped at the fault and never came back: the trailing
+// intervals without an acknowledgement are how long they went unanswered;
+// a load that came back, or whose last interval was answered, has none.
+func TestNotResumed(t *testing.T) {
+	withMax := func(pts []Point) []Point {
+		for i := range pts {
+			if pts[i].P99Ms != nil {
+				pts[i].MaxMs, pts[i].CorrectedMaxMs = ptr.To(*pts[i].P99Ms*2), ptr.To(*pts[i].CorrectedP99Ms*2)
+			}
+		}
+		return pts
+	}
+	tests := []struct {
+		name string
+		pts  []Point
+		want *float64
+	}{
+		{"stopped to the end", withMax(cat(repeat(3, good(10)), []iv{{rate: 50, p99: 900}}, repeat(3, stalled(0)))), f(30)},
+		// A late answer in between: only the silence after it counts.
+		{"a late answer, then silence", withMax(cat(repeat(3, good(10)), []iv{{rate: 50, p99: 900}, stalled(0), {rate: 1, p99: 9000}}, repeat(2, stalled(0)))), f(20)},
+		{"answered at the end, not recovered", withMax(cat(repeat(3, good(10)), repeat(3, stalled(0)), []iv{{rate: 400, p99: 50}})), nil},
+		{"recovered", withMax(cat(repeat(3, good(10)), repeat(2, stalled(0)), repeat(4, good(10)))), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ims, err := Compute(tc.pts, 1000, []Window{at(31)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ims[0].NotResumedSeconds
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Errorf("NotResumedSeconds = %v, want %v", deref(got), deref(tc.want))
+			}
+		})
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

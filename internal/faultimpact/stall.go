@@ -137,6 +137,39 @@ func Explain(longestWaitMs float64, preFaultP99Ms *float64, cands []Candidate) *
 	return st
 }
 
+// ExplainUnfinished is the stall of writes that had not resumed when the
+// measurement ended, their last notResumedSeconds without an
+// acknowledgement: it lasted at least that (or the longest answered wait,
+// if longer), so a setting shorter than that explains nothing, and one
+// longer may still have been running. Pure.
+func ExplainUnfinished(longestWaitMs, notResumedSeconds float64, cands []Candidate) *v1alpha1.FaultStall {
+	s := math.Max(longestWaitMs/1000, notResumedSeconds)
+	st := &v1alpha1.FaultStall{Seconds: s, Unfinished: true}
+	head := fmt.Sprintf("writes stopped and had not resumed when the measurement ended: no acknowledgement in its last %s", seconds(notResumedSeconds))
+	var shorter, longer []string
+	byLength := append([]Candidate(nil), cands...)
+	sort.SliceStable(byLength, func(i, j int) bool { return byLength[i].Seconds < byLength[j].Seconds })
+	for _, c := range byLength {
+		if c.Seconds < s {
+			shorter = append(shorter, c.text())
+		} else {
+			longer = append(longer, c.text())
+		}
+	}
+	switch {
+	case len(cands) == 0:
+		st.Explanation = head + "; no broker setting was read to explain it"
+	case len(longer) == 0:
+		st.Explanation = fmt.Sprintf("%s, longer than every setting read (%s): nothing they bound held the writes", head, strings.Join(shorter, ", "))
+	default:
+		st.Explanation = fmt.Sprintf("%s; still within %s", head, strings.Join(longer, ", "))
+		if len(shorter) > 0 {
+			st.Explanation += fmt.Sprintf(", past %s", strings.Join(shorter, ", "))
+		}
+	}
+	return st
+}
+
 func matches(stall, setting float64) bool {
 	early := math.Max(MatchEarlySeconds, MatchFraction*setting)
 	late := math.Max(MatchLateSeconds, MatchFraction*setting)

@@ -95,3 +95,42 @@ func TestExplainStall(t *testing.T) {
 		t.Error("an impact without a longest wait has a stall")
 	}
 }
+
+// Writes that had not resumed when the measurement ended stalled at least
+// as long as they went unanswered: a setting shorter than that explains
+// nothing, a longer one may still have been running.
+func TestExplainUnfinished(t *testing.T) {
+	bk := Candidate{Name: "bookkeeperClientTimeoutInSeconds", Value: "30", Seconds: 30}
+	zk := Candidate{Name: "metadataStoreSessionTimeoutMillis", Value: "5000", Seconds: 5}
+	tests := []struct {
+		name              string
+		longestMs, silent float64
+		cands             []Candidate
+		seconds           float64
+		text              string
+	}{
+		{"within a longer timeout", 9748, 14, []Candidate{bk, zk}, 14,
+			"writes stopped and had not resumed when the measurement ended: no acknowledgement in its last 14 s; still within bookkeeperClientTimeoutInSeconds 30 (30 s), past metadataStoreSessionTimeoutMillis 5000 (5 s)"},
+		// The longest answered wait, when longer, is the stall's bound.
+		{"past every timeout", 40000, 14, []Candidate{bk, zk}, 40,
+			"writes stopped and had not resumed when the measurement ended: no acknowledgement in its last 14 s, longer than every setting read (metadataStoreSessionTimeoutMillis 5000 (5 s), bookkeeperClientTimeoutInSeconds 30 (30 s)): nothing they bound held the writes"},
+		{"nothing read", 0, 20, nil, 20,
+			"writes stopped and had not resumed when the measurement ended: no acknowledgement in its last 20 s; no broker setting was read to explain it"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := ExplainUnfinished(tc.longestMs, tc.silent, tc.cands)
+			if !st.Unfinished || st.Setting != "" || st.Seconds != tc.seconds || st.Explanation != tc.text {
+				t.Errorf("ExplainUnfinished = %+v\nwant seconds %g, unfinished, no setting, %q", st, tc.seconds, tc.text)
+			}
+		})
+	}
+	// ExplainStall takes this path for an impact whose writes never
+	// resumed, even with no answered wait at all.
+	f := v1alpha1.FaultStatus{Action: v1alpha1.FaultKill, Injected: true,
+		Impact: &v1alpha1.FaultImpact{NotResumedSeconds: ptr.To(20.0)}}
+	ExplainStall(&f, nil)
+	if st := f.Impact.Stall; st == nil || !st.Unfinished || st.Seconds != 20 {
+		t.Errorf("stall %+v: want an unfinished 20 s stall", st)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -89,12 +91,16 @@ func FillSeries(series results.Series, rate float64, settings []results.BrokerSe
 // settings and the fault's own length; an impact without a longest wait
 // keeps none.
 func ExplainStall(f *v1alpha1.FaultStatus, settings []results.BrokerSetting) {
-	if f.Impact == nil || f.Impact.LongestWaitMs == nil {
+	if f.Impact == nil || (f.Impact.LongestWaitMs == nil && f.Impact.NotResumedSeconds == nil) {
 		return
 	}
 	cands := Candidates(settings)
 	if own := OwnLength(*f); own != nil {
 		cands = append(cands, *own)
+	}
+	if s := f.Impact.NotResumedSeconds; s != nil {
+		f.Impact.Stall = ExplainUnfinished(ptr.Deref(f.Impact.LongestWaitMs, 0), *s, cands)
+		return
 	}
 	f.Impact.Stall = Explain(*f.Impact.LongestWaitMs, f.Impact.PreFaultP99Ms, cands)
 }
