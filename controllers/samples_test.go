@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/envelope"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 )
@@ -150,6 +152,34 @@ var _ = Describe("config/samples twins", func() {
 			}
 		})
 	}
+
+	It("gives the broker-failure sample a Pulsar twin that tolerates the same loss, hit at the same time, in the same envelope", func() {
+		tolerance := func(name string) (durability.Tolerance, *v1alpha1.BenchmarkRun) {
+			run := read(name)
+			eff, err := durability.Translate(run.Spec.System, *run.Spec.Durability)
+			Expect(err).NotTo(HaveOccurred(), name)
+			tol, ok := durability.ToleranceOf(eff, probe.TopologyOf(run))
+			Expect(ok).To(BeTrue(), name)
+			return tol, run
+		}
+		k, kRun := tolerance("run-ack2-async-broker-failure.yaml")
+		p, pRun := tolerance("run-ack2-async-pulsar-bookie-failure.yaml")
+		Expect(p.Losses).To(Equal(k.Losses), "Kafka: %s; Pulsar: %s", k.Description, p.Description)
+		Expect(p.Losses).To(Equal(int32(1)))
+		Expect(pRun.Spec.Faults).To(HaveLen(1))
+		Expect(pRun.Spec.Faults[0].At).To(Equal(kRun.Spec.Faults[0].At))
+		Expect(pRun.Spec.Faults[0].Action).To(Equal(kRun.Spec.Faults[0].Action))
+		Expect(pRun.Spec.Faults[0].Target).To(Equal(v1alpha1.FaultTarget("bookie-1")))
+		// Without the setting, the same Pulsar run tolerates none.
+		delete(pRun.Spec.Cluster.Managed.BrokerConfig, durability.PulsarBrokerDelayEnsembleChange)
+		eff, err := durability.Translate(pRun.Spec.System, *pRun.Spec.Durability)
+		Expect(err).NotTo(HaveOccurred())
+		none, _ := durability.ToleranceOf(eff, probe.TopologyOf(pRun))
+		Expect(none.Losses).To(Equal(int32(0)))
+		base := read("run-ack2-async-pulsar.yaml")
+		Expect(pRun.Spec.Cluster.Managed.Resources).To(Equal(base.Spec.Cluster.Managed.Resources), "the envelope of run-ack2-async-pulsar, run-ack2-async's twin")
+		Expect(pRun.Spec.Workload).To(Equal(kRun.Spec.Workload))
+	})
 
 	It("has the journal-bypass Pulsar sample, the study's key configuration", func() {
 		d := read("run-ack2-bypass-pulsar.yaml").Spec.Durability

@@ -69,6 +69,10 @@ const (
 	PulsarBookieJournalPageCacheFlushMSec = "journalPageCacheFlushIntervalMSec"
 
 	// Broker keys.
+	// PulsarBrokerDelayEnsembleChange reaches the broker's BookKeeper
+	// client (bookkeeper_ keys do): not set by Translate, but read where a
+	// run's failure tolerance is (ToleranceOf through the testbed).
+	PulsarBrokerDelayEnsembleChange        = "bookkeeper_delayEnsembleChange"
 	PulsarBrokerEnsembleSize               = "managedLedgerDefaultEnsembleSize"
 	PulsarBrokerWriteQuorum                = "managedLedgerDefaultWriteQuorum"
 	PulsarBrokerAckQuorum                  = "managedLedgerDefaultAckQuorum"

@@ -28,6 +28,10 @@ func TestToleranceOf(t *testing.T) {
 		{"Pulsar level 2 on 3 bookies", v1.SystemPulsar, 2, bookies(3), 0, true, "0 bookies lost: ensemble 3 on 3 bookies: a lost bookie can be replaced only by one outside the ensemble, and there is none"},
 		{"Pulsar level 2 on 4 bookies", v1.SystemPulsar, 2, bookies(4), 1, true, "1 bookie lost: ensemble 3 on 4 bookies"},
 		{"Pulsar level 2 on 5 bookies", v1.SystemPulsar, 2, bookies(5), 2, true, "2 bookies lost"},
+		{"Pulsar level 2 on 3 bookies, delayEnsembleChange", v1.SystemPulsar, 2, &v1.Topology{Bookies: 3, DelayEnsembleChange: true}, 1, true,
+			"1 bookie lost: ensemble 3 on 3 bookies with delayEnsembleChange: a ledger goes on writing at ack quorum 2 of write quorum 3"},
+		// The spares count when they are more than the quorums' margin.
+		{"Pulsar level 2 on 5 bookies, delayEnsembleChange", v1.SystemPulsar, 2, &v1.Topology{Bookies: 5, DelayEnsembleChange: true}, 2, true, "2 bookies lost: ensemble 3 on 5 bookies"},
 		{"Pulsar without the bookies' count", v1.SystemPulsar, 2, nil, 0, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,5 +47,23 @@ func TestToleranceOf(t *testing.T) {
 	}
 	if _, ok := ToleranceOf(v1.EffectiveDurability{}, bookies(3)); ok {
 		t.Error("a durability of neither system has a tolerance")
+	}
+}
+
+func TestDelayEnsembleChange(t *testing.T) {
+	for _, tc := range []struct {
+		broker map[string]string
+		want   bool
+	}{
+		{nil, false},
+		{map[string]string{"bookkeeper_delayEnsembleChange": "true"}, true},
+		{map[string]string{"bookkeeper_delayEnsembleChange": " TRUE "}, true},
+		{map[string]string{"PULSAR_PREFIX_bookkeeper_delayEnsembleChange": "true"}, true},
+		{map[string]string{"bookkeeper_delayEnsembleChange": "false"}, false},
+		{map[string]string{"delayEnsembleChange": "true"}, false},
+	} {
+		if got := DelayEnsembleChange(tc.broker); got != tc.want {
+			t.Errorf("DelayEnsembleChange(%v) = %v, want %v", tc.broker, got, tc.want)
+		}
 	}
 }

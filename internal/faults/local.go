@@ -24,10 +24,6 @@ func LocalChecks(spec *v1alpha1.BenchmarkRunSpec, fldPath *field.Path) field.Err
 		return field.ErrorList{field.Forbidden(fp,
 			"local mode cannot find the processes of spec.cluster.existing; run the faults on brokers local mode starts (spec.cluster.managed), or in a cluster")}
 	}
-	if spec.System == v1alpha1.SystemPulsar {
-		return field.ErrorList{field.Forbidden(fp,
-			"local mode runs Pulsar standalone: the broker, the bookies and ZooKeeper are one JVM, so any fault would stop them all; run the faults in a cluster (kubectl apply), or remove spec.faults")}
-	}
 	var errs field.ErrorList
 	for i, f := range spec.Faults {
 		p := fp.Index(i)
@@ -36,6 +32,16 @@ func LocalChecks(spec *v1alpha1.BenchmarkRunSpec, fldPath *field.Path) field.Err
 				"local mode runs the brokers as processes, not pods; use Pause or Kill, or run it in a cluster"))
 		}
 		role, n, err := f.Target.Parse()
+		if spec.System == v1alpha1.SystemPulsar {
+			// A run with faults starts each bookie as a JVM of its own
+			// (localbrokers.PulsarOptions.BookieProcesses); the broker
+			// and ZooKeeper stay one standalone JVM.
+			if err == nil && role != v1alpha1.RoleBookie {
+				errs = append(errs, field.Invalid(p.Child("target"), string(f.Target),
+					"local mode's Pulsar broker and ZooKeeper are one standalone JVM, and a fault on it would stop the whole system; target a bookie (bookie-<n>: each is a JVM of its own in a run with faults), or run it in a cluster"))
+			}
+			continue
+		}
 		if err == nil && role == v1alpha1.RoleController && n > 0 {
 			errs = append(errs, field.Invalid(p.Child("target"), string(f.Target),
 				"local mode's Kafka has one KRaft controller, controller-0 (a JVM of its own beside the brokers, kafka-controller); target controller-0, or run it in a cluster, where every broker is a controller"))

@@ -160,8 +160,10 @@ func TestLocalChecks(t *testing.T) {
 			[]want{{"spec.faults[0].action", []string{"processes, not pods", "use Pause or Kill"}}}},
 		{"one local KRaft controller", kafkaSpec(kill("controller-0", time.Minute), kill("controller-1", 2*time.Minute)),
 			[]want{{"spec.faults[1].target", []string{"one KRaft controller", "target controller-0"}}}},
-		{"Pulsar standalone is one JVM", pulsarSpec(v1alpha1.ManagedCluster{}, kill("bookie-1", time.Minute)),
-			[]want{{"spec.faults", []string{"one JVM", "in a cluster"}}}},
+		// Each bookie is a JVM of its own in a local run with faults.
+		{"a Pulsar bookie", pulsarSpec(v1alpha1.ManagedCluster{}, kill("bookie-1", time.Minute)), nil},
+		{"Pulsar's broker is the standalone JVM", pulsarSpec(v1alpha1.ManagedCluster{}, kill("bookie-1", time.Minute), kill("broker-0", 2*time.Minute), kill("zookeeper-0", 2*time.Minute)),
+			[]want{{"spec.faults[1].target", []string{"one standalone JVM", "target a bookie"}}, {"spec.faults[2].target", []string{"one standalone JVM", "target a bookie"}}}},
 		{"an existing cluster's processes", existingSpec(v1alpha1.SystemKafka, v1alpha1.ExistingCluster{BootstrapServers: "localhost:9092",
 			Faults: &v1alpha1.ExistingClusterFaults{AllowDisruption: true, PodSelector: &metav1.LabelSelector{}}}, kill("broker-0", time.Minute)),
 			[]want{{"spec.faults", []string{"spec.cluster.existing", "spec.cluster.managed"}}}},

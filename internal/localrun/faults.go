@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -54,6 +55,10 @@ type faultProc struct {
 	// restart starts the killed process again and returns once it
 	// serves (the new process's pid); nil when it cannot be restarted.
 	restart func(ctx context.Context) (int, error)
+	// watch, if set, starts watching what the fault does until ctx ends
+	// (a bookie's: the first topic's ensembles); its report is added to
+	// the fault's message when the run ends.
+	watch func(ctx context.Context) (report func() string)
 }
 
 // restartTimeout bounds a killed broker's return: its JVM start, its
@@ -196,6 +201,8 @@ type faultInjector struct {
 	// restarts are the killed processes being started again; finish
 	// waits for them, so the run stops brokers that are whole.
 	restarts sync.WaitGroup
+	// watches are the injected faults' watch reports, by fault index.
+	watches map[int]func() string
 	// out is finish's result.
 	out []v1alpha1.FaultStatus
 }
@@ -209,7 +216,7 @@ func startFaults(ctx context.Context, fs []v1alpha1.Fault, repeat int, find find
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	f := &faultInjector{steps: faults.Schedule(fs), find: find, signal: signal, say: say,
-		started: make(chan time.Time, 1), cancel: cancel, done: make(chan struct{}), paused: map[int]faultProc{}}
+		started: make(chan time.Time, 1), cancel: cancel, done: make(chan struct{}), paused: map[int]faultProc{}, watches: map[int]func() string{}}
 	for i, x := range fs {
 		f.status = append(f.status, v1alpha1.FaultStatus{Index: int32(i), Repeat: int32(repeat), Action: x.Action, Target: x.Target})
 	}
@@ -306,6 +313,9 @@ func (f *faultInjector) apply(s faults.Step) {
 		return
 	}
 	st.Injected, st.InjectedAt = true, ptr.To(metav1.NowMicro())
+	if p.watch != nil {
+		f.watches[s.Index] = p.watch(f.ctx)
+	}
 	switch s.Fault.Action {
 	case v1alpha1.FaultPause:
 		f.paused[s.Index] = p
@@ -366,6 +376,10 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 		f.restarts.Wait()
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		for i, report := range f.watches {
+			st := &f.status[i]
+			st.Message = strings.TrimPrefix(st.Message+"; "+report(), "; ")
+		}
 		for i, p := range f.paused {
 			st := &f.status[i]
 			if err := f.signal(p.pid, syscall.SIGCONT); err != nil {

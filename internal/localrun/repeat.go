@@ -84,6 +84,10 @@ func (s *session) runOnce(ctx context.Context, rep repeat) (_ *outcome.Repeat, _
 	if s.o.aimFault != nil {
 		find = aimed(find, lookup, s.o.aimFault)
 	}
+	if s.bs.pulsar != nil {
+		topic := pulsarFirstTopic(rep.runID, s.run.Spec.Workload.PartitionsPerTopic)
+		find = pulsarProcs(s.bs.pulsar, topic, s.o.aimBookie, func() { s.bs.setPids(s.bs.pulsar.Pids()) })
+	}
 	if s.o.keepKilledDown {
 		find = keptDown(find)
 	}

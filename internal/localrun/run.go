@@ -81,6 +81,15 @@ type Options struct {
 	// spec.faults can name the leader but not a follower, which the
 	// follower-stall test needs (faults_run_test.go).
 	aimFault func(v1alpha1.FaultTarget, kafka.PartitionState) v1alpha1.FaultTarget
+	// aimBookie, when set (tests only), names each Pulsar fault's bookie
+	// anew at its time from the first topic's current ensemble: with more
+	// bookies than the ensemble, the bookie experiment takes one the
+	// writes use.
+	aimBookie aimBookie
+	// flushTimeout, when set (tests only), bounds the workers' wait for
+	// their sends at the load's end: a test whose writes cannot resume
+	// need not wait the worker's minute.
+	flushTimeout time.Duration
 	// keepKilledDown, when set (tests only), leaves a killed broker down
 	// instead of starting it again: the session-timeout experiment
 	// isolates the fencing from the broker's return.
@@ -193,7 +202,7 @@ func Run(ctx context.Context, o Options) (out *Outcome, err error) {
 	defer closeLog()
 
 	workerCtx, stopWorkers := context.WithCancel(context.Background())
-	urls, workersDone, err := startWorkers(workerCtx, int(run.Spec.Workers.Count))
+	urls, workersDone, err := startWorkers(workerCtx, int(run.Spec.Workers.Count), o.flushTimeout)
 	wasKilled := false
 	defer func() {
 		stopWorkers()

@@ -177,8 +177,9 @@ func openRunLog(dir string) (*log.Logger, string, func(), error) {
 
 // startWorkers serves n in-process workers over HTTP on loopback, as the
 // worker pods of a cluster run are served, so the coordinator drives them
-// through the same protocol.
-func startWorkers(ctx context.Context, n int) (urls []string, wait func(), err error) {
+// through the same protocol. flush bounds a worker's wait for its sends at
+// the load's end (0: the worker's default).
+func startWorkers(ctx context.Context, n int, flush time.Duration) (urls []string, wait func(), err error) {
 	var wg sync.WaitGroup
 	wait = wg.Wait
 	for i := 0; i < n; i++ {
@@ -186,7 +187,7 @@ func startWorkers(ctx context.Context, n int) (urls []string, wait func(), err e
 		if err != nil {
 			return urls, wait, fmt.Errorf("worker %d: %w", i, err)
 		}
-		w := worker.New(worker.Options{Name: fmt.Sprintf("worker-%d", i), Drivers: worker.DefaultDrivers()})
+		w := worker.New(worker.Options{Name: fmt.Sprintf("worker-%d", i), Drivers: worker.DefaultDrivers(), FlushTimeout: flush})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

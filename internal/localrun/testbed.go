@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/testbed"
 )
 
@@ -37,7 +38,8 @@ func localTopology(b *brokers) *v1alpha1.Topology {
 	case b.kafka != nil:
 		return &v1alpha1.Topology{Brokers: int32(len(b.kafka.Nodes)), Version: b.kafka.Version, Java: b.kafka.Setup.Java.DeepCopy()}
 	case b.pulsar != nil:
-		return &v1alpha1.Topology{Brokers: 1, Bookies: int32(len(b.pulsar.BookiePorts)), Version: b.pulsar.Version, Java: b.pulsar.Setup.Java.DeepCopy()}
+		return &v1alpha1.Topology{Brokers: 1, Bookies: int32(len(b.pulsar.BookiePorts)), Version: b.pulsar.Version, Java: b.pulsar.Setup.Java.DeepCopy(),
+			DelayEnsembleChange: durability.DelayEnsembleChange(b.pulsar.Setup.Config)}
 	}
 	return nil
 }

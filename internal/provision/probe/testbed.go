@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
+	"github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/provision/pulsar"
 	"github.com/streambench/streambench-operator/internal/provision/strimzi"
 	"github.com/streambench/streambench-operator/internal/testbed"
@@ -73,6 +74,7 @@ func TopologyOf(run *v1alpha1.BenchmarkRun) *v1alpha1.Topology {
 		return t
 	}
 	t.Bookies = m.BookiesOrDefault()
+	t.DelayEnsembleChange = durability.DelayEnsembleChange(m.BrokerConfig)
 	envs := pulsar.EnvelopesOf(m)
 	t.Components = []v1alpha1.ComponentEnvelope{
 		envs.ZooKeeper.Status("metadataStore", m.MetadataStoreReplicasOrDefault()),

@@ -82,7 +82,13 @@ var bookieKeysNeedingPrefix = map[string]bool{
 // bookkeeperNumberOfChannelsPerBookie) is in conf/broker.conf, and the
 // chart's broker template reads managedLedgerDefaultEnsembleSize from
 // broker.configData by its plain name, so none is prefixed.
-var brokerKeysNeedingPrefix = map[string]bool{}
+var brokerKeysNeedingPrefix = map[string]bool{
+	// The BookKeeper client's own settings reach the broker's client as
+	// bookkeeper_<key>; broker.conf has none of them. delayEnsembleChange
+	// is the one a fault comparison turns on (docs/methodology.md, "One
+	// bookie lost": writes go on at the ack quorum with no spare bookie).
+	durability.PulsarBrokerDelayEnsembleChange: true,
+}
 
 // configMapKey matches what a ConfigMap accepts as a key; the chart puts
 // configData into a ConfigMap that the pods read with envFrom.
