@@ -28,7 +28,7 @@ import (
 func (r *BenchmarkRunReconciler) reconcileNew(ctx context.Context, run *v1alpha1.BenchmarkRun) (ctrl.Result, error) {
 	// What the CRD cannot check of spec.faults (the measured phase, the
 	// topology), before anything is looked up or deployed.
-	if errs := append(faults.Validate(&run.Spec, field.NewPath("spec")), faults.ClusterChecks(&run.Spec, field.NewPath("spec"))...); len(errs) > 0 {
+	if errs := faults.Validate(&run.Spec, field.NewPath("spec")); len(errs) > 0 {
 		return r.fail(ctx, run, v1alpha1.ReasonInvalid, joinErrors(errs))
 	}
 	// Nothing outside the run's namespace without its owner's consent,

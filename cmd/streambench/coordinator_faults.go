@@ -8,6 +8,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver/kafka"
+	"github.com/streambench/streambench-operator/internal/driver/pulsar"
 	"github.com/streambench/streambench-operator/internal/faults"
 )
 
@@ -20,7 +21,7 @@ const leaderLookupTimeout = 15 * time.Second
 // results ConfigMap where the operator waits for it (internal/faults,
 // leaders.go). In the background: the measured phase goes on.
 func (r *repeater) nameLeaders(start time.Time, repeat int) {
-	topic := kafka.RunTopic(r.runID, 0)
+	lookup := r.leaderLookup()
 	for _, lf := range r.leaders {
 		go func() {
 			select {
@@ -29,9 +30,7 @@ func (r *repeater) nameLeaders(start time.Time, repeat int) {
 			case <-time.After(time.Until(start.Add(lf.At))):
 			}
 			ctx, cancel := context.WithTimeout(r.writeCtx, leaderLookupTimeout)
-			a := leaderAnswer(ctx, r.sys, lf.Index, repeat, topic, func(ctx context.Context) (kafka.PartitionState, error) {
-				return kafka.LookupPartition(ctx, r.f.bootstrap, r.sec, topic, 0)
-			})
+			a := leaderAnswer(ctx, lf.Index, repeat, lookup)
 			cancel()
 			wctx, wcancel := context.WithTimeout(r.writeCtx, finalWriteTimeout)
 			defer wcancel()
@@ -44,20 +43,44 @@ func (r *repeater) nameLeaders(start time.Time, repeat int) {
 	}
 }
 
-// leaderAnswer asks lookup who leads topic's partition 0 and says so as
-// the operator reads it. Pure but for lookup.
-func leaderAnswer(ctx context.Context, sys v1alpha1.System, index, repeat int, topic string, lookup func(context.Context) (kafka.PartitionState, error)) faults.LeaderAnswer {
-	a := faults.LeaderAnswer{Index: index, Repeat: repeat, At: time.Now().UTC()}
-	if sys != v1alpha1.SystemKafka {
-		a.Error = fmt.Sprintf("leader is looked up for Kafka only, not %s; name the broker", sys)
-		return a
+// leaderLookup asks the brokers who serves the run's first topic now:
+// Kafka, the leader of its partition 0; Pulsar, the broker that owns its
+// (first partition's) bundle.
+func (r *repeater) leaderLookup() leaderLookupFunc {
+	if r.sys == v1alpha1.SystemPulsar {
+		topic := pulsar.FirstTopic(r.runID, r.wl.PartitionsPerTopic)
+		return func(ctx context.Context) (v1alpha1.FaultTarget, string, error) {
+			owner, err := pulsar.LookupOwner(ctx, r.f.adminURL, r.sec, topic)
+			if err != nil {
+				return "", "", err
+			}
+			t, err := faults.PulsarOwnerTarget(owner)
+			return t, fmt.Sprintf("owner of %s (%s)", topic, owner), err
+		}
 	}
-	p, err := lookup(ctx)
+	topic := kafka.RunTopic(r.runID, 0)
+	return func(ctx context.Context) (v1alpha1.FaultTarget, string, error) {
+		p, err := kafka.LookupPartition(ctx, r.f.bootstrap, r.sec, topic, 0)
+		if err != nil {
+			return "", "", err
+		}
+		return faults.LeaderTarget(p.Leader), fmt.Sprintf("leader of %s-0 (replicas %v, in sync %v)", topic, p.Replicas, p.ISR), nil
+	}
+}
+
+// leaderLookupFunc names the broker serving the first topic now and says
+// what it asked and was answered.
+type leaderLookupFunc func(ctx context.Context) (v1alpha1.FaultTarget, string, error)
+
+// leaderAnswer asks lookup who serves the first topic and says so as the
+// operator reads it. Pure but for lookup.
+func leaderAnswer(ctx context.Context, index, repeat int, lookup leaderLookupFunc) faults.LeaderAnswer {
+	a := faults.LeaderAnswer{Index: index, Repeat: repeat, At: time.Now().UTC()}
+	t, detail, err := lookup(ctx)
 	if err != nil {
 		a.Error = err.Error()
 		return a
 	}
-	a.Target = faults.LeaderTarget(p.Leader)
-	a.Detail = fmt.Sprintf("leader of %s-0 (replicas %v, in sync %v)", topic, p.Replicas, p.ISR)
+	a.Target, a.Detail = t, detail
 	return a
 }

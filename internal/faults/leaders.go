@@ -3,6 +3,8 @@ package faults
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -123,4 +125,32 @@ func ParseLeaderFaults(s string) ([]LeaderFault, error) {
 // in their node id, as broker-<n> resolves).
 func LeaderTarget(nodeID int32) v1alpha1.FaultTarget {
 	return v1alpha1.FaultTarget(fmt.Sprintf("%s-%d", v1alpha1.RoleBroker, nodeID))
+}
+
+// pulsarBrokerHost is the first DNS label of a broker the Apache Pulsar
+// chart runs: its StatefulSet's pod, <release>-broker-<ordinal>, which
+// the brokers advertise as their host (the chart sets no
+// advertisedAddress, so a broker advertises its pod's FQDN).
+var pulsarBrokerHost = regexp.MustCompile(`^[a-z0-9-]*-broker-(\d+)$`)
+
+// PulsarOwnerTarget is the fault target of the Pulsar broker whose
+// service URL (pulsar://<pod>.<service>.<namespace>.svc...:6650, as a
+// topic lookup answers) names its pod: broker-<ordinal>. A URL whose host
+// is no chart broker's pod (an IP, another naming) cannot be mapped, and
+// the error says so. Pure.
+func PulsarOwnerTarget(brokerURL string) (v1alpha1.FaultTarget, error) {
+	u, err := url.Parse(brokerURL)
+	if err != nil || u.Hostname() == "" {
+		return "", fmt.Errorf("the owner's service URL %q has no host", brokerURL)
+	}
+	label, _, _ := strings.Cut(u.Hostname(), ".")
+	m := pulsarBrokerHost.FindStringSubmatch(label)
+	if m == nil {
+		return "", fmt.Errorf("the owner %s advertises %s, which names no broker pod of the chart (<release>-broker-<n>): name the broker (broker-<n>)", brokerURL, u.Hostname())
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return "", err
+	}
+	return v1alpha1.FaultTarget(fmt.Sprintf("%s-%d", v1alpha1.RoleBroker, n)), nil
 }

@@ -63,3 +63,28 @@ func TestWithLeader(t *testing.T) {
 		t.Error("bad JSON: want an error")
 	}
 }
+
+func TestPulsarOwnerTarget(t *testing.T) {
+	for _, tc := range []struct {
+		url  string
+		want v1alpha1.FaultTarget
+		err  string
+	}{
+		{"pulsar://run-1-broker-2.run-1-broker.ns.svc.cluster.local:6650", "broker-2", ""},
+		{"pulsar+ssl://e2e-pulsar-3n-l1-broker-0.e2e-pulsar-3n-l1-broker.default.svc.cluster.local:6651", "broker-0", ""},
+		{"pulsar://10.244.1.7:6650", "", "names no broker pod of the chart"},
+		{"pulsar://run-1-bookie-2.run-1-bookie.ns.svc:3181", "", "names no broker pod"},
+		{"not a url", "", "has no host"},
+	} {
+		got, err := PulsarOwnerTarget(tc.url)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %q, %v; want an error with %q", tc.url, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %s", tc.url, got, err, tc.want)
+		}
+	}
+}

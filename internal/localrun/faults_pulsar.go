@@ -13,16 +13,10 @@ import (
 	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
 
-// pulsarFirstTopic is the path of the partition a run's writes to its first
-// topic land on first (topic-0, or its partition 0 when the workload
-// partitions it), as the Pulsar driver names them: the topic whose ledger
-// a bookie fault is placed against.
+// pulsarFirstTopic is the partition a run's writes to its first topic land
+// on first: the topic whose ledger a bookie fault is placed against.
 func pulsarFirstTopic(runID string, partitions int32) string {
-	t := pulsar.Namespace(runID) + "/topic-0"
-	if partitions > 1 {
-		t += "-partition-0"
-	}
-	return t
+	return pulsar.FirstTopic(runID, partitions)
 }
 
 // pulsarBookie is the bookie a target names in a local Pulsar of bookies

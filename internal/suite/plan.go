@@ -405,10 +405,10 @@ func checkFaultSchedules(s *v1alpha1.BenchmarkSuite, workloads []v1alpha1.Resolv
 				// The checks speak of a run's fields; a suite's are these.
 				fields := strings.NewReplacer("spec.workload.", fmt.Sprintf("spec.workloads[%d].spec.", j),
 					"spec.cluster.", fmt.Sprintf("spec.systems[%d].cluster.", i), "spec.faults", path.Child("faults").String())
-				// ClusterChecks too: a cell runs as a cluster run does
-				// (its child BenchmarkRun; local mode refuses faults on
-				// the existing cluster its cells run on).
-				for _, e := range append(faults.Validate(&spec, path), faults.ClusterChecks(&spec, path)...) {
+				// As a cluster run is: a cell runs as its child
+				// BenchmarkRun (local mode refuses faults on the existing
+				// cluster its cells run on).
+				for _, e := range faults.Validate(&spec, path) {
 					e.Detail = fields.Replace(e.Detail)
 					msg := fmt.Sprintf("%s (spec.systems[%d], %s, with spec.workloads[%d] %s)", e.Error(), i, sys.System, j, w.Name)
 					if !slices.Contains(msgs, msg) {

@@ -108,7 +108,10 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 				// the brokers' delayEnsembleChange, with which the local
 				// experiment (TestRunPulsarKillBookie) kept writing at the
 				// ack quorum: that, through the chart, on three nodes.
-				withFaults(run, e2eFault(v1alpha1.FaultDeletePod, "bookie-1", 40*time.Second, 0))
+				// Then the topic's owner, looked up at the fault's time
+				// (the one broker here): paused 3 s.
+				withFaults(run, e2eFault(v1alpha1.FaultDeletePod, "bookie-1", 40*time.Second, 0),
+					e2eFault(v1alpha1.FaultPause, "leader", 90*time.Second, 3*time.Second))
 				if run.Spec.Cluster.Managed.BrokerConfig == nil {
 					run.Spec.Cluster.Managed.BrokerConfig = map[string]string{}
 				}
@@ -189,6 +192,8 @@ var _ = Describe("managed Pulsar through the Apache Pulsar chart", Label("manage
 				Expect(got.Status.Testbed.Topology.DelayEnsembleChange).To(BeTrue(), "status.testbed.topology.delayEnsembleChange")
 				im := got.Status.Faults[0].Impact
 				Expect(im.LowestRateFraction).To(BeNumerically(">", 0), "an interval with no acknowledgement after the bookie's deletion, with delayEnsembleChange")
+				By("leader on Pulsar is the broker that owned the first topic at the fault's time, named by the coordinator from the topic lookup")
+				Expect(got.Status.Faults[1].Resolved).To(MatchRegexp(`^leader broker-0, owner of streambench/sb-[^ ]+/topic-0[^ ]* \(pulsar://[^ ]*-broker-0\.[^ ]+\): `), "fault 1's record")
 			}
 			logf("%s", kubectl(nil, "-n", testNS, "get", "benchmarkrun", got.Name, "-o", "wide"))
 			p := got.Status.Results.PublishLatencyMs
