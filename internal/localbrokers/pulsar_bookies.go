@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,28 +229,39 @@ func parseEnsemble(topic string, stats []byte) (Ensemble, error) {
 		return Ensemble{}, fmt.Errorf("%s has no ledger yet", topic)
 	}
 	l := s.Ledgers[len(s.Ledgers)-1]
-	ens := l.Metadata
-	if i := strings.Index(ens, "ensembles={"); i >= 0 {
-		ens = ens[i:]
-		if j := strings.Index(ens, "}"); j >= 0 {
-			ens = ens[:j]
-		}
-	} else {
-		ens = ""
+	es, err := LedgerEnsembles(l.Metadata)
+	if err != nil {
+		return Ensemble{}, fmt.Errorf("ledger %d of %s: %w", l.LedgerID, topic, err)
 	}
-	m := ensemblesRE.FindAllStringSubmatch(ens, -1)
-	if len(m) == 0 {
-		return Ensemble{}, fmt.Errorf("ledger %d of %s: no ensemble in its metadata %q", l.LedgerID, topic, l.Metadata)
-	}
-	var ids []string
-	for _, id := range strings.Split(m[len(m)-1][1], ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			ids = append(ids, id)
-		}
-	}
-	return Ensemble{Topic: topic, Ledger: l.LedgerID, Bookies: ids}, nil
+	return Ensemble{Topic: topic, Ledger: l.LedgerID, Bookies: es[len(es)-1]}, nil
 }
 
-// ensemblesRE is one ensemble of a ledger's metadata text: the entry it
-// starts at, then its bookies.
-var ensemblesRE = regexp.MustCompile(`\d+=\[([^\]]*)\]`)
+// LedgerEnsembles reads the "ensembles={first entry=[bookie, …], …}" part of a
+// ledger's metadata, as BookKeeper prints it: each ensemble's bookies, in
+// the order of the entries they start at.
+func LedgerEnsembles(metadata string) ([][]string, error) {
+	_, rest, ok := strings.Cut(metadata, "ensembles={")
+	if !ok {
+		return nil, fmt.Errorf("no ensembles in the ledger's metadata %q (was it read with metadata=true?)", metadata)
+	}
+	end := strings.Index(rest, "}")
+	if end < 0 {
+		return nil, fmt.Errorf("the ensembles in the ledger's metadata %q do not end", metadata)
+	}
+	var out [][]string
+	for _, part := range strings.Split(rest[:end], "]")[:strings.Count(rest[:end], "]")] {
+		_, list, ok := strings.Cut(part, "=[")
+		if !ok {
+			return nil, fmt.Errorf("cannot read the ensemble %q in the ledger's metadata %q", part, metadata)
+		}
+		var bookies []string
+		for _, b := range strings.Split(list, ",") {
+			bookies = append(bookies, strings.TrimSpace(b))
+		}
+		out = append(out, bookies)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no ensemble in the ledger's metadata %q", metadata)
+	}
+	return out, nil
+}

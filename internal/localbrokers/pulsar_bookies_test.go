@@ -134,7 +134,7 @@ func TestParseEnsemble(t *testing.T) {
 		// After an ensemble change the last ensemble is the one written to.
 		{"changed", "LedgerMetadata{ensembles={0=[a:1, b:2, c:3], 812=[a:1, b:2, d:4]}, customMetadata={x=[y]}}",
 			[]string{"a:1", "b:2", "d:4"}, ""},
-		{"no ensembles", "LedgerMetadata{state=OPEN}", nil, "no ensemble in its metadata"},
+		{"no ensembles", "LedgerMetadata{state=OPEN}", nil, "no ensembles in the ledger's metadata"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

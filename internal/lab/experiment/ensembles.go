@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/streambench/streambench-operator/internal/localbrokers"
 )
 
 // Pulsar's view of a stalled bookie, as the ISR is Kafka's: a ledger is
@@ -62,41 +64,11 @@ func parseEnsembles(stats []byte) (counts []int, current []string, err error) {
 		return nil, nil, fmt.Errorf("internal stats list no ledger: %.300s", stats)
 	}
 	for _, l := range s.Ledgers {
-		es, err := ensembles(l.Metadata)
+		es, err := localbrokers.LedgerEnsembles(l.Metadata)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ledger %d: %w", l.LedgerID, err)
 		}
 		counts, current = append(counts, len(es)), es[len(es)-1]
 	}
 	return counts, current, nil
-}
-
-// ensembles reads the "ensembles={first entry=[bookie, …], …}" part of a
-// ledger's metadata, as BookKeeper prints it: each ensemble's bookies, in
-// the order of the entries they start at.
-func ensembles(metadata string) ([][]string, error) {
-	_, rest, ok := strings.Cut(metadata, "ensembles={")
-	if !ok {
-		return nil, fmt.Errorf("no ensembles in the ledger's metadata %q (was it read with metadata=true?)", metadata)
-	}
-	end := strings.Index(rest, "}")
-	if end < 0 {
-		return nil, fmt.Errorf("the ensembles in the ledger's metadata %q do not end", metadata)
-	}
-	var out [][]string
-	for _, part := range strings.Split(rest[:end], "]")[:strings.Count(rest[:end], "]")] {
-		_, list, ok := strings.Cut(part, "=[")
-		if !ok {
-			return nil, fmt.Errorf("cannot read the ensemble %q in the ledger's metadata %q", part, metadata)
-		}
-		var bookies []string
-		for _, b := range strings.Split(list, ",") {
-			bookies = append(bookies, strings.TrimSpace(b))
-		}
-		out = append(out, bookies)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no ensemble in the ledger's metadata %q", metadata)
-	}
-	return out, nil
 }
