@@ -376,10 +376,6 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 		f.restarts.Wait()
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		for i, report := range f.watches {
-			st := &f.status[i]
-			st.Message = strings.TrimPrefix(st.Message+"; "+report(), "; ")
-		}
 		for i, p := range f.paused {
 			st := &f.status[i]
 			if err := f.signal(p.pid, syscall.SIGCONT); err != nil {
@@ -388,6 +384,11 @@ func (f *faultInjector) finish() []v1alpha1.FaultStatus {
 				st.Message = fmt.Sprintf("the run ended inside the pause; %s (pid %d) was let go (SIGCONT) after it", p.name, p.pid)
 			}
 			delete(f.paused, i)
+		}
+		// After the pauses' messages, which replace what was said.
+		for i, report := range f.watches {
+			st := &f.status[i]
+			st.Message = strings.TrimPrefix(st.Message+"; "+report(), "; ")
 		}
 		for i := range f.status {
 			st := &f.status[i]

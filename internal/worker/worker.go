@@ -569,13 +569,13 @@ func (w *Worker) StopLoad(ctx context.Context) error {
 		if err := p.client.Flush(fctx); err != nil {
 			errs = append(errs, fmt.Errorf("flushing producer %d: %w", p.id, err))
 		}
-		// Close fails what the client still holds, each send through its
-		// ack callback, so the accounting counts it failed, exactly. A
-		// client with no send timeout (OMB's) holds a send for as long as
-		// the brokers cannot write it, and its flush may return with sends
-		// unanswered; left so they counted as acknowledged, and lost:
-		// 10,001 of a Pulsar run whose only ledger could not be written
-		// (TestRunPulsarKillBookie).
+		// A client with no send timeout (OMB's) holds a send for as long
+		// as the brokers cannot write it, and its flush may return with
+		// sends unanswered. Closing it lets it fail them through their
+		// ack callbacks where it can (franz-go fails what it buffers);
+		// what is still unanswered then is counted by number in Received
+		// (the Pulsar Go client left 10,001 so in TestRunPulsarKillBookie,
+		// which before counted them acknowledged, and lost).
 		if n := p.unanswered(); n > 0 {
 			if err := p.close(); err != nil {
 				errs = append(errs, fmt.Errorf("closing producer %d with %d sends unanswered: %w", p.id, n, err))
