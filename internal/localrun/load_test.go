@@ -179,8 +179,10 @@ func TestLoadRunRejects(t *testing.T) {
 			[]string{"spec.faults[0].at", "testDurationMinutes"}},
 		{"a fault on a pod locally", kafka("  faults: [{action: DeletePod, target: broker-0, at: 1m}]\n"),
 			[]string{"spec.faults[0].action", "processes, not pods"}},
-		{"a fault on the Pulsar standalone", head + "spec:\n  system: pulsar\n  cluster: {managed: {}}\n  workload: {messageSize: 1024}\n  faults: [{action: Pause, target: bookie-1, at: 1m, duration: 5s}]\n",
-			[]string{"spec.faults", "one JVM"}},
+		// A bookie is a JVM of its own in a run with faults; the broker is
+		// not.
+		{"a fault on the Pulsar standalone", head + "spec:\n  system: pulsar\n  cluster: {managed: {}}\n  workload: {messageSize: 1024}\n  faults: [{action: Pause, target: broker-0, at: 1m, duration: 5s}]\n",
+			[]string{"spec.faults", "one standalone JVM", "target a bookie"}},
 		{"two documents", kafka("") + "---\n" + kafka(""), []string{"2 YAML documents"}},
 		{"duplicate key", kafka("  system: pulsar\n"), []string{`"system" already set`}},
 		{"empty file", "# nothing\n", []string{"empty"}},
