@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +223,69 @@ func TestTablesNameTheFaultSchedule(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+}
+
+// A cell reaches the suite's cluster in existing mode, so its testbed has
+// no topology; the tables take the one the suite deployed, and flag a
+// Kafka that rides out a broker's loss beside a Pulsar of 3 bookies at
+// ensemble 3, which rides out none ([tolerance]); with 4 bookies the two
+// tolerate the same loss, and nothing is flagged.
+func TestTablesFlagTheDeployedTolerance(t *testing.T) {
+	for _, tt := range []struct {
+		bookies int32
+		flagged bool
+	}{{3, true}, {4, false}} {
+		t.Run(fmt.Sprintf("%d bookies", tt.bookies), func(t *testing.T) {
+			pulsar := managed(v1alpha1.SystemPulsar, level(2))
+			pulsar.Cluster.Managed.Bookies = tt.bookies
+			s := withSchedules(testSuite("m", managed(v1alpha1.SystemKafka, level(2)), pulsar), killB1)
+			p, err := New(s, twoWorkloads[:1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Spec.Workloads = []v1alpha1.SuiteWorkload{{Name: twoWorkloads[0].Name}}
+			s.Status.Clusters, s.Status.Cells = Status(p)
+			sums := map[string]*results.Summary{}
+			for _, c := range s.Status.Cells {
+				sum := loadSummary(t, map[v1alpha1.System]string{v1alpha1.SystemKafka: "kafka-ack-all", v1alpha1.SystemPulsar: "pulsar-ack-2"}[c.System])
+				// As a cell in existing mode records it.
+				sum.Testbed = &v1alpha1.Testbed{Scope: v1alpha1.TestbedWorkerNodes}
+				sum.Faults = []v1alpha1.FaultStatus{{Index: 0, Action: v1alpha1.FaultKill, Target: "broker-1", Injected: true}}
+				sums[c.Name] = sum
+			}
+			cm, err := BuildConfigMap(s, sums)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sr SuiteResults
+			if err := json.Unmarshal([]byte(cm.Data[KeySuite]), &sr); err != nil {
+				t.Fatal(err)
+			}
+			if len(sr.Comparisons) != 1 {
+				t.Fatalf("%d tables, want 1", len(sr.Comparisons))
+			}
+			var tolerance []string
+			for _, f := range sr.Comparisons[0].Flags {
+				if f.Kind == report.FlagTolerance {
+					tolerance = append(tolerance, f.Message)
+				}
+			}
+			if tt.flagged != (len(tolerance) == 1) || (tt.flagged && !strings.Contains(tolerance[0], "0 bookies lost: ensemble 3 on 3 bookies")) {
+				t.Errorf("tolerance flags %q, want flagged %v (a known tolerance on both sides)", tolerance, tt.flagged)
+			}
+			for _, c := range s.Status.Cells {
+				var cell results.Summary
+				if err := json.Unmarshal([]byte(cm.Data[CellKey(c.Name)]), &cell); err != nil {
+					t.Fatal(err)
+				}
+				if cell.Testbed == nil || cell.Testbed.Topology == nil || cell.Testbed.Topology.Brokers != 3 {
+					t.Errorf("cell %s: testbed %+v, want the deployed topology", c.Name, cell.Testbed)
+				}
+			}
+			if sums[s.Status.Cells[0].Name].Testbed.Topology != nil {
+				t.Errorf("the summaries given were changed")
+			}
+		})
 	}
 }

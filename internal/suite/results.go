@@ -14,6 +14,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/outcome"
+	"github.com/streambench/streambench-operator/internal/provision/probe"
 	"github.com/streambench/streambench-operator/internal/report"
 	"github.com/streambench/streambench-operator/internal/results"
 )
@@ -244,6 +245,7 @@ func BuildConfigMap(s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Su
 	for _, w := range s.Spec.Workloads {
 		workloads = append(workloads, w.Name)
 	}
+	summaries = WithDeployedTopologies(s, summaries)
 	comparisons, err := Compare(workloads, s.Status.Cells, summaries)
 	if err != nil {
 		return nil, err
@@ -284,6 +286,45 @@ func BuildConfigMap(s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Su
 	}
 	cm.Data[KeySuite] = string(raw)
 	return cm, nil
+}
+
+// WithDeployedTopologies gives the summary of each cell on a cluster the
+// suite deployed the topology it was deployed with (probe.TopologyOf its
+// HostRun), which the cell's run cannot tell: it reaches the cluster in
+// existing mode, so its testbed has none. Without it the tables could not
+// say a Pulsar of 3 bookies at ensemble 3 tolerates no bookie's loss
+// where the Kafka beside it tolerates a broker's ([tolerance]). A
+// summary with a topology of its own, or on an existing cluster of the
+// spec, is kept as it is. The summaries are copies; the map given is not
+// changed.
+func WithDeployedTopologies(s *v1alpha1.BenchmarkSuite, summaries map[string]*results.Summary) map[string]*results.Summary {
+	out := make(map[string]*results.Summary, len(summaries))
+	for k, v := range summaries {
+		out[k] = v
+	}
+	for _, c := range s.Status.Cells {
+		sum := out[c.Name]
+		if sum == nil || (sum.Testbed != nil && sum.Testbed.Topology != nil) {
+			continue
+		}
+		i := slices.IndexFunc(s.Status.Clusters, func(sc v1alpha1.SuiteCluster) bool { return sc.Name == c.Cluster })
+		if i < 0 || !s.Status.Clusters[i].Managed {
+			continue
+		}
+		host, err := HostRun(s, s.Status.Clusters[i])
+		if err != nil {
+			continue
+		}
+		cp := *sum
+		tb := v1alpha1.Testbed{}
+		if sum.Testbed != nil {
+			tb = *sum.Testbed.DeepCopy()
+		}
+		tb.Topology = probe.TopologyOf(host)
+		cp.Testbed = &tb
+		out[c.Name] = &cp
+	}
+	return out
 }
 
 // WriteFiles lays a suite's results ConfigMap out in dir as local mode
