@@ -261,6 +261,17 @@ type FaultImpact struct {
 	// PublishErrors is the sends that failed over the same intervals as
 	// the lowest rate.
 	PublishErrors int64 `json:"publishErrors"`
+	// Lost is the acknowledged messages sent over the same intervals
+	// that a subscription never received (summary.json's series[].lost
+	// added up): this fault's share of results.lost, where a run of
+	// several faults tells them apart. Absent when the run's delivery
+	// record does not place its losses.
+	// +optional
+	Lost *int64 `json:"lost,omitempty"`
+	// Duplicates is the deliveries beyond the first that the workers
+	// received over the same intervals.
+	// +optional
+	Duplicates int64 `json:"duplicates,omitempty"`
 	// LatencySeries is the p99 the recovery and the figures below use:
 	// corrected (ack - intended send: it counts the sends the producers
 	// could not make while the brokers stalled) where the intervals have

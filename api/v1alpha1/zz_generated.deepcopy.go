@@ -929,6 +929,11 @@ func (in *FaultImpact) DeepCopyInto(out *FaultImpact) {
 		*out = new(float64)
 		**out = **in
 	}
+	if in.Lost != nil {
+		in, out := &in.Lost, &out.Lost
+		*out = new(int64)
+		**out = **in
+	}
 	if in.PreFaultP99Ms != nil {
 		in, out := &in.PreFaultP99Ms, &out.PreFaultP99Ms
 		*out = new(float64)

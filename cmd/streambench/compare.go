@@ -43,8 +43,9 @@ target or time, or a fault not injected in one). --strict exits non-zero
 on any flag.
 
 Runs with faults get a Faults table: for each fault, each run's time of
-injection, dip, time to recover, worst p99 and the run's lost messages
-(a run's total, not per fault).
+injection, dip, time to recover, worst p99 and the messages lost in the
+fault's intervals (the run's total, marked "(whole run)", where the
+losses were not placed in time).
 
 Runs repeated (streambench run --local --repeats N) are compared figure by
 figure, each run against the first: a verdict says whether B differs from A

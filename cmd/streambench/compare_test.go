@@ -281,7 +281,7 @@ func TestCompareFaultSchedules(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("faults against none with --strict: exit 0, want non-zero:\n%s", out)
 	}
-	for _, want := range []string{"[faults]", "(#0 Kill broker-1 vs no faults)", "Faults (times in the measured phase; lost is each run's total, not per fault)", "not injected"} {
+	for _, want := range []string{"[faults]", "(#0 Kill broker-1 vs no faults)", "Faults (times in the measured phase; lost is the fault's own, by the interval its messages were sent in)", "not injected"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

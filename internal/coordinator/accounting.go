@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/streambench/streambench-operator/internal/protocol"
+	"github.com/streambench/streambench-operator/internal/stats"
 	"github.com/streambench/streambench-operator/internal/worker"
 )
 
@@ -44,6 +45,11 @@ type Accounting struct {
 	// workers (a message of a subscription received on two of them).
 	Duplicates    int64                 `json:"duplicates"`
 	Subscriptions []SubscriptionAccount `json:"subscriptions,omitempty"`
+	// LostRuns are, per producer ID, the sequence numbers Lost counts, as
+	// runs: one list over the subscriptions, so a message lost on two is
+	// in two runs. The results place the losses in the intervals their
+	// sends were in (stats.Producer.SeqEnds). Not written out.
+	LostRuns map[uint32][]stats.SeqRange `json:"-"`
 }
 
 // Account unions the received sets of each subscription over the workers
@@ -133,8 +139,14 @@ func Account(subs []SubscriptionRef, answers []protocol.ReceivedResponse, localD
 			sa.Unique += set.Len()
 			if unfinished[s] {
 				sa.NotConsumed += set.Missing(p.sent, p.failed)
-			} else {
-				sa.Lost += set.Missing(p.sent, p.failed)
+			} else if runs := set.MissingRuns(p.sent, p.failed); len(runs) > 0 {
+				for _, r := range runs {
+					sa.Lost += int64(r.Len())
+				}
+				if acc.LostRuns == nil {
+					acc.LostRuns = map[uint32][]stats.SeqRange{}
+				}
+				acc.LostRuns[id] = append(acc.LostRuns[id], runs...)
 			}
 		}
 		acc.Received += sa.Unique

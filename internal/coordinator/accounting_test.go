@@ -10,6 +10,7 @@ import (
 
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	"github.com/streambench/streambench-operator/internal/driver"
+	"github.com/streambench/streambench-operator/internal/results"
 	"github.com/streambench/streambench-operator/internal/worker"
 )
 
@@ -47,6 +48,26 @@ func TestAccountingCatchesLossAndDuplicates(t *testing.T) {
 	}
 	if acc.NotConsumed != 0 {
 		t.Errorf("not consumed %d: the subscription had stopped receiving, so what it misses is lost", acc.NotConsumed)
+	}
+	// The series places every loss in an interval, by the workers'
+	// sequence numbers at each cut: the broker dropped them all along.
+	sum, err := results.Summarize(res.ResultsInput("memrun", "ns", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed int64
+	var with int
+	for _, p := range sum.Series.Points {
+		if p.Lost == nil {
+			t.Fatalf("point %s %d: no loss placed", p.Phase, p.Index)
+		}
+		placed += *p.Lost
+		if *p.Lost > 0 {
+			with++
+		}
+	}
+	if placed != acc.Lost || with < 2 {
+		t.Errorf("the series placed %d losses in %d intervals, want all %d, in more than one", placed, with, acc.Lost)
 	}
 	b.mu.Lock()
 	left := len(b.topics)

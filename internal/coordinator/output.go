@@ -35,7 +35,7 @@ func (r *Result) ResultsInput(run, namespace string, durability *v1alpha1.Effect
 	}
 	a := r.Accounting
 	if r.Accounted {
-		in.Delivery = &results.Delivery{Lost: a.Lost, NotConsumed: a.NotConsumed, Duplicates: a.Duplicates}
+		in.Delivery = &results.Delivery{Lost: a.Lost, NotConsumed: a.NotConsumed, Duplicates: a.Duplicates, LostRuns: a.LostRuns}
 		in.Notes = append(in.Notes, fmt.Sprintf("delivery accounting (per producer sequence numbers, every subscription): sent %d, acknowledged %d, failed %d, received %d distinct, lost %d, not consumed %d, duplicates %d",
 			a.Sent, a.Acked, a.Failed, a.Received, a.Lost, a.NotConsumed, a.Duplicates))
 		if a.Unanswered > 0 {

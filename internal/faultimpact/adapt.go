@@ -34,6 +34,8 @@ func FromSeries(s results.Series) []Point {
 			// The series keeps the error rate; the count is back within
 			// rounding.
 			PublishErrors: int64(math.Round(sp.PublishErrorRateMsgPerSec * sp.Seconds)),
+			Lost:          sp.Lost,
+			Duplicates:    sp.Duplicates,
 		}
 		if l := sp.PublishLatencyMs; l != nil && l.Count > 0 {
 			p.P99Ms, p.MaxMs = ptr.To(l.P99), ptr.To(l.Max)
@@ -118,6 +120,8 @@ func (im Impact) Status() *v1alpha1.FaultImpact {
 		Recovered:                  im.Recovered,
 		StableRecoverySeconds:      im.StableRecoverySeconds,
 		PublishErrors:              im.PublishErrors,
+		Lost:                       im.Lost,
+		Duplicates:                 im.Duplicates,
 		LatencySeries:              im.Series,
 		PreFaultP99Ms:              im.PreFaultP99Ms,
 		WorstP99Ms:                 im.WorstP99Ms,

@@ -51,6 +51,11 @@ type Point struct {
 	PublishRate float64
 	// PublishErrors is the sends that failed in the interval.
 	PublishErrors int64
+	// Lost is the acknowledged sends of the interval never received
+	// (nil: not placed); Duplicates the deliveries beyond the first
+	// received in it.
+	Lost       *int64
+	Duplicates int64
 	// P99Ms is the publish latency's p99 (ack - send), CorrectedP99Ms the
 	// corrected one (ack - intended send); nil when the interval had no
 	// acknowledgement, or (corrected) when it was not recorded.
@@ -100,7 +105,11 @@ type Impact struct {
 	// PublishErrors and WorstP99Ms are over the same intervals; WorstP99Ms
 	// is nil when none of them had an acknowledgement.
 	PublishErrors int64
-	WorstP99Ms    *float64
+	// Lost and Duplicates are over the same intervals too; Lost is nil
+	// when an interval of them did not place its losses.
+	Lost       *int64
+	Duplicates int64
+	WorstP99Ms *float64
 	// LongestWaitMs is the highest interval maximum of Series over the
 	// same intervals: the longest a send waited, so how long the writes
 	// stopped; nil as WorstP99Ms is.
@@ -355,14 +364,25 @@ func (c *calc) one(w Window, baselineFrom, horizon float64) Impact {
 		}
 	}
 	im.LowestRate = math.Inf(1)
+	placed := true
+	var lost int64
 	for i := first; i <= last && (i == first || c.points[i].StartSeconds < c.spanEnd-eps); i++ {
 		p := c.points[i]
 		im.LowestRate = math.Min(im.LowestRate, p.PublishRate)
 		im.PublishErrors += p.PublishErrors
+		im.Duplicates += p.Duplicates
+		if p.Lost == nil {
+			placed = false
+		} else {
+			lost += *p.Lost
+		}
 		higher(&im.WorstP99Ms, c.p99(p))
 		higher(&im.LongestWaitMs, c.max(p))
 	}
 	im.LowestFraction = im.LowestRate / c.target
+	if placed {
+		im.Lost = &lost
+	}
 	if !im.Recovered {
 		im.NotResumedSeconds = c.unanswered(first, last)
 	}

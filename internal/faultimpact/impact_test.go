@@ -330,3 +330,40 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// Two faults of one run each have their own loss and duplicates: those of
+// the intervals from the fault to its recovery, not the run's totals;
+// one interval that did not place its losses leaves the fault's unknown.
+func TestLossPerFault(t *testing.T) {
+	pts := cat(repeat(3, good(10)), repeat(2, stalled(0)), repeat(4, good(10)), repeat(2, stalled(0)), repeat(4, good(10)))
+	lost := []int64{0, 0, 0, 7, 5, 0, 0, 0, 0, 40, 2, 0, 0, 0, 0}
+	for i := range pts {
+		pts[i].Lost = ptr.To(lost[i])
+		pts[i].Duplicates = lost[i] / 2
+	}
+	ims, err := Compute(pts, 1000, []Window{at(31), at(91)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []struct{ lost, dups int64 }{{12, 5}, {42, 21}} {
+		im := ims[i]
+		if im.Lost == nil || *im.Lost != w.lost || im.Duplicates != w.dups {
+			t.Errorf("fault %d: lost %v, duplicates %d; want %d and %d", i, deref64(im.Lost), im.Duplicates, w.lost, w.dups)
+		}
+	}
+	pts[4].Lost = nil
+	ims, err = Compute(pts, 1000, []Window{at(31), at(91)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ims[0].Lost != nil || ims[1].Lost == nil {
+		t.Errorf("lost %v and %v: want the first unknown (an interval without placed losses), the second known", deref64(ims[0].Lost), deref64(ims[1].Lost))
+	}
+}
+
+func deref64(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

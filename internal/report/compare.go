@@ -403,7 +403,7 @@ func (t Table) WriteText(w io.Writer) error {
 	writeGrid(&b, "Throughput", tp)
 	if len(t.Faults) > 0 {
 		b.WriteString("\n")
-		writeGrid(&b, "Faults (times in the measured phase; lost is each run's total, not per fault)", append([][]string{faultColumns}, t.Faults...))
+		writeGrid(&b, "Faults (times in the measured phase; lost is the fault's own, by the interval its messages were sent in)", append([][]string{faultColumns}, t.Faults...))
 	}
 	if len(t.Testbed) > 0 {
 		b.WriteString("\n")

@@ -27,7 +27,7 @@ const FlagFaults FlagKind = "faults"
 const faultTimeTolerance = 5.0
 
 // faultColumns are the columns of compare's fault table.
-var faultColumns = []string{"fault", "run", "action, target", "injected", "dip (of the target rate)", "time to recover", "worst p99 ms", "lost (whole run)"}
+var faultColumns = []string{"fault", "run", "action, target", "injected", "dip (of the target rate)", "time to recover", "worst p99 ms", "lost"}
 
 // scheduled is one fault of a run's schedule as its results show it.
 type scheduled struct {
@@ -149,8 +149,9 @@ func faultsFlag(a, b Named, add func(FlagKind, string, ...any)) {
 
 // faultRows are the runs' faults side by side: for each fault index, each
 // run's row (each repeat's, for a repeated run), in the runs' order. Lost
-// is the run's total: losses are counted per message over the whole run,
-// not per fault. Nil when no run had faults.
+// is the fault's own (impact.lost: the losses sent in its intervals), or
+// the run's total, said so, where they were not placed. Nil when no run
+// had faults.
 func faultRows(runs []Named) [][]string {
 	type entry struct {
 		run int
@@ -181,7 +182,7 @@ func faultRows(runs []Named) [][]string {
 		if f.Repeat > 0 {
 			name += fmt.Sprintf(" (repeat %d)", f.Repeat)
 		}
-		r := []string{fmt.Sprintf("#%d", f.Index), name, fmt.Sprintf("%s %s", f.Action, f.Target), "–", "–", "–", "–", count(s.Results.Lost)}
+		r := []string{fmt.Sprintf("#%d", f.Index), name, fmt.Sprintf("%s %s", f.Action, f.Target), "–", "–", "–", "–", count(s.Results.Lost) + " (whole run)"}
 		switch {
 		case !f.Injected:
 			r[3] = "not injected"
@@ -191,6 +192,10 @@ func faultRows(runs []Named) [][]string {
 			r[3] = "yes"
 		}
 		if im := f.Impact; im != nil {
+			if im.Lost != nil {
+				// The fault's own, from its intervals.
+				r[7] = count(*im.Lost)
+			}
 			r[4] = fmt.Sprintf("%.0f %%", 100*im.LowestRateFraction)
 			r[5] = recoveryText(im)
 			if im.WorstP99Ms != nil {

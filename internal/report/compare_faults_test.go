@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/streambench/streambench-operator/api/v1alpha1"
 	dur "github.com/streambench/streambench-operator/internal/durability"
 	"github.com/streambench/streambench-operator/internal/results"
@@ -74,11 +76,17 @@ func TestFaultsFlag(t *testing.T) {
 }
 
 // compare puts the runs' faults side by side, fault by fault, with each
-// run's lost (its total), and flags the schedules that differ.
+// fault's own loss (the run's total where the losses were not placed),
+// and flags the schedules that differ.
 func TestCompareFaults(t *testing.T) {
 	a := faultRun(pause(0))
 	b := faultRun(pause(0), kill(1, "broker-2", 80))
-	b.Results.Lost = 0
+	// b's losses are placed: 2 sent in the pause's interval, 1 in the
+	// kill's, so each fault has its own.
+	b.Results.Lost = 3
+	for i := range b.Series.Points {
+		b.Series.Points[i].Lost = ptr.To(map[int]int64{7: 2, 10: 1}[i])
+	}
 	plain := faultRun()
 	runs := []Named{{Name: "a", Summary: a}, {Name: "b", Summary: b}, {Name: "plain", Summary: plain}}
 	tbl, err := Compare(runs)
@@ -86,11 +94,12 @@ func TestCompareFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"#0", "a", "Pause broker-1", "50 s", "0 %", "20 s", "800.00 corrected", "3"},
+		// a's are not placed: the run's total, said so.
+		{"#0", "a", "Pause broker-1", "50 s", "0 %", "20 s", "800.00 corrected", "3 (whole run)"},
 		// b's kill came 30 s after the pause, before 3 good intervals
 		// in a row: neither is back within its intervals.
-		{"#0", "b", "Pause broker-1", "50 s", "0 %", "not back by the end of its intervals", "800.00 corrected", "0"},
-		{"#1", "b", "Kill broker-2", "80 s", "100 %", "not back by the end of its intervals", "5.00 corrected", "0"},
+		{"#0", "b", "Pause broker-1", "50 s", "0 %", "not back by the end of its intervals", "800.00 corrected", "2"},
+		{"#1", "b", "Kill broker-2", "80 s", "100 %", "not back by the end of its intervals", "5.00 corrected", "1"},
 	}
 	if len(tbl.Faults) != len(want) {
 		t.Fatalf("fault rows %q, want %q", tbl.Faults, want)
@@ -110,7 +119,7 @@ func TestCompareFaults(t *testing.T) {
 		t.Errorf("faults flags on %q, want every pair (three schedules)", kinds)
 	}
 	text := tbl.Text()
-	for _, w := range []string{"Faults (times in the measured phase; lost is each run's total, not per fault)", "dip (of the target rate)"} {
+	for _, w := range []string{"Faults (times in the measured phase; lost is the fault's own, by the interval its messages were sent in)", "dip (of the target rate)"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the text lacks %q:\n%s", w, text)
 		}

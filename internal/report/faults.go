@@ -122,8 +122,7 @@ type faultsView struct {
 	Rows []faultRow
 	// Series says which p99 the latency columns are.
 	Series string
-	// Delivery is the run's whole record, beside the faults: the
-	// accounting is per run, not per fault.
+	// Delivery is the run's whole record, beside the faults' own.
 	Delivery []kv
 	// Computed says the figures were computed by the report.
 	Computed bool
@@ -196,7 +195,7 @@ func faultsSection(s *results.Summary) *faultsView {
 			series[im.LatencySeries] = true
 			r.Dip = fmt.Sprintf("%s msg/s (%.0f %% of %s)", count(int64(math.Round(im.LowestPublishRateMsgPerSec))), 100*im.LowestRateFraction, count(int64(math.Round(im.TargetRateMsgPerSec))))
 			r.Recovery = recoveryText(im)
-			r.Errors = count(im.PublishErrors)
+			r.Errors = count(im.PublishErrors) + " / " + lostText(im.Lost) + " / " + count(im.Duplicates)
 			if im.PreFaultP99Ms != nil {
 				r.PreP99 = ms(*im.PreFaultP99Ms)
 			}
@@ -207,7 +206,7 @@ func faultsSection(s *results.Summary) *faultsView {
 				r.Stall = st.Explanation
 			}
 			r.Notes = append(r.Notes, im.Notes...)
-			r.Bad = im.LowestRateFraction == 0 || !im.Recovered || im.PublishErrors > 0
+			r.Bad = im.LowestRateFraction == 0 || !im.Recovered || im.PublishErrors > 0 || ptr.Deref(im.Lost, 0) > 0
 			v.Computed = v.Computed || f.Computed
 		} else if f.NoImpact != "" {
 			r.Notes = append(r.Notes, "no figures: "+f.NoImpact)
@@ -254,7 +253,7 @@ func FaultLines(s *results.Summary) []string {
 			out = append(out, head+": "+r.Injected)
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s (%s) at %s, cleared %s: lowest %s, recovered %s, failed sends %s, p99 %s ms before, %s ms at worst",
+		out = append(out, fmt.Sprintf("%s (%s) at %s, cleared %s: lowest %s, recovered %s, failed / lost / duplicates %s, p99 %s ms before, %s ms at worst",
 			head, r.Resolved, r.Injected, r.Cleared, r.Dip, r.Recovery, r.Errors, r.PreP99, r.WorstP99))
 		if r.Stall != "" {
 			out = append(out, "  stall: "+r.Stall)
@@ -277,6 +276,14 @@ func FaultLines(s *results.Summary) []string {
 		out = append(out, "stalls weighed against the brokers' "+strings.Join(said, ", "))
 	}
 	return out
+}
+
+// lostText is a fault's placed losses, or "–" when they were not placed.
+func lostText(lost *int64) string {
+	if lost == nil {
+		return "–"
+	}
+	return count(*lost)
 }
 
 // faultName is "#1", or "#1, repeat 2" for a repeated run's.

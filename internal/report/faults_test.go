@@ -68,7 +68,7 @@ func TestFaultsSection(t *testing.T) {
 	recorded := pause(0)
 	recorded.Impact = &v1alpha1.FaultImpact{IntervalSeconds: 10, InjectedSeconds: 48, ClearedSeconds: ptr.To(58.0), TargetRateMsgPerSec: 1000,
 		LowestPublishRateMsgPerSec: 250, LowestRateFraction: 0.25, RecoveryIntervals: 3, RecoverySeconds: ptr.To(30.0), Relapses: 1,
-		Recovered: true, StableRecoverySeconds: ptr.To(60.0), PublishErrors: 0, LatencySeries: "publish", WorstP99Ms: ptr.To(900.0)}
+		Recovered: true, StableRecoverySeconds: ptr.To(60.0), PublishErrors: 0, Lost: ptr.To[int64](3), Duplicates: 1, LatencySeries: "publish", WorstP99Ms: ptr.To(900.0)}
 	gone := v1alpha1.FaultStatus{Index: 1, Action: v1alpha1.FaultKill, Target: "broker-2", Message: "broker-2: process kafka-3 not running"}
 	repeated := pause(0)
 	repeated.Repeat = 2
@@ -82,24 +82,24 @@ func TestFaultsSection(t *testing.T) {
 		name string
 		s    *results.Summary
 		// want is each row's fault, injected, cleared, dip, recovery,
-		// failed sends, p99 before and worst p99.
+		// failed sends / lost / duplicates, p99 before and worst p99.
 		want     [][]string
 		notes    [][]string // words each row's notes must hold
 		series   string
 		computed bool
 	}{
 		{"no impact recorded: computed from the series, on the corrected p99", faultRun(pause(0)),
-			[][]string{{"#0", "50 s", "60 s (10 s later)", "0 msg/s (0 % of 1,000)", "20 s", "30", "4.00", "800.00"}},
+			[][]string{{"#0", "50 s", "60 s (10 s later)", "0 msg/s (0 % of 1,000)", "20 s", "30 / – / 0", "4.00", "800.00"}},
 			[][]string{nil}, "corrected (ack − intended send)", true},
 		{"the record's impact is shown as recorded", faultRun(recorded),
-			[][]string{{"#0", "48 s", "58 s (10 s later)", "250 msg/s (25 % of 1,000)", "30 s, 1 relapse, stable after 60 s", "0", "–", "900.00"}},
+			[][]string{{"#0", "48 s", "58 s (10 s later)", "250 msg/s (25 % of 1,000)", "30 s, 1 relapse, stable after 60 s", "0 / 3 / 1", "–", "900.00"}},
 			[][]string{nil}, "publish (ack − send; the stalled sends are not counted)", false},
 		{"a fault not injected says why and has no figures", faultRun(pause(0), gone),
-			[][]string{{"#0", "50 s", "60 s (10 s later)", "0 msg/s (0 % of 1,000)", "20 s", "30", "4.00", "800.00"},
+			[][]string{{"#0", "50 s", "60 s (10 s later)", "0 msg/s (0 % of 1,000)", "20 s", "30 / – / 0", "4.00", "800.00"},
 				{"#1", "not injected: broker-2: process kafka-3 not running", "–", "–", "–", "–", "–", "–"}},
 			[][]string{nil, nil}, "corrected (ack − intended send)", true},
 		{"a pause that never cleared", faultRun(func() v1alpha1.FaultStatus { f := pause(0); f.ClearedAt = nil; return f }()),
-			[][]string{{"#0", "50 s", "not within the run", "0 msg/s (0 % of 1,000)", "20 s", "30", "4.00", "800.00"}},
+			[][]string{{"#0", "50 s", "not within the run", "0 msg/s (0 % of 1,000)", "20 s", "30 / – / 0", "4.00", "800.00"}},
 			[][]string{nil}, "corrected (ack − intended send)", true},
 		{"a repeated run's aggregate points to the repeat's report", aggregate,
 			[][]string{{"#0, repeat 2", "10:01:10 UTC", "10:01:20 UTC", "–", "–", "–", "–", "–"}},
@@ -237,7 +237,7 @@ func TestRenderFaultsFromStatusFile(t *testing.T) {
 	if got := p.row(t, "Faults", "#1")[4]; got != "not injected: no leader of partition 0: the topic is gone" {
 		t.Errorf("the fault not injected says %q", got)
 	}
-	for _, want := range []string{"The run's delivery record, whole run (not per fault)", "acknowledged messages lost", "The p99 columns are the corrected (ack − intended send) latency"} {
+	for _, want := range []string{"The run's delivery record, whole run", "a loss is placed in the interval its message was sent in", "acknowledged messages lost", "The p99 columns are the corrected (ack − intended send) latency"} {
 		if !strings.Contains(p.text, want) {
 			t.Errorf("the Faults section lacks %q", want)
 		}
@@ -315,7 +315,7 @@ func TestFaultLines(t *testing.T) {
 	noted.Message = "SIGCONT sent 2 s late"
 	got := FaultLines(faultRun(noted, gone))
 	want := []string{
-		"#0 Pause broker-1 (process kafka-2 (pid 18011)) at 50 s, cleared 60 s (10 s later): lowest 0 msg/s (0 % of 1,000), recovered 20 s, failed sends 30, p99 4.00 ms before, 800.00 ms at worst",
+		"#0 Pause broker-1 (process kafka-2 (pid 18011)) at 50 s, cleared 60 s (10 s later): lowest 0 msg/s (0 % of 1,000), recovered 20 s, failed / lost / duplicates 30 / – / 0, p99 4.00 ms before, 800.00 ms at worst",
 		"  SIGCONT sent 2 s late",
 		"#1 Kill broker-2: not injected: broker-2: process kafka-3 not running",
 		"p99: the corrected (ack − intended send) latency",

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -677,5 +678,53 @@ func TestSecurityInSummaryOnly(t *testing.T) {
 	}
 	if got := mustJSON(t, s); strings.Contains(got, `"security"`) {
 		t.Errorf("an unrecorded security must leave the key out, got it in summary.json")
+	}
+}
+
+// The series places each loss in the interval its send was in, by where
+// the producers' sequence numbers stood at the intervals' ends, warm-up
+// included; without a delivery record the series says nothing of loss.
+func TestSeriesPlacesLosses(t *testing.T) {
+	snaps := syntheticRun(2, 1, 1, 100, []phasePlan{
+		{phase: stats.PhaseWarmup, intervals: 1, acked: 1000, publishUs: 1000, e2eUs: 2000},
+		{phase: stats.PhaseMeasure, intervals: 3, acked: 1000, publishUs: 1000, e2eUs: 2000}})
+	// Producer 1 on worker producer-0, producer 2 on producer-1: 1001
+	// sends an interval each.
+	n := map[string]uint64{}
+	for i := range snaps {
+		s := &snaps[i]
+		if id := map[string]uint32{"producer-0": 1, "producer-1": 2}[s.Worker]; id != 0 {
+			n[s.Worker] += uint64(s.Producer.Sent)
+			s.Producer.SeqEnds = map[uint32]uint64{id: n[s.Worker]}
+		}
+	}
+	in := testInput(snaps)
+	in.Delivery = &Delivery{Lost: 35, LostRuns: map[uint32][]stats.SeqRange{
+		// 11 in the warm-up and 9 in measured interval 0, across their
+		// boundary at 1001; 5 more in interval 0.
+		1: {{From: 990, To: 1010}, {From: 1500, To: 1505}},
+		// Interval 2 (3003..4003), lost on two subscriptions.
+		2: {{From: 3100, To: 3105}, {From: 3100, To: 3105}},
+	}}
+	s, err := Summarize(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, p := range s.Series.Points {
+		if p.Lost == nil {
+			t.Fatalf("point %s %d: no loss placed", p.Phase, p.Index)
+		}
+		got = append(got, *p.Lost)
+	}
+	if want := []int64{11, 14, 0, 10}; !slices.Equal(got, want) {
+		t.Errorf("lost per point %v, want %v (warm-up: 990..1000; measured 0: 1001..1009 and 1500..1504; measured 2: 3100..3104 twice)", got, want)
+	}
+	in.Delivery = nil
+	s, _ = Summarize(in)
+	for _, p := range s.Series.Points {
+		if p.Lost != nil {
+			t.Errorf("point %d: lost %d without a delivery record", p.Index, *p.Lost)
+		}
 	}
 }

@@ -274,6 +274,9 @@ func (pr *prepared) seriesOf(stride int) Series {
 		}
 	}
 	var acked, received int64
+	// Where each producer's sequence numbers stood at the previous
+	// point's end: the point's sends are from there to its own.
+	from := map[uint32]uint64{}
 	for _, p := range pr.phases {
 		for _, pt := range pr.phaseSeries(p, stride) {
 			t := pt.Consumer.Total()
@@ -297,10 +300,31 @@ func (pr *prepared) seriesOf(stride int) Series {
 				SendDelayMs:               detail(pt.Producer.SendDelay),
 				CorrectedLatencyMs:        detail(pt.Producer.CorrectedLatency),
 				EndToEndLatencyMs:         detail(pt.Consumer.EndToEnd),
+				Lost:                      lostIn(in.Delivery, pt.Producer.SeqEnds, from),
+				Duplicates:                t.Duplicates,
 			})
+			for id, end := range pt.Producer.SeqEnds {
+				from[id] = max(from[id], end)
+			}
 		}
 	}
 	return out
+}
+
+// lostIn is how many of the run's losses were sent between from and ends,
+// over the producers; nil when there is no delivery record or ends is
+// empty (an interval without producers has no sends, so none of a
+// producer's losses: a worker that records ends records them for every
+// interval with producers). Pure.
+func lostIn(d *Delivery, ends, from map[uint32]uint64) *int64 {
+	if d == nil || len(ends) == 0 {
+		return nil
+	}
+	var n int64
+	for id, end := range ends {
+		n += stats.CountIn(d.LostRuns[id], from[id], end)
+	}
+	return &n
 }
 
 func subscriptions(m map[string]stats.Subscription) Subscriptions {

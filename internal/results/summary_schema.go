@@ -137,6 +137,10 @@ type Delivery struct {
 	NotConsumed int64
 	// Duplicates: deliveries beyond the first, also across workers.
 	Duplicates int64
+	// LostRuns are the sequence numbers Lost counts, per producer ID, as
+	// runs (coordinator.Accounting.LostRuns): the series places each loss
+	// in the interval its send was in. Nil when nothing was lost.
+	LostRuns map[uint32][]stats.SeqRange
 }
 
 // OwnerRef names the BenchmarkRun that owns the results ConfigMap.
@@ -323,6 +327,19 @@ type SeriesPoint struct {
 	SendDelayMs        *LatencyDetail `json:"sendDelayMs,omitempty"`
 	CorrectedLatencyMs *LatencyDetail `json:"correctedLatencyMs,omitempty"`
 	EndToEndLatencyMs  *LatencyDetail `json:"endToEndLatencyMs,omitempty"`
+
+	// Lost is the acknowledged messages sent in this interval that a
+	// subscription never received (each subscription's loss counted, as
+	// in results.lost), placed by the producers' sequence numbers at the
+	// interval's ends; nil when the run's delivery record is not in (a
+	// run still going) or its workers did not say where their sequence
+	// numbers stood. A loss is a send's, so it lies in the interval it
+	// was sent in, not the one a fault took it in.
+	Lost *int64 `json:"lost,omitempty"`
+	// Duplicates is the deliveries beyond the first that a worker
+	// received in this interval (those found only across workers, at
+	// the end, are in results.duplicates alone).
+	Duplicates int64 `json:"duplicates,omitempty"`
 }
 
 // Series is the time series of the whole run, every phase in order.

@@ -42,6 +42,32 @@ type Producer struct {
 	// CorrectedLatency is ack - intended send (µs): publish latency free of
 	// coordinated omission.
 	CorrectedLatency *Histogram `json:"correctedLatencyUs"`
+	// SeqEnds is, per producer ID, the producer's next sequence number
+	// when the interval closed: the sends of the interval are the
+	// sequence numbers from the previous interval's end to this one (read
+	// without stopping the senders, so a send at the cut may fall on
+	// either side). The delivery record places what was lost in time by
+	// it. In a merge, the highest of each producer.
+	SeqEnds map[uint32]uint64 `json:"seqEnds,omitempty"`
+}
+
+// SeqRange is one producer's sequence numbers From to To, To excluded.
+type SeqRange struct{ From, To uint64 }
+
+// Len is how many sequence numbers the range holds.
+func (r SeqRange) Len() uint64 { return r.To - r.From }
+
+// CountIn is how many of the ranges' sequence numbers lie in [from, to),
+// each range counted on its own (two ranges that overlap count twice: a
+// message lost on two subscriptions is two losses). Pure.
+func CountIn(ranges []SeqRange, from, to uint64) int64 {
+	var n int64
+	for _, r := range ranges {
+		if lo, hi := max(r.From, from), min(r.To, to); lo < hi {
+			n += int64(hi - lo)
+		}
+	}
+	return n
 }
 
 // Subscription is what the consumers of one subscription on one worker
@@ -190,6 +216,12 @@ func Merge(snaps ...Snapshot) Snapshot {
 		p.PublishLatency.Merge(s.Producer.PublishLatency)
 		p.SendDelay.Merge(s.Producer.SendDelay)
 		p.CorrectedLatency.Merge(s.Producer.CorrectedLatency)
+		for id, end := range s.Producer.SeqEnds {
+			if p.SeqEnds == nil {
+				p.SeqEnds = map[uint32]uint64{}
+			}
+			p.SeqEnds[id] = max(p.SeqEnds[id], end)
+		}
 
 		c := &out.Consumer
 		c.EndToEnd.Merge(s.Consumer.EndToEnd)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+
+	"github.com/streambench/streambench-operator/internal/stats"
 )
 
 // SeqSet is the set of sequence numbers of one producer that one
@@ -108,6 +110,55 @@ func (s *SeqSet) Missing(n uint64, skip *SeqSet) int64 {
 		missing += int64(bits.OnesCount64(^have))
 	}
 	return missing
+}
+
+// MissingRuns are the sequence numbers Missing counts, as runs: those in
+// [0, n) in neither the set nor skip (which may be nil), lowest first.
+// Losses come in runs (a lost batch, a truncated log), so this is short
+// where the numbers would be many.
+func (s *SeqSet) MissingRuns(n uint64, skip *SeqSet) []stats.SeqRange {
+	var skipWords []uint64
+	if skip != nil {
+		skipWords = skip.words
+	}
+	word := func(ws []uint64, i int) uint64 {
+		if i < len(ws) {
+			return ws[i]
+		}
+		return 0
+	}
+	var out []stats.SeqRange
+	for i := 0; uint64(i)<<6 < n; i++ {
+		base := uint64(i) << 6
+		miss := ^(word(s.words, i) | word(skipWords, i))
+		if left := n - base; left < 64 {
+			miss &= ^(^uint64(0) << left)
+		}
+		for b := uint64(0); b < 64 && base+b < n; {
+			if miss>>b&1 == 1 {
+				// The run of missing numbers from bit b.
+				l := uint64(bits.TrailingZeros64(^(miss >> b)))
+				if b+l > 64 {
+					l = 64 - b
+				}
+				// A run that goes on from the previous word extends.
+				if len(out) > 0 && out[len(out)-1].To == base+b {
+					out[len(out)-1].To += l
+				} else {
+					out = append(out, stats.SeqRange{From: base + b, To: base + b + l})
+				}
+				b += l
+				continue
+			}
+			// The run of present numbers from bit b.
+			l := uint64(bits.TrailingZeros64(miss >> b))
+			if b+l > 64 || miss>>b == 0 {
+				l = 64 - b
+			}
+			b += l
+		}
+	}
+	return out
 }
 
 // MarshalBinary is the gzip-compressed little-endian word array.

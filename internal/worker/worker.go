@@ -481,9 +481,16 @@ func (r *run) onTick(now time.Time) {
 }
 
 // appendSnap keeps a snapshot; an empty first interval of a phase is kept
-// too, so every worker's Index lines up.
-// /metrics adds it up as it is kept.
+// too, so every worker's Index lines up. It records where each producer's
+// sequence numbers stood at the cut (stats.Producer.SeqEnds). r.mu is
+// held. /metrics adds it up as it is kept.
 func (r *run) appendSnap(s stats.Snapshot) uint64 {
+	for _, p := range r.producers {
+		if s.Producer.SeqEnds == nil {
+			s.Producer.SeqEnds = make(map[uint32]uint64, len(r.producers))
+		}
+		s.Producer.SeqEnds[p.id] = p.nextSeq.Load()
+	}
 	r.metrics.Add(s)
 	r.metrics.SetPhase(r.rec.Phase())
 	return r.store.Append(s)

@@ -519,3 +519,42 @@ func TestOutside(t *testing.T) {
 		}
 	}
 }
+
+// MissingRuns are exactly the numbers Missing counts, as maximal runs,
+// across word boundaries and at n.
+func TestMissingRuns(t *testing.T) {
+	rg := func(from, to uint64) stats.SeqRange { return stats.SeqRange{From: from, To: to} }
+	var got, skip SeqSet
+	for s := uint64(0); s < 300; s++ {
+		switch {
+		case s >= 60 && s < 140, s == 5, s >= 250 && s < 256:
+		case s == 7 || s == 200:
+			skip.Add(s)
+		default:
+			got.Add(s)
+		}
+	}
+	for _, tt := range []struct {
+		n    uint64
+		want []stats.SeqRange
+	}{
+		{0, nil},
+		{5, nil},
+		{6, []stats.SeqRange{rg(5, 6)}},
+		{100, []stats.SeqRange{rg(5, 6), rg(60, 100)}},
+		{300, []stats.SeqRange{rg(5, 6), rg(60, 140), rg(250, 256)}},
+		// Past what was received: all missing.
+		{330, []stats.SeqRange{rg(5, 6), rg(60, 140), rg(250, 256), rg(300, 330)}},
+	} {
+		runs := got.MissingRuns(tt.n, &skip)
+		if !slices.Equal(runs, tt.want) {
+			t.Errorf("n %d: runs %v, want %v", tt.n, runs, tt.want)
+		}
+		if c := stats.CountIn(runs, 0, tt.n); c != got.Missing(tt.n, &skip) {
+			t.Errorf("n %d: runs hold %d, Missing counts %d", tt.n, c, got.Missing(tt.n, &skip))
+		}
+	}
+	if c := stats.CountIn([]stats.SeqRange{rg(60, 140), rg(100, 120)}, 90, 110); c != 30 {
+		t.Errorf("CountIn of overlapping runs: %d, want 20+10", c)
+	}
+}
