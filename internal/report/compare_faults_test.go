@@ -187,3 +187,32 @@ func TestToleranceFlag(t *testing.T) {
 		t.Errorf("a Pulsar without its bookies' count: %v, want it said", got)
 	}
 }
+
+// Between Kafka and Pulsar a broker and the bookie of its ordinal are the
+// same failure (both store the data), so the matched twins' schedules
+// are the same; a target of the same name stays the same fault, as
+// before; within one system a broker is not a bookie.
+func TestSameFailure(t *testing.T) {
+	k, p := v1alpha1.SystemKafka, v1alpha1.SystemPulsar
+	for _, c := range []struct {
+		sa   v1alpha1.System
+		ta   v1alpha1.FaultTarget
+		sb   v1alpha1.System
+		tb   v1alpha1.FaultTarget
+		same bool
+	}{
+		{k, "broker-1", k, "broker-1", true},
+		{k, "broker-1", p, "bookie-1", true},
+		{p, "bookie-2", k, "broker-2", true},
+		{k, "broker-1", p, "bookie-2", false},
+		{k, "broker-1", p, "broker-1", true},
+		{k, "broker-1", k, "bookie-1", false},
+		{p, "broker-1", p, "bookie-1", false},
+		{k, "leader", p, "bookie-0", false},
+		{k, "controller-1", p, "bookie-1", false},
+	} {
+		if got := sameFailure(c.sa, c.ta, c.sb, c.tb); got != c.same {
+			t.Errorf("%s %s vs %s %s: same %v, want %v", c.sa, c.ta, c.sb, c.tb, got, c.same)
+		}
+	}
+}
