@@ -237,6 +237,34 @@ var _ = Describe("config/samples suites", func() {
 		Expect(k8sClient.Delete(ctx, &got)).To(Succeed())
 	})
 
+	It("gives suite-durability-matrix.yaml's Pulsar the failure tolerance of its Kafka at every level", func() {
+		s := read("suite-durability-matrix.yaml")
+		tolerance := func(sys v1alpha1.SuiteSystem, d v1alpha1.DurabilitySpec) durability.Tolerance {
+			run := &v1alpha1.BenchmarkRun{Spec: v1alpha1.BenchmarkRunSpec{System: sys.System, Cluster: sys.Cluster}}
+			eff, err := durability.Translate(sys.System, d)
+			Expect(err).NotTo(HaveOccurred())
+			tol, ok := durability.ToleranceOf(eff, probe.TopologyOf(run))
+			Expect(ok).To(BeTrue())
+			return tol
+		}
+		kafka, pulsar := s.Spec.Systems[0], s.Spec.Systems[1]
+		Expect(kafka.System).To(Equal(v1alpha1.SystemKafka))
+		compared := 0
+		for _, d := range pulsar.Durabilities {
+			if d.Level == nil {
+				continue
+			}
+			for _, kd := range kafka.Durabilities {
+				if kd.Level != nil && *kd.Level == *d.Level {
+					k, p := tolerance(kafka, kd), tolerance(pulsar, d)
+					Expect(p.Losses).To(Equal(k.Losses), "level %d: Kafka %s; Pulsar %s", *d.Level, k.Description, p.Description)
+					compared++
+				}
+			}
+		}
+		Expect(compared).To(Equal(4))
+	})
+
 	It("plans suite-security-cost.yaml: a Kafka per security setting, a cell on each", func() {
 		ns := newNamespace()
 		s := read("suite-security-cost.yaml")
