@@ -8,6 +8,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -277,6 +278,7 @@ func (pr *prepared) seriesOf(stride int) Series {
 	// Where each producer's sequence numbers stood at the previous
 	// point's end: the point's sends are from there to its own.
 	from := map[uint32]uint64{}
+	placed := in.Delivery != nil && slices.ContainsFunc(in.Snapshots, func(s stats.Snapshot) bool { return len(s.Producer.SeqEnds) > 0 })
 	for _, p := range pr.phases {
 		for _, pt := range pr.phaseSeries(p, stride) {
 			t := pt.Consumer.Total()
@@ -300,7 +302,7 @@ func (pr *prepared) seriesOf(stride int) Series {
 				SendDelayMs:               detail(pt.Producer.SendDelay),
 				CorrectedLatencyMs:        detail(pt.Producer.CorrectedLatency),
 				EndToEndLatencyMs:         detail(pt.Consumer.EndToEnd),
-				Lost:                      lostIn(in.Delivery, pt.Producer.SeqEnds, from),
+				Lost:                      lostIn(placed, in.Delivery, pt.Producer.SeqEnds, from),
 				Duplicates:                t.Duplicates,
 			})
 			for id, end := range pt.Producer.SeqEnds {
@@ -312,12 +314,13 @@ func (pr *prepared) seriesOf(stride int) Series {
 }
 
 // lostIn is how many of the run's losses were sent between from and ends,
-// over the producers; nil when there is no delivery record or ends is
-// empty (an interval without producers has no sends, so none of a
-// producer's losses: a worker that records ends records them for every
-// interval with producers). Pure.
-func lostIn(d *Delivery, ends, from map[uint32]uint64) *int64 {
-	if d == nil || len(ends) == 0 {
+// over the producers; nil when they are not placed (no delivery record,
+// or workers that did not record where their sequence numbers stood). A
+// point without ends holds no producer worker's interval (one whose tick
+// fell just before a phase change has one interval fewer there), so none
+// of the sends: 0. Pure.
+func lostIn(placed bool, d *Delivery, ends, from map[uint32]uint64) *int64 {
+	if !placed {
 		return nil
 	}
 	var n int64
