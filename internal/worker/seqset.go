@@ -91,19 +91,13 @@ func (s *SeqSet) Union(o *SeqSet) (overlap int64) {
 // nor in skip (messages whose send failed, so nobody expects them); skip
 // may be nil.
 func (s *SeqSet) Missing(n uint64, skip *SeqSet) int64 {
-	word := func(ws []uint64, i int) uint64 {
-		if i < len(ws) {
-			return ws[i]
-		}
-		return 0
-	}
 	var skipWords []uint64
 	if skip != nil {
 		skipWords = skip.words
 	}
 	var missing int64
 	for i := 0; uint64(i)<<6 < n; i++ {
-		have := word(s.words, i) | word(skipWords, i)
+		have := wordAt(s.words, i) | wordAt(skipWords, i)
 		if left := n - uint64(i)<<6; left < 64 {
 			have |= ^uint64(0) << left // past n: not expected
 		}
@@ -121,26 +115,18 @@ func (s *SeqSet) MissingRuns(n uint64, skip *SeqSet) []stats.SeqRange {
 	if skip != nil {
 		skipWords = skip.words
 	}
-	word := func(ws []uint64, i int) uint64 {
-		if i < len(ws) {
-			return ws[i]
-		}
-		return 0
-	}
 	var out []stats.SeqRange
 	for i := 0; uint64(i)<<6 < n; i++ {
 		base := uint64(i) << 6
-		miss := ^(word(s.words, i) | word(skipWords, i))
+		miss := ^(wordAt(s.words, i) | wordAt(skipWords, i))
 		if left := n - base; left < 64 {
 			miss &= ^(^uint64(0) << left)
 		}
 		for b := uint64(0); b < 64 && base+b < n; {
 			if miss>>b&1 == 1 {
-				// The run of missing numbers from bit b.
+				// The run of missing numbers from bit b (the shift
+				// brings zeros in, so it ends by bit 63 at the latest).
 				l := uint64(bits.TrailingZeros64(^(miss >> b)))
-				if b+l > 64 {
-					l = 64 - b
-				}
 				// A run that goes on from the previous word extends.
 				if len(out) > 0 && out[len(out)-1].To == base+b {
 					out[len(out)-1].To += l
@@ -150,15 +136,19 @@ func (s *SeqSet) MissingRuns(n uint64, skip *SeqSet) []stats.SeqRange {
 				b += l
 				continue
 			}
-			// The run of present numbers from bit b.
-			l := uint64(bits.TrailingZeros64(miss >> b))
-			if b+l > 64 || miss>>b == 0 {
-				l = 64 - b
-			}
-			b += l
+			// Past the run of present numbers from bit b.
+			b += min(uint64(bits.TrailingZeros64(miss>>b)), 64-b)
 		}
 	}
 	return out
+}
+
+// wordAt is word i of ws; 0 past its end (nothing there).
+func wordAt(ws []uint64, i int) uint64 {
+	if i < len(ws) {
+		return ws[i]
+	}
+	return 0
 }
 
 // MarshalBinary is the gzip-compressed little-endian word array.
